@@ -1,0 +1,83 @@
+// Message shapes of the seed-001 bridge protocol (extension side). Only this file knows the wire
+// field names, so the daemon's serde types can be checked against one place.
+
+// A tool failure that travels to the daemon as {code, message}.
+export class ToolError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export const Code = Object.freeze({
+  ELEMENT_NOT_FOUND: 'ELEMENT_NOT_FOUND',
+  ELEMENT_NOT_INTERACTABLE: 'ELEMENT_NOT_INTERACTABLE',
+  NAVIGATION_FAILED: 'NAVIGATION_FAILED',
+  TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
+  TAB_NOT_FOUND: 'TAB_NOT_FOUND',
+  INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
+  EVALUATE_DISABLED: 'EVALUATE_DISABLED',
+  WAIT_TIMEOUT: 'WAIT_TIMEOUT',
+  TOOL_ERROR: 'TOOL_ERROR',
+});
+
+export function errorBody(err) {
+  if (err && typeof err.code === 'string') return { code: err.code, message: String(err.message) };
+  return { code: Code.TOOL_ERROR, message: String(err?.message ?? err) };
+}
+
+// The daemon recognises a browser across reconnects (and service-worker restarts) by this id,
+// so it lives in storage rather than in memory.
+let sessionId = null;
+
+export async function loadSessionId() {
+  if (sessionId) return sessionId;
+  const { sessionId: stored } = await chrome.storage.local.get('sessionId');
+  sessionId = stored || crypto.randomUUID();
+  if (!stored) await chrome.storage.local.set({ sessionId });
+  return sessionId;
+}
+
+export const currentSessionId = () => sessionId;
+
+function message(type, fields = {}) {
+  return { type, sessionId, ...fields };
+}
+
+let browser = null;
+
+// Brands are more honest than the UA string (which says "HeadlessChrome" or freezes the version);
+// a vendor brand such as "Google Chrome" wins over the generic "Chromium".
+export async function browserInfo() {
+  if (browser) return browser;
+  let brands = [];
+  try {
+    const high = await navigator.userAgentData.getHighEntropyValues(['fullVersionList']);
+    brands = (high.fullVersionList || []).filter((b) => !/not.?a.?brand/i.test(b.brand));
+  } catch {
+    // userAgentData is missing outside Chromium; fall through to the UA string.
+  }
+  const pick = brands.find((b) => b.brand !== 'Chromium') || brands.find((b) => b.brand === 'Chromium');
+  if (pick) {
+    browser = { name: pick.brand, version: pick.version };
+  } else {
+    const m = navigator.userAgent.match(/(Chrome|Chromium|Firefox)\/([\d.]+)/);
+    browser = { name: m ? m[1] : 'unknown', version: m ? m[2] : '' };
+  }
+  return browser;
+}
+
+export const connected = (browserInfo, tabs) => message('connected', { browser: browserInfo, tabs });
+export const ping = () => message('ping');
+export const tabCreated = (tab, requestId) =>
+  message('tabCreated', requestId == null ? { tab } : { tab, requestId });
+export const tabUpdated = (tab) => message('tabUpdated', { tab });
+export const tabClosed = (tabId) => message('tabClosed', { tabId });
+export const tabFocused = (tabId, tools) => message('tabFocused', { tabId, tools });
+export const toolsChanged = (tabId, tools) => message('toolsChanged', { tabId, tools });
+export const toolsDiscovered = (callId, tabId, tools, error) =>
+  message('toolsDiscovered', error ? { callId, tabId, tools, error: errorBody(error) } : { callId, tabId, tools });
+export const toolResult = (callId, result, error) =>
+  message('toolResult', error ? { callId, result: null, error: errorBody(error) } : { callId, result: result ?? null, error: null });
+// Not in seed 001: a request that has no success reply of its own (openTab) failed.
+export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

@@ -1,0 +1,179 @@
+// Tab registry: what the daemon should believe about our tabs, and the events that keep it true.
+import * as proto from './protocol.js';
+import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
+import { getTab, isWebUrl, sendToPage } from './page.js';
+
+const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
+const openRequests = new Map(); // tabId -> requestId of the openTab that created it
+let focusedWindowId = chrome.windows.WINDOW_ID_NONE;
+let focusedTabId = null;
+let emit = () => {};
+
+// Tab events are handled one at a time: onCreated may have to wait for an openTab's
+// chrome.tabs.create() to resolve (to learn its requestId), and the tabUpdated events
+// that follow must not overtake the tabCreated.
+let queue = Promise.resolve();
+let opening = Promise.resolve();
+function serial(fn) {
+  return (...args) => {
+    queue = queue.then(() => fn(...args)).catch((e) => console.warn('tab event', e));
+  };
+}
+
+export function toolsOf(tabId, url) {
+  return [...(pageTools.get(tabId) || []), ...(isWebUrl(url) ? BUILTIN_TOOLS : [])];
+}
+
+function toTab(tab) {
+  const url = tab.url || tab.pendingUrl || '';
+  return { id: tab.id, title: tab.title || '', url, tools: toolsOf(tab.id, url), focused: tab.id === focusedTabId };
+}
+
+export async function snapshot() {
+  const tabs = await chrome.tabs.query({});
+  return tabs.filter((t) => t.id !== chrome.tabs.TAB_ID_NONE).map(toTab);
+}
+
+// A page may not shadow a built-in: the daemon routes browser_* to us either way.
+function cleanPageTools(tools) {
+  if (!Array.isArray(tools)) return [];
+  return tools.filter((t) => t && typeof t.name === 'string' && t.name && !isBuiltinName(t.name));
+}
+
+async function setPageTools(tabId, tools) {
+  const next = cleanPageTools(tools);
+  const prev = pageTools.get(tabId) || [];
+  if (JSON.stringify(prev) === JSON.stringify(next)) return;
+  if (next.length) pageTools.set(tabId, next);
+  else pageTools.delete(tabId);
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (tab) emit(proto.toolsChanged(tabId, toolsOf(tabId, tab.url || tab.pendingUrl)));
+}
+
+// Fresh tool list straight from the page (discoverTools, and after a service-worker restart).
+export async function refreshPageTools(tabId, timeoutMs = 2000) {
+  const tab = await getTab(tabId);
+  if (isWebUrl(tab.url)) {
+    try {
+      await setPageTools(tabId, await sendToPage(tabId, { op: 'listTools' }, timeoutMs));
+    } catch (e) {
+      console.debug('listTools', tabId, e.message);
+    }
+  } else {
+    await setPageTools(tabId, []);
+  }
+  return toolsOf(tabId, tab.url);
+}
+
+export async function callPageTool(tabId, name, args) {
+  const tab = await getTab(tabId);
+  if (!(pageTools.get(tabId) || []).some((t) => t.name === name)) {
+    await refreshPageTools(tabId);
+  }
+  if (!(pageTools.get(tabId) || []).some((t) => t.name === name)) {
+    throw new proto.ToolError(proto.Code.TOOL_NOT_FOUND, `tab ${tabId} (${tab.url}) has no tool named ${name}`);
+  }
+  return sendToPage(tabId, { op: 'callTool', name, args });
+}
+
+// --- requests from the daemon --------------------------------------------------------------------
+
+export async function openTab({ url, focus, requestId }) {
+  const target = url || 'about:blank';
+  if (!isWebUrl(target) && target !== 'about:blank') {
+    throw new proto.ToolError(proto.Code.INVALID_ARGUMENTS, `openTab accepts http(s) URLs or about:blank, not ${target}`);
+  }
+  const active = focus !== false;
+  const created = chrome.tabs.create({ url: target, active });
+  opening = Promise.allSettled([opening, created]);
+  const tab = await created;
+  if (requestId != null) openRequests.set(tab.id, requestId);
+  if (active) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+}
+
+export async function closeTab(tabId) {
+  try {
+    await chrome.tabs.remove(tabId);
+  } catch {
+    // The daemon believes in a tab we do not have: correct it.
+    emit(proto.tabClosed(tabId));
+  }
+}
+
+// --- browser events ---------------------------------------------------------------------------------
+
+async function focusChanged(tabId) {
+  if (tabId === focusedTabId) return;
+  focusedTabId = tabId;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (tab) emit(proto.tabFocused(tabId, toolsOf(tabId, tab.url || tab.pendingUrl)));
+}
+
+const onCreated = serial(async (created) => {
+  await opening;
+  const requestId = openRequests.get(created.id);
+  openRequests.delete(created.id);
+  const tab = await chrome.tabs.get(created.id).catch(() => null);
+  if (tab) emit(proto.tabCreated(toTab(tab), requestId));
+});
+
+const onUpdated = serial(async (tabId, change, tab) => {
+  if (change.url && !isWebUrl(change.url)) pageTools.delete(tabId);
+  if (change.url !== undefined || change.title !== undefined || change.status === 'complete') {
+    emit(proto.tabUpdated(toTab(tab)));
+  }
+});
+
+const onRemoved = serial(async (tabId) => {
+  pageTools.delete(tabId);
+  openRequests.delete(tabId);
+  if (focusedTabId === tabId) focusedTabId = null;
+  emit(proto.tabClosed(tabId));
+});
+
+// Prerendering and instant pages swap one tab id for another.
+const onReplaced = serial(async (addedId, removedId) => {
+  pageTools.delete(removedId);
+  emit(proto.tabClosed(removedId));
+  const tab = await chrome.tabs.get(addedId).catch(() => null);
+  if (tab) emit(proto.tabCreated(toTab(tab)));
+});
+
+const onActivated = serial(async ({ tabId, windowId }) => {
+  if (windowId === focusedWindowId || focusedWindowId === chrome.windows.WINDOW_ID_NONE) await focusChanged(tabId);
+});
+
+const onWindowFocus = serial(async (windowId) => {
+  if (windowId === chrome.windows.WINDOW_ID_NONE) return; // the browser lost focus: keep the last one
+  focusedWindowId = windowId;
+  const [tab] = await chrome.tabs.query({ active: true, windowId });
+  if (tab) await focusChanged(tab.id);
+});
+
+const onPageMessage = (msg, sender) => {
+  if (msg?.type !== 'pageTools' || !sender.tab || sender.frameId !== 0) return;
+  serial(setPageTools)(sender.tab.id, msg.tools);
+};
+
+// Listeners must be added synchronously at service-worker start, or the events that wake the
+// worker are lost; hence a separate init rather than registering inside async code.
+export function initTabs(emitter) {
+  emit = emitter;
+  chrome.tabs.onCreated.addListener(onCreated);
+  chrome.tabs.onUpdated.addListener(onUpdated);
+  chrome.tabs.onRemoved.addListener(onRemoved);
+  chrome.tabs.onReplaced.addListener(onReplaced);
+  chrome.tabs.onActivated.addListener(onActivated);
+  chrome.windows.onFocusChanged.addListener(onWindowFocus);
+  chrome.runtime.onMessage.addListener(onPageMessage);
+}
+
+// State is only in memory, so a restarted worker asks every page again before it reports.
+export async function loadState() {
+  const win = await chrome.windows.getLastFocused().catch(() => null);
+  if (win) focusedWindowId = win.id;
+  const [active] = await chrome.tabs.query(win ? { active: true, windowId: win.id } : { active: true });
+  focusedTabId = active ? active.id : null;
+  const tabs = await chrome.tabs.query({});
+  await Promise.all(tabs.filter((t) => isWebUrl(t.url)).map((t) => refreshPageTools(t.id, 1500)));
+}

@@ -1,0 +1,298 @@
+//! `browserctl call TOOL [--tab T] [--timeout D] [--retries N] [--args JSON|-] [--KEY VALUE…]`
+
+use super::client::{encode, Client};
+use super::listing::Tools;
+use super::output::{print, print_json, Stop};
+use crate::error::{Error, ErrorCode};
+use crate::paths::parse_duration;
+use crate::protocol::control::{CallRequest, CallResponse, ToolView};
+use hyper::Method;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::io::Read;
+
+#[derive(Debug, clap::Args)]
+pub struct CallArgs {
+    /// The tab to call (b1:12, or 12 when unique).
+    #[arg(long)]
+    pub tab: Option<String>,
+    /// Only consider this browser's tabs.
+    #[arg(long)]
+    pub browser: Option<String>,
+    /// Timeout of each attempt (500ms, 5s, 1m; a bare number is seconds) [default: the daemon's, 30s].
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Retries after a failure that is safe to retry [default: the daemon's, 2].
+    #[arg(long)]
+    pub retries: Option<u32>,
+    /// Retry after a timeout even if the tool is not marked read-only or idempotent.
+    #[arg(long)]
+    pub retry_on_timeout: bool,
+    /// Arguments as a JSON object, or - to read it from stdin.
+    #[arg(long)]
+    pub args: Option<String>,
+    /// Print help (after TOOL: the tool's own parameters).
+    #[arg(short = 'h', long)]
+    pub help: bool,
+    /// TOOL, then its parameters as --NAME VALUE.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "TOOL [--PARAM VALUE]...")]
+    pub rest: Vec<String>,
+}
+
+/// Pulls browserctl's own options out of what follows TOOL; the rest are tool parameters.
+fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>), Error> {
+    let usage = |m: String| Error::new(ErrorCode::BadRequest, m);
+    let mut it = std::mem::take(&mut a.rest).into_iter().peekable();
+    let tool = loop {
+        match it.next() {
+            Some(t) if t == "--help" || t == "-h" => a.help = true,
+            Some(t) if t.starts_with('-') && t != "-" => {
+                return Err(usage(format!("unexpected {t} before the tool name")))
+            }
+            Some(t) => break t,
+            None if a.help => return Ok((String::new(), Vec::new())),
+            None => return Err(usage("which tool? usage: browserctl call TOOL [--PARAM VALUE]...".into())),
+        }
+    };
+    let mut flags = Vec::new();
+    let mut only_params = false;
+    while let Some(token) = it.next() {
+        if token == "--" && !only_params {
+            only_params = true;
+            continue;
+        }
+        let Some(body) = token.strip_prefix("--") else {
+            if !only_params && (token == "-h") {
+                a.help = true;
+                continue;
+            }
+            return Err(usage(format!("unexpected argument `{token}` (parameters are --NAME VALUE)")));
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
+            None => (body.to_owned(), None),
+        };
+        if name.is_empty() {
+            return Err(usage(format!("bad parameter `{token}`")));
+        }
+        let takes_value = !matches!(name.as_str(), "help" | "retry-on-timeout" | "json");
+        let value = match inline {
+            Some(v) => Some(v),
+            None if takes_value => match it.peek() {
+                Some(next) if !next.starts_with("--") => it.next(),
+                _ => None,
+            },
+            None => None,
+        };
+        if only_params {
+            flags.push((name, value));
+            continue;
+        }
+        let need = |v: Option<String>| v.ok_or_else(|| usage(format!("--{name} needs a value")));
+        match name.as_str() {
+            "help" => a.help = true,
+            "json" => {}
+            "retry-on-timeout" => a.retry_on_timeout = true,
+            "tab" => a.tab = Some(need(value)?),
+            "browser" => a.browser = Some(need(value)?),
+            "args" => a.args = Some(need(value)?),
+            "retries" => {
+                let v = need(value)?;
+                a.retries = Some(v.parse().map_err(|_| usage(format!("--retries: `{v}` is not a number")))?)
+            }
+            "timeout" => {
+                let v = need(value)?;
+                a.timeout = Some(parse_duration(&v).map_err(|e| usage(format!("--timeout: {e}")))?)
+            }
+            _ => flags.push((name, value)),
+        }
+    }
+    Ok((tool, flags))
+}
+
+fn read_args(spec: &str) -> Result<Box<RawValue>, Error> {
+    let text = if spec == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("cannot read stdin: {e}")))?;
+        s
+    } else {
+        spec.to_owned()
+    };
+    RawValue::from_string(text.trim().to_owned())
+        .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("--args is not valid JSON: {e}")))
+}
+
+pub async fn run(c: &Client, mut a: CallArgs, json: bool) -> Result<(), Stop> {
+    let (tool, flags) = split_rest(&mut a)?;
+    if a.help {
+        return help(c, &tool, a.tab.as_deref()).await;
+    }
+    let req = CallRequest {
+        tool,
+        tab: a.tab,
+        browser: a.browser,
+        args: a.args.as_deref().map(read_args).transpose()?,
+        flags,
+        timeout_ms: a.timeout.map(|t| t.as_millis() as u64),
+        retries: a.retries,
+        retry_on_timeout: a.retry_on_timeout,
+    };
+    let resp: CallResponse = c.json(Method::POST, "/v1/call", Some(&req)).await?;
+    print_result(&resp, json)
+}
+
+/// Prints a tool's result: text content as text, anything else as JSON. An MCP result with
+/// `isError: true` is the tool's failure and exits like TOOL_ERROR.
+fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
+    if json {
+        return super::output::print(resp.result.get());
+    }
+    let value: Value = serde_json::from_str(resp.result.get()).unwrap_or(Value::Null);
+    let texts = value
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|parts| {
+            parts
+                .iter()
+                .map(|p| (p["type"] == "text").then(|| p["text"].as_str()).flatten())
+                .collect::<Option<Vec<&str>>>()
+        });
+    let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
+    if is_error {
+        let message = texts.map(|t| t.join("\n")).unwrap_or_else(|| value.to_string());
+        return Err(Stop::Api(Error::new(ErrorCode::ToolError, message)));
+    }
+    match (&value, texts) {
+        (Value::String(s), _) => print(s),
+        (_, Some(texts)) if !texts.is_empty() => print(&texts.join("\n")),
+        _ => print_json(&value),
+    }
+}
+
+/// `browserctl call TOOL --help`: the tool's description and parameters, from the live tab.
+async fn help(c: &Client, tool: &str, tab: Option<&str>) -> Result<(), Stop> {
+    if tool.is_empty() {
+        use clap::CommandFactory;
+        let mut cmd = super::Cli::command();
+        let text = cmd
+            .find_subcommand_mut("call")
+            .map(|s| s.render_long_help().to_string())
+            .unwrap_or_default();
+        return print(&text);
+    }
+    let mut path = format!("/v1/tools?name={}", encode(tool));
+    if let Some(t) = tab {
+        path.push_str(&format!("&tab={}", encode(t)));
+    }
+    let list: Tools = c.get(&path).await?;
+    let Some(first) = list.tools.first() else {
+        return Err(Stop::Api(Error::new(
+            ErrorCode::ToolNotFound,
+            format!("no connected tab offers `{tool}`"),
+        )));
+    };
+    print(&tool_help(first, &list.tools))
+}
+
+pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
+    let t = &view.tool;
+    let mut out = format!("Usage: browserctl call {} [--tab TAB] [OPTIONS] [--PARAM VALUE]...\n", t.name);
+    if let Some(title) = &t.title {
+        out.push_str(&format!("\n{title}\n"));
+    }
+    if let Some(d) = &t.description {
+        out.push_str(&format!("\n{d}\n"));
+    }
+    let tabs: Vec<&str> = all.iter().map(|v| v.tab.as_str()).collect();
+    out.push_str(&format!("\nOffered by: {}\n", tabs.join(", ")));
+    if let Some(a) = t.annotations.as_ref().and_then(Value::as_object) {
+        let hints: Vec<String> = a.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if !hints.is_empty() {
+            out.push_str(&format!("Annotations: {}\n", hints.join(", ")));
+        }
+    }
+    let schema = t.input_schema_value();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    out.push_str("\nParameters:\n");
+    match schema["properties"].as_object() {
+        Some(props) if !props.is_empty() => {
+            let rows: Vec<(String, String)> = props
+                .iter()
+                .map(|(name, p)| {
+                    let ty = match &p["type"] {
+                        Value::String(s) => s.clone(),
+                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+                        _ => "json".to_owned(),
+                    };
+                    let ty = match (ty.as_str(), p["items"]["type"].as_str()) {
+                        ("array", Some(item)) => format!("{item}, repeatable"),
+                        _ => ty,
+                    };
+                    let mut text = String::new();
+                    if required.contains(&name.as_str()) {
+                        text.push_str("(required) ");
+                    }
+                    if let Some(d) = p["description"].as_str() {
+                        text.push_str(d);
+                    }
+                    if let Some(e) = p["enum"].as_array() {
+                        let vals: Vec<String> = e.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).collect();
+                        text.push_str(&format!(" [one of: {}]", vals.join(", ")));
+                    }
+                    if !p["default"].is_null() {
+                        text.push_str(&format!(" [default: {}]", p["default"]));
+                    }
+                    (format!("--{name} <{ty}>"), text.trim().to_owned())
+                })
+                .collect();
+            let width = rows.iter().map(|(f, _)| f.len()).max().unwrap_or(0);
+            for (flag, text) in rows {
+                out.push_str(&format!("  {flag:width$}  {text}\n"));
+            }
+        }
+        _ => out.push_str("  (none)\n"),
+    }
+    out.push_str(
+        "\nOptions:\n  --tab TAB  --browser B  --timeout D  --retries N  --retry-on-timeout  --args JSON|-  --json\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn parse(argv: &[&str]) -> (CallArgs, String, Vec<(String, Option<String>)>) {
+        let cli = crate::ctl::Cli::try_parse_from(argv).unwrap();
+        let crate::ctl::Command::Call(mut a) = cli.command else { panic!() };
+        let (tool, flags) = split_rest(&mut a).unwrap();
+        (a, tool, flags)
+    }
+
+    #[test]
+    fn own_options_and_tool_parameters_are_told_apart() {
+        let (a, tool, flags) = parse(&["browserctl", "call", "search", "--query", "test", "--tab", "b1:2",
+            "--exact", "--limit=5", "--timeout", "2s", "--offset", "-3"]);
+        assert_eq!(tool, "search");
+        assert_eq!(a.tab.as_deref(), Some("b1:2"));
+        assert_eq!(a.timeout, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(flags, vec![
+            ("query".into(), Some("test".into())),
+            ("exact".into(), None),
+            ("limit".into(), Some("5".into())),
+            ("offset".into(), Some("-3".into())),
+        ]);
+        let (a, tool, flags) = parse(&["browserctl", "call", "--tab", "3", "x", "--", "--tab", "t"]);
+        assert_eq!((a.tab.as_deref(), tool.as_str()), (Some("3"), "x"));
+        assert_eq!(flags, vec![("tab".into(), Some("t".into()))]);
+        let (a, tool, _) = parse(&["browserctl", "call", "search", "--help"]);
+        assert!(a.help);
+        assert_eq!(tool, "search");
+    }
+}

@@ -1,0 +1,404 @@
+//! The call path (seed 000): target choice, argument validation, a timeout per attempt, and
+//! retries with exponential backoff where repeating the call cannot do harm.
+//!
+//! When is a retry safe? A message that provably never reached the browser (SEND_ERROR) can
+//! always be sent again. After a timeout or a connection that broke mid-call the tool may have
+//! run, so those are retried only for tools annotated read-only or idempotent, or when the
+//! caller asks for it. A tool's own failure is retried only when it reads as transient.
+//! Retries go to the same browser and tab; when the browser reconnects (same session) within
+//! the attempt's timeout, the retry uses the new connection.
+
+use super::conn::{next_id, Command, ConnHandle};
+use super::registry::{Resolved, Target};
+use super::{Daemon, Stats};
+use crate::error::{Error, ErrorCode};
+use crate::protocol::bridge::TabInfo;
+use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::protocol::Tool;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub timeout: Duration,
+    pub retries: u32,
+    pub base: Duration,
+    pub multiplier: f64,
+    pub max_delay: Duration,
+    pub retry_on_timeout: bool,
+}
+
+impl Policy {
+    pub fn for_request(d: &Daemon, req: &CallRequest) -> Policy {
+        let c = &d.config;
+        Policy {
+            timeout: req
+                .timeout_ms
+                .map(Duration::from_millis)
+                .unwrap_or(c.call_timeout),
+            retries: req.retries.unwrap_or(c.retries),
+            base: c.backoff_base,
+            multiplier: c.backoff_multiplier,
+            max_delay: c.backoff_max,
+            retry_on_timeout: req.retry_on_timeout,
+        }
+    }
+
+    /// `base × multiplier^attempt`, clamped to the maximum (attempt counts from 0).
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let factor = self.multiplier.max(1.0).powi(attempt.min(64) as i32);
+        let ms = (self.base.as_millis() as f64 * factor).min(self.max_delay.as_millis() as f64);
+        Duration::from_millis(ms as u64)
+    }
+}
+
+/// Whether a failed attempt may be repeated for this tool.
+pub fn should_retry(e: &Error, tool: Option<&Tool>, retry_on_timeout: bool) -> bool {
+    match e.code {
+        ErrorCode::SendError => true,
+        ErrorCode::MessageTimeout | ErrorCode::WebsocketError => {
+            retry_on_timeout || tool.is_some_and(Tool::safe_to_repeat)
+        }
+        ErrorCode::ToolError => e.retryable,
+        _ => false,
+    }
+}
+
+/// Counts a call in flight for as long as it lives.
+struct InFlight<'a>(&'a Stats);
+
+impl<'a> InFlight<'a> {
+    fn new(stats: &'a Stats) -> InFlight<'a> {
+        stats.calls_in_flight.fetch_add(1, Ordering::Relaxed);
+        Stats::bump(&stats.calls_total);
+        InFlight(stats)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn shutting_down() -> Error {
+    Error::new(ErrorCode::ShuttingDown, "browser-mcpd is shutting down")
+}
+
+pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    let _in_flight = InFlight::new(&d.stats);
+    let result = call_inner(d, req).await;
+    if result.is_err() {
+        Stats::bump(&d.stats.calls_failed);
+    }
+    result
+}
+
+async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    if d.shutdown.is_cancelled() {
+        return Err(shutting_down());
+    }
+    let started = Instant::now();
+    let policy = Policy::for_request(d, &req);
+    let first = d
+        .registry()
+        .resolve_call(&req.tool, req.tab.as_deref(), req.browser.as_deref())?;
+    let tool = first.tool.clone();
+    let args = super::args::prepare(req.args, &req.flags, tool.as_ref(), &d.validators)?;
+    let target = first.target;
+    let mut route = Some(first);
+    let mut history: Vec<Value> = Vec::new();
+    let mut last: Option<Error> = None;
+
+    for attempt in 0..=policy.retries {
+        let outcome = match route.take() {
+            Some(r) => Ok(r),
+            None => wait_for_route(d, target, &req.tool, policy.timeout).await,
+        };
+        let outcome = match outcome {
+            Ok(r) => attempt_once(d, &r, &req.tool, &args, policy.timeout).await,
+            Err(e) => Err(e),
+        };
+        let e = match outcome {
+            Ok(result) => {
+                return Ok(CallResponse {
+                    tab: target.display(),
+                    tool: req.tool,
+                    attempts: attempt + 1,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    result,
+                })
+            }
+            Err(e) => e,
+        };
+        let retry = attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let delay = if retry { policy.delay(attempt) } else { Duration::ZERO };
+        tracing::warn!(
+            message_type = "callTool",
+            tab = %target.display(),
+            tool = %req.tool,
+            attempt = attempt + 1,
+            code = %e.code,
+            retry,
+            delay_ms = delay.as_millis() as u64,
+            "call failed: {}", e.message
+        );
+        history.push(json!({
+            "attempt": attempt + 1,
+            "code": e.code,
+            "message": e.message,
+            "delayMs": delay.as_millis() as u64,
+        }));
+        if !retry {
+            return Err(with_history(e, history, target));
+        }
+        last = Some(e);
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = d.shutdown.cancelled() => return Err(with_history(shutting_down(), history, target)),
+        }
+    }
+    let last = last.expect("the loop ran at least once");
+    let attempts = history.len();
+    Err(Error::new(
+        ErrorCode::MaxRetriesExceeded,
+        format!(
+            "`{}` on {} failed after {attempts} attempts; last error {}: {}",
+            req.tool,
+            target.display(),
+            last.code,
+            last.message
+        ),
+    )
+    .retryable(false)
+    .with_details(json!({
+        "attempts": attempts,
+        "tab": target.display(),
+        "lastError": {"code": last.code, "message": last.message},
+        "history": history,
+    })))
+}
+
+/// Adds the attempt history to a final error, keeping any details it already had.
+fn with_history(mut e: Error, history: Vec<Value>, target: Target) -> Error {
+    if history.len() <= 1 && e.details.is_some() {
+        return e;
+    }
+    let mut details = match e.details.take() {
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            let mut m = serde_json::Map::new();
+            m.insert("detail".into(), other);
+            m
+        }
+        None => serde_json::Map::new(),
+    };
+    details.insert("attempts".into(), json!(history.len()));
+    details.insert("tab".into(), json!(target.display()));
+    details.insert("history".into(), Value::Array(history));
+    e.details = Some(Value::Object(details));
+    e
+}
+
+/// Before a retry: the target again, waiting (up to `timeout`) for its browser to come back
+/// if the connection is gone.
+async fn wait_for_route(
+    d: &Daemon,
+    target: Target,
+    tool: &str,
+    timeout: Duration,
+) -> Result<Resolved, Error> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let (mut events, _, _) = {
+            let reg = d.registry();
+            match reg.resolve_target(target, tool) {
+                Ok(r) => return Ok(r),
+                Err(e) if e.code != ErrorCode::NoBrowser => return Err(e),
+                Err(_) => {}
+            }
+            reg.subscribe(None)
+        };
+        tokio::select! {
+            _ = events.recv() => {}
+            _ = tokio::time::sleep_until(deadline) => {
+                return Err(Error::new(ErrorCode::NoBrowser, format!(
+                    "browser {} did not come back within {} ms", super::registry::browser_ref(target.browser), timeout.as_millis())));
+            }
+            _ = d.shutdown.cancelled() => return Err(shutting_down()),
+        }
+    }
+}
+
+/// Hands a command to a connection and waits for its answer under a timeout. `id` is the
+/// command's correlation id, forgotten by the connection when we stop waiting.
+async fn exchange<T>(
+    conn: &ConnHandle,
+    id: Option<String>,
+    command: Command,
+    rx: oneshot::Receiver<Result<T, Error>>,
+    timeout: Duration,
+    what: &str,
+) -> Result<T, Error> {
+    if conn.tx.send(command).await.is_err() {
+        return Err(Error::new(
+            ErrorCode::SendError,
+            format!("{what}: the browser connection closed before the message was sent"),
+        ));
+    }
+    match tokio::time::timeout(timeout, rx).await {
+        Ok(Ok(answer)) => answer,
+        // The connection dropped the command before writing it: it never reached the browser.
+        Ok(Err(_)) => Err(Error::new(
+            ErrorCode::SendError,
+            format!("{what}: the browser connection closed before the message was sent"),
+        )),
+        Err(_) => {
+            if let Some(id) = id {
+                let _ = conn.tx.try_send(Command::Forget { id });
+            }
+            Err(Error::new(
+                ErrorCode::MessageTimeout,
+                format!("{what}: no answer from the browser within {} ms", timeout.as_millis()),
+            ))
+        }
+    }
+}
+
+async fn attempt_once(
+    _d: &Daemon,
+    route: &Resolved,
+    tool: &str,
+    args: &RawValue,
+    timeout: Duration,
+) -> Result<Box<RawValue>, Error> {
+    let id = next_id("call");
+    let (reply, rx) = oneshot::channel();
+    let command = Command::Call {
+        id: id.clone(),
+        tab: route.target.tab,
+        tool: tool.to_owned(),
+        args: args.to_owned(),
+        reply,
+    };
+    let what = format!("callTool `{tool}` on {}", route.target.display());
+    exchange(&route.conn, Some(id), command, rx, timeout, &what).await
+}
+
+fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
+    ms.map(Duration::from_millis).unwrap_or(d.config.call_timeout)
+}
+
+/// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
+pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error> {
+    if d.shutdown.is_cancelled() {
+        return Err(shutting_down());
+    }
+    let (target, conn) = {
+        let reg = d.registry();
+        let key = match &req.browser {
+            Some(b) => reg.parse_browser(b)?,
+            None => reg.default_browser()?,
+        };
+        let target = Target { browser: key, tab: None };
+        (target, reg.connection(target)?.0)
+    };
+    let id = next_id("open");
+    let (reply, rx) = oneshot::channel();
+    let command = Command::OpenTab {
+        id: id.clone(),
+        url: req.url.clone(),
+        focus: req.focus,
+        reply,
+    };
+    let what = format!("openTab {}", req.url);
+    let timeout = open_timeout(d, req.timeout_ms);
+    let tab: TabInfo = exchange(&conn, Some(id), command, rx, timeout, &what).await?;
+    let view = d.registry().tab_view(Target {
+        browser: target.browser,
+        tab: Some(tab.id),
+    });
+    view.ok_or_else(|| Error::new(ErrorCode::TabNotFound, "the new tab closed at once"))
+}
+
+/// Closes a tab and answers once the browser reports it closed.
+pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<String, Error> {
+    let (target, conn) = {
+        let reg = d.registry();
+        let target = reg.parse_tab(tab)?;
+        (target, reg.connection(target)?.0)
+    };
+    let Some(tab_id) = target.tab else {
+        return Err(Error::new(ErrorCode::TabNotFound, format!("`{tab}` is a browser, not a tab")));
+    };
+    let (reply, rx) = oneshot::channel();
+    let what = format!("closeTab {}", target.display());
+    let timeout = open_timeout(d, timeout_ms);
+    exchange(&conn, None, Command::CloseTab { tab: tab_id, reply }, rx, timeout, &what).await?;
+    Ok(target.display())
+}
+
+/// Asks a tab for its tools afresh (discoverTools) and returns the updated tab.
+pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<TabView, Error> {
+    let (target, conn) = {
+        let reg = d.registry();
+        let target = reg.parse_tab(tab)?;
+        (target, reg.connection(target)?.0)
+    };
+    let Some(tab_id) = target.tab else {
+        return Err(Error::new(ErrorCode::TabNotFound, format!("`{tab}` is a browser, not a tab")));
+    };
+    let id = next_id("discover");
+    let (reply, rx) = oneshot::channel();
+    let command = Command::Discover {
+        id: id.clone(),
+        tab: tab_id,
+        reply,
+    };
+    let what = format!("discoverTools on {}", target.display());
+    exchange(&conn, Some(id), command, rx, open_timeout(d, timeout_ms), &what).await?;
+    d.registry()
+        .tab_view(target)
+        .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("tab {} is gone", target.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_clamped() {
+        let p = Policy {
+            timeout: Duration::from_secs(1),
+            retries: 5,
+            base: Duration::from_millis(1000),
+            multiplier: 2.0,
+            max_delay: Duration::from_millis(5000),
+            retry_on_timeout: false,
+        };
+        let delays: Vec<u64> = (0..5).map(|a| p.delay(a).as_millis() as u64).collect();
+        assert_eq!(delays, vec![1000, 2000, 4000, 5000, 5000]);
+    }
+
+    #[test]
+    fn timeouts_are_retried_only_for_safe_tools() {
+        let plain: Tool = serde_json::from_value(json!({"name": "click"})).unwrap();
+        let ro: Tool =
+            serde_json::from_value(json!({"name": "read", "annotations": {"readOnlyHint": true}}))
+                .unwrap();
+        let timeout = Error::new(ErrorCode::MessageTimeout, "t");
+        assert!(!should_retry(&timeout, Some(&plain), false));
+        assert!(should_retry(&timeout, Some(&plain), true));
+        assert!(should_retry(&timeout, Some(&ro), false));
+        assert!(should_retry(&Error::new(ErrorCode::SendError, "s"), Some(&plain), false));
+        let transient = Error::new(ErrorCode::ToolError, "network").retryable(true);
+        assert!(should_retry(&transient, Some(&plain), false));
+        let unknown = Error::new(ErrorCode::ToolError, "boom").retryable(false);
+        assert!(!should_retry(&unknown, Some(&ro), false));
+        assert!(!should_retry(&Error::new(ErrorCode::InvalidArguments, "x"), Some(&ro), true));
+    }
+}

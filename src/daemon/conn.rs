@@ -1,0 +1,203 @@
+//! What the rest of the daemon knows of a browser connection: a handle to send it commands,
+//! and the per-connection table of calls waiting for an answer.
+//!
+//! Each connection task owns its [`Pending`] table. When the task ends, the table is dropped
+//! and every waiter learns at once that the connection is gone, instead of waiting out its
+//! timeout.
+
+use crate::error::{Error, ErrorCode};
+use crate::protocol::bridge::{TabId, TabInfo};
+use crate::protocol::Tool;
+use serde_json::value::RawValue;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+pub type Reply<T> = oneshot::Sender<Result<T, Error>>;
+
+/// Ids are unique within the process (seed 000), whichever connection a message goes to.
+pub fn next_id(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!("{prefix}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+pub fn next_conn_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A command for one browser connection; the connection's dialect turns it into wire messages.
+#[derive(Debug)]
+pub enum Command {
+    Call {
+        id: String,
+        tab: Option<TabId>,
+        tool: String,
+        args: Box<RawValue>,
+        reply: Reply<Box<RawValue>>,
+    },
+    Discover {
+        id: String,
+        tab: TabId,
+        reply: Reply<Vec<Tool>>,
+    },
+    OpenTab {
+        id: String,
+        url: String,
+        focus: bool,
+        reply: Reply<TabInfo>,
+    },
+    CloseTab {
+        tab: TabId,
+        reply: Reply<()>,
+    },
+    /// The caller stopped waiting (timeout or cancel): drop the waiter; a later answer is late.
+    Forget { id: String },
+    /// Close the connection with this WebSocket close code.
+    Close { code: u16, reason: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct ConnHandle {
+    pub id: u64,
+    pub tx: mpsc::Sender<Command>,
+}
+
+impl ConnHandle {
+    #[cfg(test)]
+    pub fn test(id: u64) -> ConnHandle {
+        let (tx, _rx) = mpsc::channel(1);
+        ConnHandle { id, tx }
+    }
+}
+
+#[derive(Debug)]
+pub enum Waiter {
+    Call(Reply<Box<RawValue>>),
+    Discover(Reply<Vec<Tool>>),
+    Open(Reply<TabInfo>),
+}
+
+impl Waiter {
+    pub fn fail(self, e: Error) {
+        // A waiter that already gave up is fine to ignore.
+        match self {
+            Waiter::Call(r) => drop(r.send(Err(e))),
+            Waiter::Discover(r) => drop(r.send(Err(e))),
+            Waiter::Open(r) => drop(r.send(Err(e))),
+        }
+    }
+}
+
+/// How an answer matched (or did not match) a waiting call.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Match {
+    Late,
+    Unknown,
+}
+
+/// The calls of one connection that wait for an answer.
+#[derive(Debug, Default)]
+pub struct Pending {
+    waiting: HashMap<String, Waiter>,
+    closes: HashMap<TabId, Vec<Reply<()>>>,
+    /// Ids whose caller gave up, remembered (boundedly) to tell a late answer from a stray one.
+    forgotten: HashSet<String>,
+    forgotten_order: VecDeque<String>,
+}
+
+const FORGOTTEN_MEMORY: usize = 1024;
+
+impl Pending {
+    pub fn insert(&mut self, id: String, waiter: Waiter) {
+        self.waiting.insert(id, waiter);
+    }
+
+    pub fn insert_close(&mut self, tab: TabId, reply: Reply<()>) {
+        let list = self.closes.entry(tab).or_default();
+        list.retain(|r| !r.is_closed());
+        list.push(reply);
+    }
+
+    /// Takes the waiter for an answer's id, or says why there is none.
+    pub fn take(&mut self, id: Option<&str>) -> Result<Waiter, Match> {
+        let id = id.ok_or(Match::Unknown)?;
+        match self.waiting.remove(id) {
+            Some(w) => Ok(w),
+            None if self.forgotten.remove(id) => Err(Match::Late),
+            None => Err(Match::Unknown),
+        }
+    }
+
+    pub fn forget(&mut self, id: String) {
+        if self.waiting.remove(&id).is_none() {
+            return;
+        }
+        if self.forgotten_order.len() == FORGOTTEN_MEMORY {
+            if let Some(old) = self.forgotten_order.pop_front() {
+                self.forgotten.remove(&old);
+            }
+        }
+        self.forgotten.insert(id.clone());
+        self.forgotten_order.push_back(id);
+    }
+
+    pub fn tab_closed(&mut self, tab: TabId) {
+        for reply in self.closes.remove(&tab).unwrap_or_default() {
+            let _ = reply.send(Ok(()));
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.waiting.len() + self.closes.values().map(Vec::len).sum::<usize>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fails every waiter: the connection is gone.
+    pub fn fail_all(&mut self, code: ErrorCode, message: &str) {
+        for (_, w) in self.waiting.drain() {
+            w.fail(Error::new(code, message));
+        }
+        for (_, list) in self.closes.drain() {
+            for reply in list {
+                let _ = reply.send(Err(Error::new(code, message)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn late_and_unknown_answers_are_told_apart_and_leave_nothing_behind() {
+        let mut p = Pending::default();
+        for i in 0..5000 {
+            let (tx, _rx) = oneshot::channel();
+            p.insert(format!("call_{i}"), Waiter::Call(tx));
+            p.forget(format!("call_{i}"));
+        }
+        assert!(p.is_empty());
+        assert!(p.forgotten.len() <= FORGOTTEN_MEMORY);
+        assert_eq!(p.take(Some("call_4999")).unwrap_err(), Match::Late);
+        assert_eq!(p.take(Some("call_4999")).unwrap_err(), Match::Unknown);
+        assert_eq!(p.take(None).unwrap_err(), Match::Unknown);
+    }
+
+    #[test]
+    fn fail_all_reaches_every_waiter() {
+        let mut p = Pending::default();
+        let (tx, mut rx) = oneshot::channel();
+        p.insert("call_1".into(), Waiter::Call(tx));
+        let (ctx, mut crx) = oneshot::channel();
+        p.insert_close(3, ctx);
+        p.fail_all(ErrorCode::WebsocketError, "gone");
+        assert_eq!(rx.try_recv().unwrap().unwrap_err().code, ErrorCode::WebsocketError);
+        assert_eq!(crx.try_recv().unwrap().unwrap_err().code, ErrorCode::WebsocketError);
+        assert!(p.is_empty());
+    }
+}

@@ -1,0 +1,219 @@
+//! The discovery file `/tmp/browser-mcp/server-<pid>.json` that tells extensions where we are.
+//!
+//! Written atomically (a fresh temp file, then rename, which replaces a planted symlink rather
+//! than following it), mode 0600, in a directory whose owner and mode are checked. A `notify`
+//! watcher on the directory and its parent puts the file back when it is deleted, altered, or
+//! its directory removed; a slow periodic check covers a missed notification.
+
+use super::Daemon;
+use notify::{RecursiveMode, Watcher};
+use serde_json::json;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Creates the directory (0700) or checks an existing one: a real directory, ours, and not
+/// writable by others unless sticky.
+pub fn prepare_dir(dir: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        }
+        Err(e) => Err(e),
+        Ok(meta) => {
+            let fail = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+            if meta.file_type().is_symlink() {
+                return fail(format!("{} is a symlink; refusing to use it", dir.display()));
+            }
+            if !meta.is_dir() {
+                return fail(format!("{} is not a directory", dir.display()));
+            }
+            let uid = nix::unistd::geteuid().as_raw();
+            if meta.uid() != uid {
+                return fail(format!(
+                    "{} belongs to uid {}, not to us (uid {uid}); remove it or pass --discovery-dir",
+                    dir.display(),
+                    meta.uid()
+                ));
+            }
+            let mode = meta.mode();
+            if mode & 0o002 != 0 && mode & 0o1000 == 0 {
+                return fail(format!(
+                    "{} is world-writable without the sticky bit (mode {:o}); fix it with chmod 700",
+                    dir.display(),
+                    mode & 0o7777
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Removes discovery files whose daemon is gone.
+pub fn sweep_stale(dir: &Path, own_pid: u32) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("server-"))
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid as u32 == own_pid || pid <= 0 {
+            continue;
+        }
+        let alive = !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        if !alive {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => tracing::info!(pid, "removed the discovery file of a dead daemon"),
+                Err(e) => tracing::warn!(pid, error = %e, "could not remove a stale discovery file"),
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Discovery {
+    dir: PathBuf,
+    path: PathBuf,
+    contents: Arc<Vec<u8>>,
+}
+
+impl Discovery {
+    pub fn new(d: &Daemon) -> Discovery {
+        let r = &d.runtime;
+        let body = json!({
+            "port": r.port,
+            "pid": std::process::id(),
+            "startedAt": r.started_at,
+            "version": env!("CARGO_PKG_VERSION"),
+            "token": r.token,
+            "socket": r.socket,
+            "protocols": ["bridge"],
+        });
+        let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
+        contents.push(b'\n');
+        Discovery {
+            dir: d.config.discovery_dir.clone(),
+            path: r.discovery_file.clone(),
+            contents: Arc::new(contents),
+        }
+    }
+
+    pub fn write(&self) -> io::Result<()> {
+        prepare_dir(&self.dir)?;
+        let mut suffix = [0u8; 6];
+        getrandom::fill(&mut suffix).map_err(|e| io::Error::other(e.to_string()))?;
+        let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("server");
+        let tmp = self.dir.join(format!(".{name}.{suffix}.tmp"));
+        let result = (|| {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(nix::libc::O_NOFOLLOW)
+                .open(&tmp)?;
+            f.write_all(&self.contents)?;
+            if fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink()) {
+                tracing::warn!(path = %self.path.display(), "replacing a symlink planted at our discovery file's name (not following it)");
+            }
+            fs::rename(&tmp, &self.path)
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    /// Whether the file on disk is ours and intact.
+    fn intact(&self) -> bool {
+        let Ok(mut f) = OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&self.path)
+        else {
+            return false;
+        };
+        let mut buf = Vec::with_capacity(self.contents.len() + 1);
+        f.read_to_end(&mut buf).is_ok() && buf == *self.contents
+    }
+
+    fn repair(&self) {
+        if self.intact() {
+            return;
+        }
+        match self.write() {
+            Ok(()) => tracing::info!(path = %self.path.display(), "restored the discovery file"),
+            Err(e) => tracing::warn!(path = %self.path.display(), error = %e, "could not restore the discovery file"),
+        }
+    }
+
+    pub fn remove(&self) {
+        if self.intact() {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+
+    /// Keeps the file in place until `shutdown`.
+    pub fn watch(self, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let (tx, mut rx) = mpsc::channel::<()>(1);
+            let watched = [self.dir.clone(), self.path.clone()];
+            let mut watcher =
+                match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                    if let Ok(event) = res {
+                        if event.paths.iter().any(|p| watched.iter().any(|w| p == w)) {
+                            // A full channel already has a check queued.
+                            let _ = tx.try_send(());
+                        }
+                    }
+                }) {
+                    Ok(w) => Some(w),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no file watcher; checking the discovery file every 2 s");
+                        None
+                    }
+                };
+            let parent = self.dir.parent().map(Path::to_path_buf);
+            let watch_all = |w: &mut notify::RecommendedWatcher| {
+                if let Some(p) = &parent {
+                    let _ = w.watch(p, RecursiveMode::NonRecursive);
+                }
+                let _ = w.watch(&self.dir, RecursiveMode::NonRecursive);
+            };
+            if let Some(w) = watcher.as_mut() {
+                watch_all(w);
+            }
+            let mut tick = tokio::time::interval(Duration::from_secs(2));
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    _ = rx.recv() => {}
+                    _ = tick.tick() => {}
+                }
+                let dir_missing = !self.dir.is_dir();
+                self.repair();
+                if dir_missing {
+                    if let Some(w) = watcher.as_mut() {
+                        watch_all(w);
+                    }
+                }
+            }
+        })
+    }
+}

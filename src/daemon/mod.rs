@@ -1,0 +1,95 @@
+//! browser-mcpd: the long-running per-user daemon.
+//!
+//! - [`registry`]: browsers → tabs → tools, and the event log (synchronous, behind a Mutex).
+//! - [`conn`]: the handle to a browser connection and its table of pending calls.
+//! - [`calls`]: the call path (target choice, validation, timeout, retry, backoff).
+//! - [`extension`]: the loopback listener and [`bridge`], the seed-001 dialect adapter.
+//! - [`control`]: the Unix-socket HTTP/JSON API.
+//! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
+//! - [`service`]: logging, signals, readiness.
+
+pub mod args;
+pub mod bridge;
+pub mod calls;
+pub mod classify;
+pub mod config;
+pub mod conn;
+pub mod control;
+pub mod discovery;
+pub mod extension;
+pub mod registry;
+pub mod service;
+
+pub use config::Config;
+
+use registry::Registry;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Counters shown by `/v1/status`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub calls_in_flight: AtomicU64,
+    pub calls_total: AtomicU64,
+    pub calls_failed: AtomicU64,
+    pub late_responses: AtomicU64,
+    pub unknown_responses: AtomicU64,
+    pub bad_messages: AtomicU64,
+}
+
+impl Stats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Facts fixed at start.
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    pub port: u16,
+    pub socket: PathBuf,
+    pub discovery_file: PathBuf,
+    pub started_at: String,
+    pub started: Instant,
+    pub token: String,
+}
+
+/// Everything the tasks of the daemon share.
+pub struct Daemon {
+    pub config: Config,
+    pub runtime: Runtime,
+    // Why a std Mutex: every critical section is a few map operations and never awaits.
+    registry: Mutex<Registry>,
+    pub stats: Stats,
+    pub validators: args::ValidatorCache,
+    pub shutdown: CancellationToken,
+    pub tasks: TaskTracker,
+}
+
+impl Daemon {
+    pub fn new(config: Config, runtime: Runtime) -> Daemon {
+        let registry = Registry::new(config.event_buffer, 1024);
+        Daemon {
+            config,
+            runtime,
+            registry: Mutex::new(registry),
+            stats: Stats::default(),
+            validators: args::ValidatorCache::default(),
+            shutdown: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// The registry, locked. Keep the guard for a few statements; never across an `.await`.
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        // A panic while holding the lock leaves a registry that is still structurally sound
+        // (every mutation is a single map operation), so keep serving.
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+pub use service::run;

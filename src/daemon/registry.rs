@@ -1,0 +1,842 @@
+//! The live picture: browsers → tabs → tools, and the event log.
+//!
+//! A plain synchronous struct so it can be unit-tested without a runtime. It lives behind a
+//! `std::sync::Mutex` whose critical sections are short and never span an `.await`. Events are
+//! published while the lock is held, so every reader sees them in the order the state changed.
+//!
+//! A browser is known by a daemon-assigned key (`b1`, `b2`, …) that stays the same when the
+//! same session reconnects; a tab is `<browser>:<tab id>`, which is unambiguous even when two
+//! browsers both have a tab 1.
+
+use super::conn::ConnHandle;
+use crate::error::{Error, ErrorCode};
+use crate::protocol::bridge::{BrowserInfo, TabId, TabInfo};
+use crate::protocol::control::{event_kind, BrowserView, TabView, ToolView};
+use crate::protocol::Tool;
+use bytes::Bytes;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+pub type BrowserKey = u64;
+
+pub fn browser_ref(key: BrowserKey) -> String {
+    format!("b{key}")
+}
+
+pub fn tab_ref(key: BrowserKey, tab: TabId) -> String {
+    format!("b{key}:{tab}")
+}
+
+/// A call or tab target: a tab of a browser, or the browser itself for dialects without tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub browser: BrowserKey,
+    pub tab: Option<TabId>,
+}
+
+impl Target {
+    pub fn display(&self) -> String {
+        match self.tab {
+            Some(tab) => tab_ref(self.browser, tab),
+            None => browser_ref(self.browser),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Tab {
+    pub id: TabId,
+    pub title: String,
+    pub url: String,
+    pub tools: Arc<Vec<Tool>>,
+}
+
+#[derive(Debug)]
+pub struct Browser {
+    pub key: BrowserKey,
+    pub conn: ConnHandle,
+    pub dialect: &'static str,
+    pub session_id: String,
+    pub info: BrowserInfo,
+    pub connected_at: String,
+    pub tabs: BTreeMap<TabId, Tab>,
+    pub focused: Option<TabId>,
+    /// Browser-level tools, for dialects that have no tabs.
+    pub tools: Arc<Vec<Tool>>,
+}
+
+/// One published event: its fields for filtering and its NDJSON line, serialized once for
+/// every reader.
+#[derive(Debug)]
+pub struct Published {
+    pub seq: u64,
+    pub kind: &'static str,
+    pub tab: Option<String>,
+    pub browser: Option<String>,
+    pub line: Bytes,
+}
+
+/// What a call needs once its target is chosen: where to send, and the tool's declaration.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub target: Target,
+    pub conn: ConnHandle,
+    pub session_id: String,
+    pub tool: Option<Tool>,
+}
+
+pub struct Registry {
+    browsers: BTreeMap<BrowserKey, Browser>,
+    /// (dialect, session id) → key, kept after a disconnect so a reconnect gets its old key.
+    sessions: HashMap<(&'static str, String), BrowserKey>,
+    next_key: BrowserKey,
+    /// The most recently focused tab across all browsers.
+    last_focus: Option<(BrowserKey, TabId)>,
+    ring: VecDeque<Arc<Published>>,
+    ring_capacity: usize,
+    next_seq: u64,
+    events: broadcast::Sender<Arc<Published>>,
+    now_ms: fn() -> u64,
+}
+
+impl Registry {
+    pub fn new(ring_capacity: usize, broadcast_capacity: usize) -> Registry {
+        let (events, _) = broadcast::channel(broadcast_capacity.max(1));
+        Registry {
+            browsers: BTreeMap::new(),
+            sessions: HashMap::new(),
+            next_key: 1,
+            last_focus: None,
+            ring: VecDeque::with_capacity(ring_capacity.min(4096)),
+            ring_capacity: ring_capacity.max(1),
+            next_seq: 1,
+            events,
+            now_ms: crate::time::now_ms,
+        }
+    }
+
+    // ---- events -------------------------------------------------------------------------
+
+    fn publish(&mut self, kind: &'static str, key: BrowserKey, tab: Option<TabId>, data: Value) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let browser = browser_ref(key);
+        let tab = tab.map(|t| tab_ref(key, t));
+        let event = crate::protocol::control::Event {
+            seq,
+            kind: kind.to_owned(),
+            time: (self.now_ms)(),
+            browser: Some(browser.clone()),
+            tab: tab.clone(),
+            data: Some(data),
+        };
+        let mut line = serde_json::to_vec(&event).expect("events serialize");
+        line.push(b'\n');
+        let published = Arc::new(Published {
+            seq,
+            kind,
+            tab,
+            browser: Some(browser),
+            line: Bytes::from(line),
+        });
+        if self.ring.len() == self.ring_capacity {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(published.clone());
+        // No receivers is fine: nobody is listening right now.
+        let _ = self.events.send(published);
+    }
+
+    /// Subscribes to live events and returns the retained events after `since`, atomically,
+    /// so a reader neither misses nor repeats an event. `Err(first)` means events after
+    /// `since` were already dropped from the ring; `first` is the oldest one still kept.
+    #[allow(clippy::type_complexity)]
+    pub fn subscribe(
+        &self,
+        since: Option<u64>,
+    ) -> (
+        broadcast::Receiver<Arc<Published>>,
+        Vec<Arc<Published>>,
+        Option<(u64, u64)>,
+    ) {
+        let rx = self.events.subscribe();
+        let (backlog, gap) = match since {
+            None => (Vec::new(), None),
+            Some(since) => self.events_after(since),
+        };
+        (rx, backlog, gap)
+    }
+
+    /// Retained events with `seq > since`, and the range `(from, to)` of events that are gone.
+    pub fn events_after(&self, since: u64) -> (Vec<Arc<Published>>, Option<(u64, u64)>) {
+        let oldest = self.ring.front().map(|e| e.seq).unwrap_or(self.next_seq);
+        let gap = (since + 1 < oldest).then(|| (since + 1, oldest - 1));
+        let backlog = self
+            .ring
+            .iter()
+            .filter(|e| e.seq > since)
+            .cloned()
+            .collect();
+        (backlog, gap)
+    }
+
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    // ---- browser lifecycle --------------------------------------------------------------
+
+    /// Registers a connection's browser. The same (dialect, session) gets its old key back. If
+    /// another live connection holds that session, it is displaced and returned so the caller
+    /// can close it.
+    pub fn attach(
+        &mut self,
+        dialect: &'static str,
+        session_id: &str,
+        info: BrowserInfo,
+        conn: ConnHandle,
+        connected_at: String,
+    ) -> (BrowserKey, Option<ConnHandle>) {
+        let key = match self.sessions.get(&(dialect, session_id.to_owned())) {
+            Some(&key) => key,
+            None => {
+                let key = self.next_key;
+                self.next_key += 1;
+                self.sessions.insert((dialect, session_id.to_owned()), key);
+                key
+            }
+        };
+        let displaced = self.remove_browser(key, None).map(|b| b.conn);
+        self.browsers.insert(
+            key,
+            Browser {
+                key,
+                conn,
+                dialect,
+                session_id: session_id.to_owned(),
+                info: info.clone(),
+                connected_at,
+                tabs: BTreeMap::new(),
+                focused: None,
+                tools: Arc::new(Vec::new()),
+            },
+        );
+        self.publish(
+            event_kind::BROWSER_CONNECTED,
+            key,
+            None,
+            json!({"dialect": dialect, "sessionId": session_id, "name": info.name, "version": info.version}),
+        );
+        (key, displaced)
+    }
+
+    /// Removes a browser when its connection ends. Only the connection that currently owns the
+    /// browser may remove it (a displaced connection's late goodbye changes nothing).
+    pub fn detach(&mut self, key: BrowserKey, conn_id: u64) -> bool {
+        self.remove_browser(key, Some(conn_id)).is_some()
+    }
+
+    fn remove_browser(&mut self, key: BrowserKey, conn_id: Option<u64>) -> Option<Browser> {
+        if let Some(want) = conn_id {
+            if self.browsers.get(&key)?.conn.id != want {
+                return None;
+            }
+        }
+        let browser = self.browsers.remove(&key)?;
+        if matches!(self.last_focus, Some((k, _)) if k == key) {
+            self.last_focus = None;
+        }
+        let tabs: Vec<String> = browser.tabs.keys().map(|&t| tab_ref(key, t)).collect();
+        self.publish(
+            event_kind::BROWSER_DISCONNECTED,
+            key,
+            None,
+            json!({"closedTabs": tabs}),
+        );
+        Some(browser)
+    }
+
+    fn browser_mut(&mut self, key: BrowserKey, conn_id: u64) -> Option<&mut Browser> {
+        self.browsers.get_mut(&key).filter(|b| b.conn.id == conn_id)
+    }
+
+    pub fn set_browser_info(&mut self, key: BrowserKey, conn_id: u64, info: BrowserInfo) {
+        if let Some(b) = self.browser_mut(key, conn_id) {
+            b.info = info;
+        }
+    }
+
+    /// Replaces a browser's tabs with a snapshot (`connected`), emitting the difference.
+    pub fn replace_tabs(&mut self, key: BrowserKey, conn_id: u64, tabs: Vec<TabInfo>) {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        let fresh: std::collections::BTreeSet<TabId> = tabs.iter().map(|t| t.id).collect();
+        let gone: Vec<TabId> = b.tabs.keys().copied().filter(|id| !fresh.contains(id)).collect();
+        for id in gone {
+            self.tab_closed(key, conn_id, id);
+        }
+        for tab in tabs {
+            self.upsert_tab(key, conn_id, tab, None);
+        }
+    }
+
+    // ---- tab events ---------------------------------------------------------------------
+
+    /// tabCreated / tabUpdated: inserts or updates a tab. Tools absent in the message are kept.
+    pub fn upsert_tab(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        info: TabInfo,
+        request_id: Option<&str>,
+    ) {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        let id = info.id;
+        let focused = info.focused == Some(true);
+        let existed = b.tabs.contains_key(&id);
+        let tab = b.tabs.entry(id).or_insert_with(|| Tab {
+            id,
+            title: String::new(),
+            url: String::new(),
+            tools: Arc::new(Vec::new()),
+        });
+        let tools_changed = info
+            .tools
+            .as_ref()
+            .is_some_and(|tools| tools.as_slice() != tab.tools.as_slice());
+        let changed = !existed || tab.title != info.title || tab.url != info.url;
+        tab.title = info.title;
+        tab.url = info.url;
+        if let Some(tools) = info.tools {
+            if tools_changed {
+                tab.tools = Arc::new(tools);
+            }
+        }
+        let data = json!({"title": tab.title, "url": tab.url, "tools": tool_names(&tab.tools),
+            "requestId": request_id});
+        if focused {
+            b.focused = Some(id);
+        }
+        if !existed {
+            self.publish(event_kind::TAB_CREATED, key, Some(id), data);
+        } else if changed || tools_changed {
+            self.publish(event_kind::TAB_UPDATED, key, Some(id), data);
+        }
+        if focused {
+            self.last_focus = Some((key, id));
+        }
+    }
+
+    pub fn tab_closed(&mut self, key: BrowserKey, conn_id: u64, id: TabId) -> bool {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return false;
+        };
+        if b.tabs.remove(&id).is_none() {
+            return false;
+        }
+        if b.focused == Some(id) {
+            b.focused = None;
+        }
+        if self.last_focus == Some((key, id)) {
+            self.last_focus = None;
+        }
+        self.publish(event_kind::TAB_CLOSED, key, Some(id), json!({}));
+        true
+    }
+
+    pub fn tab_focused(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        id: TabId,
+        tools: Option<Vec<Tool>>,
+    ) {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        if !b.tabs.contains_key(&id) {
+            // Focus on a tab we were never told about: know it from now on.
+            b.tabs.insert(
+                id,
+                Tab {
+                    id,
+                    title: String::new(),
+                    url: String::new(),
+                    tools: Arc::new(Vec::new()),
+                },
+            );
+            self.publish(event_kind::TAB_CREATED, key, Some(id), json!({"title": "", "url": "", "tools": []}));
+        }
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        b.focused = Some(id);
+        if let Some(tools) = tools {
+            self.set_tools(key, conn_id, id, tools);
+        }
+        self.last_focus = Some((key, id));
+        self.publish(event_kind::TAB_FOCUSED, key, Some(id), json!({}));
+    }
+
+    /// toolsChanged: replaces a tab's tools; an event only when they really changed.
+    pub fn set_tools(&mut self, key: BrowserKey, conn_id: u64, id: TabId, tools: Vec<Tool>) {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        let Some(tab) = b.tabs.get_mut(&id) else {
+            return;
+        };
+        if tab.tools.as_slice() == tools.as_slice() {
+            return;
+        }
+        tab.tools = Arc::new(tools);
+        let names = json!(tool_names(&tab.tools));
+        self.publish(event_kind::TOOLS_CHANGED, key, Some(id), json!({"tools": names}));
+    }
+
+    /// Browser-level tools (dialects without tabs).
+    pub fn set_browser_tools(&mut self, key: BrowserKey, conn_id: u64, tools: Vec<Tool>) {
+        let Some(b) = self.browser_mut(key, conn_id) else {
+            return;
+        };
+        if b.tools.as_slice() == tools.as_slice() {
+            return;
+        }
+        b.tools = Arc::new(tools);
+        let names = json!(tool_names(&b.tools));
+        self.publish(event_kind::TOOLS_CHANGED, key, None, json!({"tools": names}));
+    }
+
+    // ---- lookups ------------------------------------------------------------------------
+
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let tabs = self.browsers.values().map(|b| b.tabs.len()).sum();
+        let tools = self
+            .browsers
+            .values()
+            .map(|b| b.tools.len() + b.tabs.values().map(|t| t.tools.len()).sum::<usize>())
+            .sum();
+        (self.browsers.len(), tabs, tools)
+    }
+
+    pub fn browser_views(&self) -> Vec<BrowserView> {
+        self.browsers.values().map(browser_view).collect()
+    }
+
+    /// Parses a browser reference: `b1` or `1`.
+    pub fn parse_browser(&self, s: &str) -> Result<BrowserKey, Error> {
+        let key = s
+            .strip_prefix('b')
+            .unwrap_or(s)
+            .parse::<BrowserKey>()
+            .ok()
+            .or_else(|| {
+                // A session id is a fine way to name a browser too.
+                self.browsers
+                    .values()
+                    .find(|b| b.session_id == s)
+                    .map(|b| b.key)
+            });
+        match key {
+            Some(k) if self.browsers.contains_key(&k) => Ok(k),
+            _ => Err(Error::new(
+                ErrorCode::NoBrowser,
+                format!("no connected browser `{s}`"),
+            )
+            .with_details(json!({"browsers": self.browsers.keys().map(|&k| browser_ref(k)).collect::<Vec<_>>()}))),
+        }
+    }
+
+    /// Parses a tab reference: `b1:12`, or a bare `12` when only one browser has tab 12.
+    pub fn parse_tab(&self, s: &str) -> Result<Target, Error> {
+        let not_found = || Error::new(ErrorCode::TabNotFound, format!("no tab `{s}`"));
+        if let Some((b, t)) = s.split_once(':') {
+            let key = self.parse_browser(b).map_err(|_| not_found())?;
+            let id: TabId = t.parse().map_err(|_| not_found())?;
+            return match self.browsers[&key].tabs.contains_key(&id) {
+                true => Ok(Target {
+                    browser: key,
+                    tab: Some(id),
+                }),
+                false => Err(not_found()),
+            };
+        }
+        if s.starts_with('b') {
+            // A browser used as a target: its browser-level tools.
+            let key = self.parse_browser(s).map_err(|_| not_found())?;
+            return Ok(Target {
+                browser: key,
+                tab: None,
+            });
+        }
+        let id: TabId = s.parse().map_err(|_| not_found())?;
+        let hits: Vec<BrowserKey> = self
+            .browsers
+            .values()
+            .filter(|b| b.tabs.contains_key(&id))
+            .map(|b| b.key)
+            .collect();
+        match hits.as_slice() {
+            [] => Err(not_found()),
+            [key] => Ok(Target {
+                browser: *key,
+                tab: Some(id),
+            }),
+            many => Err(Error::new(
+                ErrorCode::AmbiguousTarget,
+                format!("tab id {id} exists in several browsers; name it as <browser>:{id}"),
+            )
+            .with_details(json!({"candidates": many.iter().map(|&k| tab_ref(k, id)).collect::<Vec<_>>()}))),
+        }
+    }
+
+    pub fn tab_view(&self, target: Target) -> Option<TabView> {
+        let b = self.browsers.get(&target.browser)?;
+        let tab = b.tabs.get(&target.tab?)?;
+        Some(tab_view(b, tab))
+    }
+
+    pub fn tab_views(&self, browser: Option<BrowserKey>) -> Vec<TabView> {
+        self.browsers
+            .values()
+            .filter(|b| browser.is_none_or(|k| k == b.key))
+            .flat_map(|b| b.tabs.values().map(move |t| tab_view(b, t)))
+            .collect()
+    }
+
+    /// Every tool, optionally only those of one target (tab or browser) or with one name.
+    pub fn tool_views(
+        &self,
+        target: Option<Target>,
+        browser: Option<BrowserKey>,
+        name: Option<&str>,
+    ) -> Vec<ToolView> {
+        let mut out = Vec::new();
+        for (t, tools) in self.tool_sets() {
+            if target.is_some_and(|want| want != t) || browser.is_some_and(|k| k != t.browser) {
+                continue;
+            }
+            for tool in tools.iter().filter(|tool| name.is_none_or(|n| tool.name == n)) {
+                out.push(ToolView {
+                    tab: t.display(),
+                    browser: browser_ref(t.browser),
+                    tool: tool.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Every (target, tools) pair: each tab, and each browser that has browser-level tools.
+    fn tool_sets(&self) -> impl Iterator<Item = (Target, &Arc<Vec<Tool>>)> {
+        self.browsers.values().flat_map(|b| {
+            let own = (!b.tools.is_empty()).then_some((
+                Target {
+                    browser: b.key,
+                    tab: None,
+                },
+                &b.tools,
+            ));
+            own.into_iter().chain(b.tabs.values().map(move |t| {
+                (
+                    Target {
+                        browser: b.key,
+                        tab: Some(t.id),
+                    },
+                    &t.tools,
+                )
+            }))
+        })
+    }
+
+    fn find_tool(&self, target: Target, name: &str) -> Option<&Tool> {
+        let b = self.browsers.get(&target.browser)?;
+        let tools = match target.tab {
+            Some(t) => &b.tabs.get(&t)?.tools,
+            None => &b.tools,
+        };
+        tools.iter().find(|t| t.name == name)
+    }
+
+    /// The connection behind a target, without looking at tools (open/close/discover).
+    pub fn connection(&self, target: Target) -> Result<(ConnHandle, String), Error> {
+        match self.browsers.get(&target.browser) {
+            Some(b) => Ok((b.conn.clone(), b.session_id.clone())),
+            None => Err(Error::new(
+                ErrorCode::NoBrowser,
+                format!("browser {} is not connected", browser_ref(target.browser)),
+            )),
+        }
+    }
+
+    /// Chooses where a call goes. With a tab (or browser): that one, which must offer the
+    /// tool. Without: the most recently focused tab if it has the tool, else the only target
+    /// that has it, else AMBIGUOUS_TARGET listing the candidates.
+    pub fn resolve_call(
+        &self,
+        tool: &str,
+        tab: Option<&str>,
+        browser: Option<&str>,
+    ) -> Result<Resolved, Error> {
+        if self.browsers.is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoBrowser,
+                "no browser is connected to browser-mcpd",
+            ));
+        }
+        let only_browser = browser.map(|b| self.parse_browser(b)).transpose()?;
+        let target = match tab {
+            Some(t) => {
+                let target = self.parse_tab(t)?;
+                if only_browser.is_some_and(|k| k != target.browser) {
+                    return Err(Error::new(
+                        ErrorCode::TabNotFound,
+                        format!("tab `{t}` is not in browser {}", browser.unwrap_or_default()),
+                    ));
+                }
+                if self.find_tool(target, tool).is_none() {
+                    return Err(self.tool_not_found(tool, Some(target)));
+                }
+                target
+            }
+            None => self.choose_target(tool, only_browser)?,
+        };
+        self.resolve_target(target, tool)
+    }
+
+    /// The call's route to a known target, re-checked on every attempt (the browser may have
+    /// reconnected, or the tab may have gone).
+    pub fn resolve_target(&self, target: Target, tool: &str) -> Result<Resolved, Error> {
+        let (conn, session_id) = self.connection(target)?;
+        if let Some(tab) = target.tab {
+            if !self.browsers[&target.browser].tabs.contains_key(&tab) {
+                return Err(Error::new(
+                    ErrorCode::TabNotFound,
+                    format!("tab {} is gone", target.display()),
+                ));
+            }
+        }
+        let found = self.find_tool(target, tool).cloned();
+        if found.is_none() {
+            return Err(self.tool_not_found(tool, Some(target)));
+        }
+        Ok(Resolved {
+            target,
+            conn,
+            session_id,
+            tool: found,
+        })
+    }
+
+    fn choose_target(&self, tool: &str, browser: Option<BrowserKey>) -> Result<Target, Error> {
+        let candidates: Vec<Target> = self
+            .tool_sets()
+            .filter(|(t, _)| browser.is_none_or(|k| k == t.browser))
+            .filter(|(_, tools)| tools.iter().any(|x| x.name == tool))
+            .map(|(t, _)| t)
+            .collect();
+        if let Some((key, tab)) = self.last_focus {
+            let focused = Target {
+                browser: key,
+                tab: Some(tab),
+            };
+            if candidates.contains(&focused) {
+                return Ok(focused);
+            }
+        }
+        match candidates.as_slice() {
+            [] => Err(self.tool_not_found(tool, None)),
+            [only] => Ok(*only),
+            many => {
+                let list: Vec<Value> = many
+                    .iter()
+                    .map(|t| {
+                        let (title, url) = t
+                            .tab
+                            .and_then(|id| self.browsers[&t.browser].tabs.get(&id))
+                            .map(|tab| (tab.title.clone(), tab.url.clone()))
+                            .unwrap_or_default();
+                        json!({"tab": t.display(), "title": title, "url": url})
+                    })
+                    .collect();
+                let refs: Vec<String> = many.iter().map(Target::display).collect();
+                Err(Error::new(
+                    ErrorCode::AmbiguousTarget,
+                    format!(
+                        "tool `{tool}` is offered by {} tabs ({}); choose one with --tab",
+                        many.len(),
+                        refs.join(", ")
+                    ),
+                )
+                .with_details(json!({"candidates": list})))
+            }
+        }
+    }
+
+    fn tool_not_found(&self, tool: &str, target: Option<Target>) -> Error {
+        let mut available: Vec<String> = match target {
+            Some(t) => self.tool_views(Some(t), None, None),
+            None => self.tool_views(None, None, None),
+        }
+        .into_iter()
+        .map(|v| v.tool.name)
+        .collect();
+        available.sort();
+        available.dedup();
+        let place = target.map_or("any tab".to_owned(), |t| t.display());
+        Error::new(
+            ErrorCode::ToolNotFound,
+            format!("no tool `{tool}` on {place}"),
+        )
+        .with_details(json!({"available": available}))
+    }
+
+    /// The browser a new tab opens in when none is named: the one focused last, else the only
+    /// one.
+    pub fn default_browser(&self) -> Result<BrowserKey, Error> {
+        if let Some((key, _)) = self.last_focus {
+            return Ok(key);
+        }
+        let keys: Vec<BrowserKey> = self.browsers.keys().copied().collect();
+        match keys.as_slice() {
+            [] => Err(Error::new(ErrorCode::NoBrowser, "no browser is connected to browser-mcpd")),
+            [only] => Ok(*only),
+            many => Err(Error::new(
+                ErrorCode::AmbiguousTarget,
+                "several browsers are connected; choose one with --browser",
+            )
+            .with_details(json!({"candidates": many.iter().map(|&k| browser_ref(k)).collect::<Vec<_>>()}))),
+        }
+    }
+
+    /// Every connection, for shutdown.
+    pub fn connections(&self) -> Vec<ConnHandle> {
+        self.browsers.values().map(|b| b.conn.clone()).collect()
+    }
+}
+
+fn tool_names(tools: &[Tool]) -> Vec<&str> {
+    tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+fn browser_view(b: &Browser) -> BrowserView {
+    BrowserView {
+        id: browser_ref(b.key),
+        dialect: b.dialect.to_owned(),
+        session_id: b.session_id.clone(),
+        name: b.info.name.clone(),
+        version: b.info.version.clone(),
+        connected_at: b.connected_at.clone(),
+        tabs: b.tabs.len(),
+        tools: b.tools.len() + b.tabs.values().map(|t| t.tools.len()).sum::<usize>(),
+    }
+}
+
+fn tab_view(b: &Browser, t: &Tab) -> TabView {
+    TabView {
+        tab_ref: tab_ref(b.key, t.id),
+        browser: browser_ref(b.key),
+        id: t.id,
+        title: t.title.clone(),
+        url: t.url.clone(),
+        focused: b.focused == Some(t.id),
+        tools: t.tools.as_ref().clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        serde_json::from_value(json!({"name": name})).unwrap()
+    }
+
+    fn tab(id: TabId, tools: &[&str], focused: bool) -> TabInfo {
+        TabInfo {
+            id,
+            title: format!("tab {id}"),
+            url: format!("https://example.com/{id}"),
+            tools: Some(tools.iter().map(|n| tool(n)).collect()),
+            focused: Some(focused),
+            window_id: None,
+        }
+    }
+
+    fn registry_with_two_browsers() -> (Registry, BrowserKey, BrowserKey) {
+        let mut r = Registry::new(16, 16);
+        let (a, _) = r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(1), "t".into());
+        r.replace_tabs(a, 1, vec![tab(1, &["search"], false), tab(2, &["click"], false)]);
+        let (b, _) = r.attach("bridge", "s2", BrowserInfo::default(), ConnHandle::test(2), "t".into());
+        r.replace_tabs(b, 2, vec![tab(1, &["search"], false)]);
+        (r, a, b)
+    }
+
+    #[test]
+    fn clashing_tab_ids_are_distinguished_by_browser() {
+        let (r, a, b) = registry_with_two_browsers();
+        assert_eq!(r.parse_tab("b1:1").unwrap(), Target { browser: a, tab: Some(1) });
+        assert_eq!(r.parse_tab("b2:1").unwrap(), Target { browser: b, tab: Some(1) });
+        assert_eq!(r.parse_tab("1").unwrap_err().code, ErrorCode::AmbiguousTarget);
+        assert_eq!(r.parse_tab("2").unwrap(), Target { browser: a, tab: Some(2) });
+        assert_eq!(r.parse_tab("b2:2").unwrap_err().code, ErrorCode::TabNotFound);
+    }
+
+    #[test]
+    fn target_selection_prefers_focus_then_uniqueness() {
+        let (mut r, a, b) = registry_with_two_browsers();
+        assert_eq!(r.resolve_call("click", None, None).unwrap().target.tab, Some(2));
+        let e = r.resolve_call("search", None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AmbiguousTarget);
+        assert_eq!(e.details.unwrap()["candidates"].as_array().unwrap().len(), 2);
+        r.tab_focused(b, 2, 1, None);
+        assert_eq!(r.resolve_call("search", None, None).unwrap().target, Target { browser: b, tab: Some(1) });
+        assert_eq!(r.resolve_call("search", None, Some("b1")).unwrap().target.browser, a);
+        assert_eq!(r.resolve_call("nope", None, None).unwrap_err().code, ErrorCode::ToolNotFound);
+    }
+
+    #[test]
+    fn detach_removes_tabs_and_reconnect_keeps_the_key() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        assert!(!r.detach(a, 99), "a stranger connection cannot detach");
+        assert!(r.detach(a, 1));
+        assert_eq!(r.tab_views(None).len(), 1);
+        let (again, displaced) =
+            r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(3), "t".into());
+        assert_eq!(again, a);
+        assert!(displaced.is_none());
+        // A second connection with a live session displaces the first.
+        let (_, displaced) =
+            r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(4), "t".into());
+        assert_eq!(displaced.unwrap().id, 3);
+        r.upsert_tab(a, 3, tab(5, &[], false), None);
+        assert!(r.tab_views(Some(a)).is_empty(), "the displaced connection no longer writes");
+    }
+
+    #[test]
+    fn events_are_sequenced_and_resumable() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        let last = r.last_seq();
+        r.tab_closed(a, 1, 2);
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")]);
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")]); // no change, no event
+        let (backlog, gap) = r.events_after(last);
+        assert!(gap.is_none());
+        let kinds: Vec<_> = backlog.iter().map(|e| e.kind).collect();
+        assert_eq!(kinds, vec![event_kind::TAB_CLOSED, event_kind::TOOLS_CHANGED]);
+        assert_eq!(backlog[0].seq, last + 1);
+        // The ring holds 16; ask for something older and the gap is reported.
+        for i in 0..20 {
+            r.upsert_tab(a, 1, tab(100 + i, &[], false), None);
+        }
+        let (_, gap) = r.events_after(0);
+        let (from, to) = gap.unwrap();
+        assert_eq!(from, 1);
+        assert!(to >= 10);
+    }
+}

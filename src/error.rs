@@ -1,0 +1,237 @@
+//! The one error type shared by the daemon, the control API and the CLI.
+//!
+//! Every failure a client can see is an [`Error`] with a stable string [`ErrorCode`], a
+//! `retryable` flag and optional structured `details`. Scripts branch on the code (or on the
+//! CLI's exit code, which is derived from it), so codes are never renamed.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// Stable error codes. The first four are the call-path codes of seed 000; the rest are ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// No answer from the browser within the call's timeout.
+    MessageTimeout,
+    /// The message could not be handed to the browser connection (it never left the daemon).
+    SendError,
+    /// The browser connection broke while the call was in flight.
+    WebsocketError,
+    /// Every attempt failed with a retryable error; `details` holds the history.
+    MaxRetriesExceeded,
+    /// The tool ran in the browser and reported a failure.
+    ToolError,
+    TabNotFound,
+    ToolNotFound,
+    /// Several tabs or browsers match; `details.candidates` lists them.
+    AmbiguousTarget,
+    InvalidArguments,
+    NoBrowser,
+    Unauthorized,
+    ShuttingDown,
+    /// A malformed request to the control API.
+    BadRequest,
+    /// An unknown route of the control API.
+    NotFound,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    /// The call was cancelled by its caller.
+    Cancelled,
+    /// A configured limit was hit (calls in flight, connections, rate).
+    LimitExceeded,
+    /// The CLI could not reach the daemon.
+    DaemonUnavailable,
+    Internal,
+}
+
+impl ErrorCode {
+    pub const ALL: &'static [ErrorCode] = &[
+        ErrorCode::MessageTimeout,
+        ErrorCode::SendError,
+        ErrorCode::WebsocketError,
+        ErrorCode::MaxRetriesExceeded,
+        ErrorCode::ToolError,
+        ErrorCode::TabNotFound,
+        ErrorCode::ToolNotFound,
+        ErrorCode::AmbiguousTarget,
+        ErrorCode::InvalidArguments,
+        ErrorCode::NoBrowser,
+        ErrorCode::Unauthorized,
+        ErrorCode::ShuttingDown,
+        ErrorCode::BadRequest,
+        ErrorCode::NotFound,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::PayloadTooLarge,
+        ErrorCode::Cancelled,
+        ErrorCode::LimitExceeded,
+        ErrorCode::DaemonUnavailable,
+        ErrorCode::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MessageTimeout => "MESSAGE_TIMEOUT",
+            ErrorCode::SendError => "SEND_ERROR",
+            ErrorCode::WebsocketError => "WEBSOCKET_ERROR",
+            ErrorCode::MaxRetriesExceeded => "MAX_RETRIES_EXCEEDED",
+            ErrorCode::ToolError => "TOOL_ERROR",
+            ErrorCode::TabNotFound => "TAB_NOT_FOUND",
+            ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
+            ErrorCode::AmbiguousTarget => "AMBIGUOUS_TARGET",
+            ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
+            ErrorCode::NoBrowser => "NO_BROWSER",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::ShuttingDown => "SHUTTING_DOWN",
+            ErrorCode::BadRequest => "BAD_REQUEST",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::DaemonUnavailable => "DAEMON_UNAVAILABLE",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// Whether repeating the same request may succeed. Seed 000: timeouts, send failures and
+    /// broken sockets are retryable; validation-type failures are not.
+    pub fn default_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::MessageTimeout
+                | ErrorCode::SendError
+                | ErrorCode::WebsocketError
+                | ErrorCode::NoBrowser
+                | ErrorCode::LimitExceeded
+                | ErrorCode::DaemonUnavailable
+        )
+    }
+
+    /// HTTP status used by the control API for this code.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
+            ErrorCode::Unauthorized => 401,
+            ErrorCode::TabNotFound
+            | ErrorCode::ToolNotFound
+            | ErrorCode::NoBrowser
+            | ErrorCode::NotFound => 404,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::AmbiguousTarget => 409,
+            ErrorCode::PayloadTooLarge => 413,
+            ErrorCode::ToolError => 422,
+            ErrorCode::LimitExceeded => 429,
+            ErrorCode::Cancelled => 499,
+            ErrorCode::Internal => 500,
+            ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => {
+                502
+            }
+            ErrorCode::ShuttingDown | ErrorCode::DaemonUnavailable => 503,
+            ErrorCode::MessageTimeout => 504,
+        }
+    }
+
+    /// browserctl's exit code for this code; documented in README and `browserctl --help`.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorCode::Internal => 1,
+            ErrorCode::BadRequest | ErrorCode::NotFound | ErrorCode::MethodNotAllowed => 2,
+            ErrorCode::DaemonUnavailable => 3,
+            ErrorCode::NoBrowser | ErrorCode::TabNotFound | ErrorCode::ToolNotFound => 4,
+            ErrorCode::AmbiguousTarget => 5,
+            ErrorCode::InvalidArguments | ErrorCode::PayloadTooLarge => 6,
+            ErrorCode::ToolError => 7,
+            ErrorCode::MessageTimeout => 8,
+            ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => 9,
+            ErrorCode::Unauthorized => 10,
+            ErrorCode::ShuttingDown => 11,
+            ErrorCode::LimitExceeded => 12,
+            ErrorCode::Cancelled => 13,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error as it travels: inside the daemon, on the wire (`{"error": {...}}`) and in the CLI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+    pub retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Error {
+        Error {
+            code,
+            message: message.into(),
+            retryable: code.default_retryable(),
+            details: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Error {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn retryable(mut self, retryable: bool) -> Error {
+        self.retryable = retryable;
+        self
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Error {
+        Error::new(ErrorCode::BadRequest, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new(ErrorCode::Internal, message)
+    }
+}
+
+/// The body of every error response of the control API.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: Error,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_through_their_strings() {
+        for &code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn wire_shape_is_code_message_retryable_details() {
+        let e = Error::new(ErrorCode::MessageTimeout, "no answer")
+            .with_details(serde_json::json!({"attempts": 1}));
+        let v = serde_json::to_value(ErrorBody { error: e }).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"error": {"code": "MESSAGE_TIMEOUT", "message": "no answer",
+                "retryable": true, "details": {"attempts": 1}}})
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! browser-mcp: a bridge between the tools that live in browser tabs and everything outside
+//! the browser — shell scripts, automation pipelines and AI agents.
+//!
+//! Layout (one package, a library and two thin binaries):
+//! - [`protocol`]: wire types only (serde), no I/O.
+//! - [`error`]: the error-code enum shared by the daemon, the API and the CLI.
+//! - [`daemon`]: `browser-mcpd` — registry, call path, extension listener, control API,
+//!   discovery file, service life.
+//! - [`ctl`]: `browserctl` — a thin client of the control API.
+//! - `src/bin/*`: parse flags, call `daemon::run` / `ctl::run`.
+#![deny(clippy::await_holding_lock)]
+
+pub mod ctl;
+pub mod daemon;
+pub mod error;
+pub mod paths;
+pub mod protocol;
+pub mod time;
+
+pub use error::{Error, ErrorCode};

@@ -1,0 +1,55 @@
+//! Where things live, computed the same way by the daemon and the CLI.
+
+use std::path::PathBuf;
+
+pub const SOCKET_ENV: &str = "BROWSER_MCP_SOCKET";
+pub const DEFAULT_DISCOVERY_DIR: &str = "/tmp/browser-mcp";
+pub const DEFAULT_PORT: u16 = 8765;
+
+/// `$XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock`, or a per-uid directory under /tmp when
+/// the runtime dir is not set (e.g. over ssh without a login session).
+pub fn default_socket_path() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("browser-mcp/browser-mcpd.sock"),
+        None => PathBuf::from(format!("/tmp/browser-mcp-{}", nix::unistd::getuid()))
+            .join("browser-mcpd.sock"),
+    }
+}
+
+/// Parses a human duration: `500ms`, `2s`, `1.5s`, `3m`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let value: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (try 500ms, 2s, 1m)"))?;
+    if !value.is_finite() || value < 0.0 || value * scale > 86_400.0 * 365.0 {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(std::time::Duration::from_secs_f64(value * scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("3m").unwrap(), Duration::from_secs(180));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! Seed 001: the bridge protocol between the daemon and a browser extension.
+//!
+//! Every message is a JSON object with a `type` field and an optional `sessionId`. Inbound
+//! frames are read in one pass into [`Inbound`] (a flat struct of every field any message
+//! has) and then checked into a typed [`ExtensionMessage`]; this keeps a tool's result as raw
+//! JSON text that is passed through, never re-parsed.
+
+use super::tool::Tool;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A tab id as the browser reports it (Chrome's tab ids are integers).
+pub type TabId = i64;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BrowserInfo {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+/// A tab as the extension describes it. `tools` is optional in updates: absent means
+/// "unchanged", present (even empty) replaces the tab's tools.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TabInfo {
+    pub id: TabId,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<Tool>>,
+    /// Additive: whether this tab is the focused (active) one.
+    #[serde(default, alias = "active", skip_serializing_if = "Option::is_none")]
+    pub focused: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_id: Option<i64>,
+}
+
+/// Every field of every extension→server message, read in one pass.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Inbound {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default, deserialize_with = "super::string_or_number::deserialize")]
+    call_id: Option<String>,
+    #[serde(default, deserialize_with = "super::string_or_number::deserialize")]
+    request_id: Option<String>,
+    #[serde(default)]
+    tab_id: Option<TabId>,
+    #[serde(default)]
+    tab: Option<TabInfo>,
+    #[serde(default)]
+    tabs: Option<Vec<TabInfo>>,
+    #[serde(default)]
+    tools: Option<Vec<Tool>>,
+    #[serde(default)]
+    browser: Option<BrowserInfo>,
+    #[serde(default)]
+    result: Option<Box<RawValue>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+/// The failure a tool reported: seed 001 sends a string; extensions that know a code send
+/// `{"code": "...", "message": "..."}`, which is taken as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFailure {
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl ToolFailure {
+    fn from_value(v: Value) -> Option<ToolFailure> {
+        match v {
+            Value::Null => None,
+            Value::String(message) => Some(ToolFailure {
+                code: None,
+                message,
+            }),
+            Value::Object(map) => {
+                let code = map.get("code").and_then(|c| match c {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                });
+                let message = map
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| Value::Object(map.clone()).to_string());
+                Some(ToolFailure { code, message })
+            }
+            Value::Bool(false) => None,
+            other => Some(ToolFailure {
+                code: None,
+                message: other.to_string(),
+            }),
+        }
+    }
+}
+
+/// A checked extension→server message.
+#[derive(Debug)]
+pub enum ExtensionMessage {
+    Connected {
+        browser: BrowserInfo,
+        tabs: Vec<TabInfo>,
+    },
+    Disconnected,
+    TabCreated {
+        tab: TabInfo,
+        request_id: Option<String>,
+    },
+    TabUpdated {
+        tab: TabInfo,
+    },
+    TabClosed {
+        tab_id: TabId,
+    },
+    TabFocused {
+        tab_id: TabId,
+        tools: Option<Vec<Tool>>,
+    },
+    ToolsChanged {
+        tab_id: TabId,
+        tools: Vec<Tool>,
+    },
+    ToolsDiscovered {
+        call_id: String,
+        tab_id: Option<TabId>,
+        tools: Vec<Tool>,
+    },
+    ToolResult {
+        call_id: Option<String>,
+        outcome: Result<Box<RawValue>, ToolFailure>,
+    },
+    Ping,
+    Pong,
+    /// A well-formed message of a type this daemon does not know: logged and ignored.
+    Unknown {
+        kind: String,
+    },
+}
+
+/// A decoded frame together with the session it named (if any).
+#[derive(Debug)]
+pub struct Decoded {
+    pub session_id: Option<String>,
+    pub message: ExtensionMessage,
+}
+
+/// Why a frame was rejected; never fatal to the connection.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("malformed message: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error("{kind} message is missing `{field}`")]
+    Missing {
+        kind: &'static str,
+        field: &'static str,
+    },
+}
+
+fn need<T>(v: Option<T>, kind: &'static str, field: &'static str) -> Result<T, DecodeError> {
+    v.ok_or(DecodeError::Missing { kind, field })
+}
+
+/// Decodes one text frame from an extension.
+pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
+    let m: Inbound = serde_json::from_str(text)?;
+    let message = match m.kind.as_str() {
+        "connected" => ExtensionMessage::Connected {
+            browser: m.browser.unwrap_or_default(),
+            tabs: m.tabs.unwrap_or_default(),
+        },
+        "disconnected" => ExtensionMessage::Disconnected,
+        "tabCreated" => ExtensionMessage::TabCreated {
+            tab: need(m.tab, "tabCreated", "tab")?,
+            request_id: m.request_id,
+        },
+        "tabUpdated" => ExtensionMessage::TabUpdated {
+            tab: need(m.tab, "tabUpdated", "tab")?,
+        },
+        "tabClosed" => ExtensionMessage::TabClosed {
+            tab_id: need(m.tab_id, "tabClosed", "tabId")?,
+        },
+        "tabFocused" => ExtensionMessage::TabFocused {
+            tab_id: need(m.tab_id, "tabFocused", "tabId")?,
+            tools: m.tools,
+        },
+        "toolsChanged" => ExtensionMessage::ToolsChanged {
+            tab_id: need(m.tab_id, "toolsChanged", "tabId")?,
+            tools: need(m.tools, "toolsChanged", "tools")?,
+        },
+        "toolsDiscovered" => ExtensionMessage::ToolsDiscovered {
+            call_id: need(m.call_id, "toolsDiscovered", "callId")?,
+            tab_id: m.tab_id,
+            tools: m.tools.unwrap_or_default(),
+        },
+        "toolResult" => {
+            let outcome = match m.error.and_then(ToolFailure::from_value) {
+                Some(failure) => Err(failure),
+                None => Ok(m.result.unwrap_or_else(null_raw)),
+            };
+            ExtensionMessage::ToolResult {
+                call_id: m.call_id,
+                outcome,
+            }
+        }
+        "ping" => ExtensionMessage::Ping,
+        "pong" => ExtensionMessage::Pong,
+        _ => ExtensionMessage::Unknown { kind: m.kind },
+    };
+    Ok(Decoded {
+        session_id: m.session_id,
+        message,
+    })
+}
+
+fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("valid JSON")
+}
+
+/// Server→extension messages.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ServerMessage<'a> {
+    #[serde(rename_all = "camelCase")]
+    Connect { session_id: &'a str },
+    #[serde(rename_all = "camelCase")]
+    OpenTab {
+        session_id: &'a str,
+        url: &'a str,
+        focus: bool,
+        request_id: &'a str,
+    },
+    #[serde(rename_all = "camelCase")]
+    CloseTab { session_id: &'a str, tab_id: TabId },
+    #[serde(rename_all = "camelCase")]
+    CallTool {
+        session_id: &'a str,
+        call_id: &'a str,
+        tab_id: TabId,
+        tool_name: &'a str,
+        args: &'a RawValue,
+    },
+    #[serde(rename_all = "camelCase")]
+    DiscoverTools {
+        session_id: &'a str,
+        call_id: &'a str,
+        tab_id: TabId,
+    },
+    Pong,
+}
+
+impl ServerMessage<'_> {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("server messages always serialize")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn decodes_every_seed_message() {
+        let d = decode(r#"{"type":"connected","sessionId":"s1","browser":{"name":"Chrome","version":"120"},"tabs":[{"id":1,"title":"Example","url":"https://example.com","tools":[]}]}"#).unwrap();
+        assert_eq!(d.session_id.as_deref(), Some("s1"));
+        match d.message {
+            ExtensionMessage::Connected { browser, tabs } => {
+                assert_eq!(browser.name, "Chrome");
+                assert_eq!(tabs[0].id, 1);
+                assert_eq!(tabs[0].tools.as_ref().unwrap().len(), 0);
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = decode(r#"{"type":"toolResult","callId":"call_1","result":{"data":"x"},"error":null}"#).unwrap();
+        match d.message {
+            ExtensionMessage::ToolResult { call_id, outcome } => {
+                assert_eq!(call_id.as_deref(), Some("call_1"));
+                assert_eq!(outcome.unwrap().get(), r#"{"data":"x"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = decode(r#"{"type":"toolResult","callId":7,"result":null,"error":"Tool execution failed: reason"}"#).unwrap();
+        match d.message {
+            ExtensionMessage::ToolResult { call_id, outcome } => {
+                assert_eq!(call_id.as_deref(), Some("7"));
+                assert_eq!(outcome.unwrap_err().message, "Tool execution failed: reason");
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = decode(r#"{"type":"toolResult","callId":"c","error":{"code":"ELEMENT_NOT_FOUND","message":"no"}}"#).unwrap();
+        match d.message {
+            ExtensionMessage::ToolResult { outcome, .. } => {
+                assert_eq!(outcome.unwrap_err().code.as_deref(), Some("ELEMENT_NOT_FOUND"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(decode(r#"{"type":"ping"}"#).unwrap().message, ExtensionMessage::Ping));
+        assert!(matches!(
+            decode(r#"{"type":"tabClosed","tabId":2}"#).unwrap().message,
+            ExtensionMessage::TabClosed { tab_id: 2 }
+        ));
+        assert!(matches!(
+            decode(r#"{"type":"wat","x":1}"#).unwrap().message,
+            ExtensionMessage::Unknown { .. }
+        ));
+    }
+
+    #[test]
+    fn rejects_wrong_types_and_missing_fields() {
+        assert!(decode(r#"{"type":"tabClosed","tabId":"two"}"#).is_err());
+        assert!(decode(r#"{"type":"tabClosed"}"#).is_err());
+        assert!(decode(r#"{"tabId":1}"#).is_err());
+        assert!(decode("not json").is_err());
+        assert!(decode("[]").is_err());
+    }
+
+    #[test]
+    fn encodes_with_seed_field_names() {
+        let args = RawValue::from_string(r#"{"query":"test"}"#.into()).unwrap();
+        let m = ServerMessage::CallTool {
+            session_id: "s",
+            call_id: "call_1",
+            tab_id: 123,
+            tool_name: "search",
+            args: &args,
+        };
+        let v: Value = serde_json::from_str(&m.to_json()).unwrap();
+        assert_eq!(
+            v,
+            json!({"type":"callTool","sessionId":"s","callId":"call_1","tabId":123,"toolName":"search","args":{"query":"test"}})
+        );
+        let v: Value = serde_json::from_str(&ServerMessage::Pong.to_json()).unwrap();
+        assert_eq!(v, json!({"type":"pong"}));
+    }
+}

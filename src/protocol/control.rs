@@ -1,0 +1,172 @@
+//! The control API on the Unix socket: HTTP/1.1 + JSON, versioned under `/v1/`.
+//!
+//! | method | route | body / query | answer |
+//! |---|---|---|---|
+//! | GET | /v1/status | | [`Status`] |
+//! | GET | /v1/browsers | | `{"browsers": [BrowserView]}` |
+//! | GET | /v1/tabs | `?browser=` | `{"tabs": [TabView]}` |
+//! | GET | /v1/tabs/{tab} | | [`TabView`] |
+//! | POST | /v1/tabs | [`OpenTabRequest`] | [`TabView`] of the new tab |
+//! | DELETE | /v1/tabs/{tab} | | `{"closed": "b1:12"}` |
+//! | POST | /v1/tabs/{tab}/discover | | [`TabView`] with fresh tools |
+//! | GET | /v1/tools | `?tab=&browser=&name=` | `{"tools": [ToolView]}` |
+//! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
+//! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
+//!
+//! Errors: `{"error": {"code", "message", "retryable", "details"}}` with a fitting status.
+
+use super::tool::Tool;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub version: String,
+    pub pid: u32,
+    pub port: u16,
+    pub socket: String,
+    pub discovery_file: String,
+    pub started_at: String,
+    pub uptime_ms: u64,
+    pub browsers: usize,
+    pub tabs: usize,
+    pub tools: usize,
+    pub calls_in_flight: u64,
+    pub calls_total: u64,
+    pub calls_failed: u64,
+    /// Responses that arrived after their call had timed out.
+    pub late_responses: u64,
+    /// Responses whose id matched no call this daemon made (or had no id).
+    pub unknown_responses: u64,
+    /// Frames from extensions that could not be decoded.
+    pub bad_messages: u64,
+    pub last_event_seq: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserView {
+    /// Daemon-assigned, stable across reconnects of the same session: `b1`, `b2`, …
+    pub id: String,
+    pub dialect: String,
+    pub session_id: String,
+    pub name: String,
+    pub version: String,
+    pub connected_at: String,
+    pub tabs: usize,
+    pub tools: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TabView {
+    /// Unambiguous across browsers: `<browser>:<tab id>`, e.g. `b1:123`.
+    #[serde(rename = "ref")]
+    pub tab_ref: String,
+    pub browser: String,
+    pub id: i64,
+    pub title: String,
+    pub url: String,
+    pub focused: bool,
+    pub tools: Vec<Tool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolView {
+    /// The tab that offers it (`b1:123`), or the browser id for browser-level tools.
+    pub tab: String,
+    pub browser: String,
+    #[serde(flatten)]
+    pub tool: Tool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenTabRequest {
+    pub url: String,
+    #[serde(default)]
+    pub focus: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRequest {
+    pub tool: String,
+    /// `b1:123`, a bare tab id when it is unique, or absent (see target selection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    /// Arguments as a JSON object, passed through to the tab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Box<RawValue>>,
+    /// CLI-style arguments (`--query test` → `["query", "test"]`; a bare `--flag` has a null
+    /// value), typed by the daemon from the target tool's inputSchema and merged over `args`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<(String, Option<String>)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// Retry after MESSAGE_TIMEOUT even when the tool is not marked read-only or idempotent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry_on_timeout: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallResponse {
+    pub tab: String,
+    pub tool: String,
+    pub attempts: u32,
+    pub elapsed_ms: u64,
+    pub result: Box<RawValue>,
+}
+
+/// One entry of the event stream. `seq` increases by one per event, so a client that saw
+/// `seq = n` resumes with `?since=n`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub seq: u64,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Milliseconds since the Unix epoch.
+    pub time: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Event types, as they appear in `Event::kind`.
+pub mod event_kind {
+    pub const BROWSER_CONNECTED: &str = "browserConnected";
+    pub const BROWSER_DISCONNECTED: &str = "browserDisconnected";
+    pub const TAB_CREATED: &str = "tabCreated";
+    pub const TAB_UPDATED: &str = "tabUpdated";
+    pub const TAB_CLOSED: &str = "tabClosed";
+    pub const TAB_FOCUSED: &str = "tabFocused";
+    pub const TOOLS_CHANGED: &str = "toolsChanged";
+    /// Events were lost to this reader; `data` says `{"from", "to"}` (inclusive seqs).
+    pub const LAGGED: &str = "lagged";
+    pub const ALL: &[&str] = &[
+        BROWSER_CONNECTED,
+        BROWSER_DISCONNECTED,
+        TAB_CREATED,
+        TAB_UPDATED,
+        TAB_CLOSED,
+        TAB_FOCUSED,
+        TOOLS_CHANGED,
+        LAGGED,
+    ];
+}

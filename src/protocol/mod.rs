@@ -1,0 +1,35 @@
+//! Wire types only: serde structs for each protocol, no I/O and no daemon state.
+//!
+//! - [`bridge`]: seed 001, the primary extension protocol (`GET /` upgrade).
+//! - [`control`]: the daemon's Unix-socket HTTP/JSON API under `/v1/`.
+//! - [`tool`]: the MCP tool schema every dialect shares.
+
+pub mod bridge;
+pub mod control;
+pub mod tool;
+
+pub use tool::Tool;
+
+/// Accepts a JSON string or number and keeps it as a string: peers echo our ids back in either
+/// form, and a correlation id is only ever compared, never computed with.
+pub(crate) mod string_or_number {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw<'a> {
+        Str(std::borrow::Cow<'a, str>),
+        Int(i64),
+        UInt(u64),
+        Float(f64),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(Option::<Raw>::deserialize(d)?.map(|raw| match raw {
+            Raw::Str(s) => s.into_owned(),
+            Raw::Int(i) => i.to_string(),
+            Raw::UInt(u) => u.to_string(),
+            Raw::Float(f) => f.to_string(),
+        }))
+    }
+}

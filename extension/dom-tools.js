@@ -137,6 +137,8 @@ globalThis.browserMcpDom ??= (() => {
         out.push(line(d));
         return;
       }
+      // A label's text already names its control's line.
+      if (el.tagName === 'LABEL' && el.control && !el.contains(el.control) && visible(el.control)) return;
       const heading = /^H([1-6])$/.exec(el.tagName);
       if (heading) {
         flush();

@@ -124,9 +124,7 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
-            ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => {
-                502
-            }
+            ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => 502,
             ErrorCode::ShuttingDown | ErrorCode::DaemonUnavailable => 503,
             ErrorCode::MessageTimeout => 504,
         }

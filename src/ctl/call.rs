@@ -5,7 +5,7 @@ use super::listing::Tools;
 use super::output::{print, print_json, Stop};
 use crate::error::{Error, ErrorCode};
 use crate::paths::parse_duration;
-use crate::protocol::control::{CallRequest, CallResponse, ToolView};
+use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView};
 use hyper::Method;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -35,12 +35,16 @@ pub struct CallArgs {
     #[arg(short = 'h', long)]
     pub help: bool,
     /// TOOL, then its parameters as --NAME VALUE.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "TOOL [--PARAM VALUE]...")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "TOOL [--PARAM VALUE]..."
+    )]
     pub rest: Vec<String>,
 }
 
 /// Pulls browserctl's own options out of what follows TOOL; the rest are tool parameters.
-fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>), Error> {
+fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
     let usage = |m: String| Error::new(ErrorCode::BadRequest, m);
     let mut it = std::mem::take(&mut a.rest).into_iter().peekable();
     let tool = loop {
@@ -51,7 +55,11 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>
             }
             Some(t) => break t,
             None if a.help => return Ok((String::new(), Vec::new())),
-            None => return Err(usage("which tool? usage: browserctl call TOOL [--PARAM VALUE]...".into())),
+            None => {
+                return Err(usage(
+                    "which tool? usage: browserctl call TOOL [--PARAM VALUE]...".into(),
+                ))
+            }
         }
     };
     let mut flags = Vec::new();
@@ -66,7 +74,9 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>
                 a.help = true;
                 continue;
             }
-            return Err(usage(format!("unexpected argument `{token}` (parameters are --NAME VALUE)")));
+            return Err(usage(format!(
+                "unexpected argument `{token}` (parameters are --NAME VALUE)"
+            )));
         };
         let (name, inline) = match body.split_once('=') {
             Some((n, v)) => (n.to_owned(), Some(v.to_owned())),
@@ -98,7 +108,10 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>
             "args" => a.args = Some(need(value)?),
             "retries" => {
                 let v = need(value)?;
-                a.retries = Some(v.parse().map_err(|_| usage(format!("--retries: `{v}` is not a number")))?)
+                a.retries = Some(
+                    v.parse()
+                        .map_err(|_| usage(format!("--retries: `{v}` is not a number")))?,
+                )
             }
             "timeout" => {
                 let v = need(value)?;
@@ -113,15 +126,22 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Vec<(String, Option<String>)>
 fn read_args(spec: &str) -> Result<Box<RawValue>, Error> {
     let text = if spec == "-" {
         let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("cannot read stdin: {e}")))?;
+        std::io::stdin().read_to_string(&mut s).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidArguments,
+                format!("cannot read stdin: {e}"),
+            )
+        })?;
         s
     } else {
         spec.to_owned()
     };
-    RawValue::from_string(text.trim().to_owned())
-        .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("--args is not valid JSON: {e}")))
+    RawValue::from_string(text.trim().to_owned()).map_err(|e| {
+        Error::new(
+            ErrorCode::InvalidArguments,
+            format!("--args is not valid JSON: {e}"),
+        )
+    })
 }
 
 pub async fn run(c: &Client, mut a: CallArgs, json: bool) -> Result<(), Stop> {
@@ -161,7 +181,9 @@ fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
         });
     let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
     if is_error {
-        let message = texts.map(|t| t.join("\n")).unwrap_or_else(|| value.to_string());
+        let message = texts
+            .map(|t| t.join("\n"))
+            .unwrap_or_else(|| value.to_string());
         return Err(Stop::Api(Error::new(ErrorCode::ToolError, message)));
     }
     match (&value, texts) {
@@ -197,8 +219,11 @@ async fn help(c: &Client, tool: &str, tab: Option<&str>) -> Result<(), Stop> {
 }
 
 pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
-    let t = &view.tool;
-    let mut out = format!("Usage: browserctl call {} [--tab TAB] [OPTIONS] [--PARAM VALUE]...\n", t.name);
+    let t = &view.tool();
+    let mut out = format!(
+        "Usage: browserctl call {} [--tab TAB] [OPTIONS] [--PARAM VALUE]...\n",
+        t.name
+    );
     if let Some(title) = &t.title {
         out.push_str(&format!("\n{title}\n"));
     }
@@ -226,7 +251,11 @@ pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
                 .map(|(name, p)| {
                     let ty = match &p["type"] {
                         Value::String(s) => s.clone(),
-                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+                        Value::Array(a) => a
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join("|"),
                         _ => "json".to_owned(),
                     };
                     let ty = match (ty.as_str(), p["items"]["type"].as_str()) {
@@ -241,7 +270,10 @@ pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
                         text.push_str(d);
                     }
                     if let Some(e) = p["enum"].as_array() {
-                        let vals: Vec<String> = e.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).collect();
+                        let vals: Vec<String> = e
+                            .iter()
+                            .map(|v| v.as_str().map_or(v.to_string(), str::to_owned))
+                            .collect();
                         text.push_str(&format!(" [one of: {}]", vals.join(", ")));
                     }
                     if !p["default"].is_null() {
@@ -270,25 +302,44 @@ mod tests {
 
     fn parse(argv: &[&str]) -> (CallArgs, String, Vec<(String, Option<String>)>) {
         let cli = crate::ctl::Cli::try_parse_from(argv).unwrap();
-        let crate::ctl::Command::Call(mut a) = cli.command else { panic!() };
+        let crate::ctl::Command::Call(mut a) = cli.command else {
+            panic!()
+        };
         let (tool, flags) = split_rest(&mut a).unwrap();
         (a, tool, flags)
     }
 
     #[test]
     fn own_options_and_tool_parameters_are_told_apart() {
-        let (a, tool, flags) = parse(&["browserctl", "call", "search", "--query", "test", "--tab", "b1:2",
-            "--exact", "--limit=5", "--timeout", "2s", "--offset", "-3"]);
+        let (a, tool, flags) = parse(&[
+            "browserctl",
+            "call",
+            "search",
+            "--query",
+            "test",
+            "--tab",
+            "b1:2",
+            "--exact",
+            "--limit=5",
+            "--timeout",
+            "2s",
+            "--offset",
+            "-3",
+        ]);
         assert_eq!(tool, "search");
         assert_eq!(a.tab.as_deref(), Some("b1:2"));
         assert_eq!(a.timeout, Some(std::time::Duration::from_secs(2)));
-        assert_eq!(flags, vec![
-            ("query".into(), Some("test".into())),
-            ("exact".into(), None),
-            ("limit".into(), Some("5".into())),
-            ("offset".into(), Some("-3".into())),
-        ]);
-        let (a, tool, flags) = parse(&["browserctl", "call", "--tab", "3", "x", "--", "--tab", "t"]);
+        assert_eq!(
+            flags,
+            vec![
+                ("query".into(), Some("test".into())),
+                ("exact".into(), None),
+                ("limit".into(), Some("5".into())),
+                ("offset".into(), Some("-3".into())),
+            ]
+        );
+        let (a, tool, flags) =
+            parse(&["browserctl", "call", "--tab", "3", "x", "--", "--tab", "t"]);
         assert_eq!((a.tab.as_deref(), tool.as_str()), (Some("3"), "x"));
         assert_eq!(flags, vec![("tab".into(), Some("t".into()))]);
         let (a, tool, _) = parse(&["browserctl", "call", "search", "--help"]);

@@ -61,7 +61,11 @@ impl Client {
         let req = builder
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| Error::internal(format!("bad request: {e}")))?;
-        let resp = self.http.request(req).await.map_err(|e| self.unavailable(e))?;
+        let resp = self
+            .http
+            .request(req)
+            .await
+            .map_err(|e| self.unavailable(e))?;
         if resp.status().is_success() {
             return Ok(resp);
         }
@@ -100,7 +104,12 @@ pub async fn body_bytes(resp: Response<Incoming>) -> Result<Bytes, Error> {
         .collect()
         .await
         .map(|b| b.to_bytes())
-        .map_err(|e| Error::new(ErrorCode::DaemonUnavailable, format!("the daemon hung up: {e}")))
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::DaemonUnavailable,
+                format!("the daemon hung up: {e}"),
+            )
+        })
 }
 
 /// Percent-encodes a query or path component.

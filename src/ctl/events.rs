@@ -48,13 +48,20 @@ pub async fn run(c: &Client, a: EventsArgs) -> Result<(), Stop> {
         }
         query.push(format!("count={n}"));
     }
-    let path = format!("/v1/events{}{}", if query.is_empty() { "" } else { "?" }, query.join("&"));
+    let path = format!(
+        "/v1/events{}{}",
+        if query.is_empty() { "" } else { "?" },
+        query.join("&")
+    );
     let resp = c.send(Method::GET, &path, None).await?;
     let mut body = resp.into_body();
     let mut out = std::io::stdout().lock();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
-            Error::new(ErrorCode::DaemonUnavailable, format!("the event stream broke: {e}"))
+            Error::new(
+                ErrorCode::DaemonUnavailable,
+                format!("the event stream broke: {e}"),
+            )
         })?;
         if let Some(data) = frame.data_ref() {
             out.write_all(data)?;

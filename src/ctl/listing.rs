@@ -62,7 +62,18 @@ pub async fn browsers(c: &Client, json: bool) -> Result<(), Stop> {
             ]
         })
         .collect();
-    print(&table(&["ID", "BROWSER", "DIALECT", "TABS", "TOOLS", "CONNECTED", "SESSION"], &rows))
+    print(&table(
+        &[
+            "ID",
+            "BROWSER",
+            "DIALECT",
+            "TABS",
+            "TOOLS",
+            "CONNECTED",
+            "SESSION",
+        ],
+        &rows,
+    ))
 }
 
 #[derive(Deserialize, serde::Serialize)]
@@ -93,7 +104,10 @@ pub async fn tabs(c: &Client, browser: Option<&str>, json: bool) -> Result<(), S
     if json {
         return print_json(&list);
     }
-    print(&table(&["TAB", "TITLE", "URL", "TOOLS"], &tab_rows(&list.tabs)))
+    print(&table(
+        &["TAB", "TITLE", "URL", "TOOLS"],
+        &tab_rows(&list.tabs),
+    ))
 }
 
 #[derive(Deserialize, serde::Serialize)]
@@ -101,7 +115,12 @@ pub struct Tools {
     pub tools: Vec<ToolView>,
 }
 
-pub async fn tools(c: &Client, tab: Option<&str>, browser: Option<&str>, json: bool) -> Result<(), Stop> {
+pub async fn tools(
+    c: &Client,
+    tab: Option<&str>,
+    browser: Option<&str>,
+    json: bool,
+) -> Result<(), Stop> {
     let mut query = Vec::new();
     if let Some(t) = tab {
         query.push(format!("tab={}", encode(t)));
@@ -109,7 +128,11 @@ pub async fn tools(c: &Client, tab: Option<&str>, browser: Option<&str>, json: b
     if let Some(b) = browser {
         query.push(format!("browser={}", encode(b)));
     }
-    let path = format!("/v1/tools{}{}", if query.is_empty() { "" } else { "?" }, query.join("&"));
+    let path = format!(
+        "/v1/tools{}{}",
+        if query.is_empty() { "" } else { "?" },
+        query.join("&")
+    );
     let list: Tools = c.get(&path).await?;
     if json {
         return print_json(&list);
@@ -119,7 +142,6 @@ pub async fn tools(c: &Client, tab: Option<&str>, browser: Option<&str>, json: b
         .iter()
         .map(|t| {
             let hints = t
-                .tool
                 .annotations
                 .as_ref()
                 .and_then(Value::as_object)
@@ -133,9 +155,9 @@ pub async fn tools(c: &Client, tab: Option<&str>, browser: Option<&str>, json: b
                 .unwrap_or_default();
             vec![
                 t.tab.clone(),
-                t.tool.name.clone(),
+                t.name.clone(),
                 hints,
-                clip(t.tool.description.as_deref().unwrap_or(""), 70),
+                clip(t.description.as_deref().unwrap_or(""), 70),
             ]
         })
         .collect();
@@ -164,17 +186,28 @@ pub async fn open(
 
 pub async fn close(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
     let answer: Value = c
-        .json(Method::DELETE, &format!("/v1/tabs/{}", encode(tab)), None::<&()>)
+        .json(
+            Method::DELETE,
+            &format!("/v1/tabs/{}", encode(tab)),
+            None::<&()>,
+        )
         .await?;
     if json {
         return print_json(&answer);
     }
-    print(&format!("closed {}", answer["closed"].as_str().unwrap_or(tab)))
+    print(&format!(
+        "closed {}",
+        answer["closed"].as_str().unwrap_or(tab)
+    ))
 }
 
 pub async fn discover(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
     let view: TabView = c
-        .json(Method::POST, &format!("/v1/tabs/{}/discover", encode(tab)), None::<&()>)
+        .json(
+            Method::POST,
+            &format!("/v1/tabs/{}/discover", encode(tab)),
+            None::<&()>,
+        )
         .await?;
     if json {
         return print_json(&view);
@@ -182,7 +215,12 @@ pub async fn discover(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
     let rows: Vec<Vec<String>> = view
         .tools
         .iter()
-        .map(|t| vec![t.name.clone(), clip(t.description.as_deref().unwrap_or(""), 70)])
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                clip(t.description.as_deref().unwrap_or(""), 70),
+            ]
+        })
         .collect();
     print(&table(&["TOOL", "DESCRIPTION"], &rows))
 }

@@ -110,7 +110,10 @@ pub enum Command {
 
 /// Runs browserctl and returns its exit code.
 pub async fn run(cli: Cli) -> ExitCode {
-    let socket = cli.socket.clone().unwrap_or_else(crate::paths::default_socket_path);
+    let socket = cli
+        .socket
+        .clone()
+        .unwrap_or_else(crate::paths::default_socket_path);
     let client = Client::new(socket);
     let json = cli.json;
     let result = match cli.command {

@@ -23,7 +23,9 @@ impl From<io::Error> for Stop {
         if e.kind() == io::ErrorKind::BrokenPipe {
             Stop::BrokenPipe
         } else {
-            Stop::Api(crate::error::Error::internal(format!("cannot write output: {e}")))
+            Stop::Api(crate::error::Error::internal(format!(
+                "cannot write output: {e}"
+            )))
         }
     }
 }
@@ -131,7 +133,10 @@ pub fn print_error(e: &crate::error::Error, json: bool) {
             let _ = writeln!(
                 err,
                 "  attempt {}: {}: {} (then waited {} ms)",
-                h["attempt"], h["code"].as_str().unwrap_or(""), h["message"].as_str().unwrap_or(""), h["delayMs"]
+                h["attempt"],
+                h["code"].as_str().unwrap_or(""),
+                h["message"].as_str().unwrap_or(""),
+                h["delayMs"]
             );
         }
     }

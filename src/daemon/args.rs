@@ -141,9 +141,15 @@ fn apply_flags(
                     let known: Vec<String> = props.keys().map(|k| format!("--{k}")).collect();
                     return Err(invalid(format!(
                         "unknown parameter --{flag}; this tool takes {}",
-                        if known.is_empty() { "no parameters".to_owned() } else { known.join(", ") }
+                        if known.is_empty() {
+                            "no parameters".to_owned()
+                        } else {
+                            known.join(", ")
+                        }
                     ))
-                    .with_details(json!({"parameter": flag, "known": props.keys().collect::<Vec<_>>()})));
+                    .with_details(
+                        json!({"parameter": flag, "known": props.keys().collect::<Vec<_>>()}),
+                    ));
                 }
                 None => (flag.clone(), &Value::Null),
             },
@@ -198,14 +204,12 @@ fn typed_value(flag: &str, text: Option<&str>, prop: &Value) -> Result<Value, Er
         let typed = match *t {
             "string" => Some(Value::String(text.to_owned())),
             "integer" => text.parse::<i64>().ok().map(Value::from),
-            "number" => text
-                .parse::<f64>()
-                .ok()
-                .filter(|f| f.is_finite())
-                .map(|f| match text.parse::<i64>() {
+            "number" => text.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| {
+                match text.parse::<i64>() {
                     Ok(i) => Value::from(i),
                     Err(_) => Value::from(f),
-                }),
+                }
+            }),
             "boolean" => match text {
                 "true" | "1" | "yes" | "on" => Some(Value::Bool(true)),
                 "false" | "0" | "no" | "off" => Some(Value::Bool(false)),
@@ -262,11 +266,27 @@ mod tests {
             "exact": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
             "ids": {"type": "array", "items": {"type": "integer"}}, "opts": {"type": "object"},
             "maxResults": {"type": "integer"}}});
-        let v = run(schema, None, &[("query", Some("42")), ("limit", Some("5")), ("ratio", Some("0.5")),
-            ("exact", None), ("tags", Some("a")), ("tags", Some("b")), ("ids", Some("[1,2]")),
-            ("opts", Some(r#"{"x":1}"#)), ("max-results", Some("3"))]).unwrap();
-        assert_eq!(v, json!({"query": "42", "limit": 5, "ratio": 0.5, "exact": true,
-            "tags": ["a", "b"], "ids": [1, 2], "opts": {"x": 1}, "maxResults": 3}));
+        let v = run(
+            schema,
+            None,
+            &[
+                ("query", Some("42")),
+                ("limit", Some("5")),
+                ("ratio", Some("0.5")),
+                ("exact", None),
+                ("tags", Some("a")),
+                ("tags", Some("b")),
+                ("ids", Some("[1,2]")),
+                ("opts", Some(r#"{"x":1}"#)),
+                ("max-results", Some("3")),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            json!({"query": "42", "limit": 5, "ratio": 0.5, "exact": true,
+            "tags": ["a", "b"], "ids": [1, 2], "opts": {"x": 1}, "maxResults": 3})
+        );
     }
 
     #[test]

@@ -55,7 +55,11 @@ where
         key: None,
         pending: Pending::default(),
     };
-    tracing::debug!(conn = c.handle.id, origin = origin.as_deref().unwrap_or("-"), "extension connected");
+    tracing::debug!(
+        conn = c.handle.id,
+        origin = origin.as_deref().unwrap_or("-"),
+        "extension connected"
+    );
     let hello = ServerMessage::Connect {
         session_id: &c.session,
     }
@@ -207,7 +211,10 @@ where
         if self.ws.send(Message::text(message)).await.is_err() {
             // The frame did not go out: fail this one as never sent; the rest fail on finish.
             if let Ok(w) = self.pending.take(Some(&id)) {
-                w.fail(Error::new(ErrorCode::SendError, "could not write to the browser connection"));
+                w.fail(Error::new(
+                    ErrorCode::SendError,
+                    "could not write to the browser connection",
+                ));
             }
             return Flow::Stop;
         }
@@ -250,7 +257,9 @@ where
             }
             ExtensionMessage::TabCreated { tab, request_id } => {
                 let info = tab.clone();
-                self.d.registry().upsert_tab(key, id, tab, request_id.as_deref());
+                self.d
+                    .registry()
+                    .upsert_tab(key, id, tab, request_id.as_deref());
                 match self.pending.take(request_id.as_deref()) {
                     Ok(Waiter::Open(reply)) => {
                         let _ = reply.send(Ok(info));
@@ -316,11 +325,21 @@ where
         match m {
             Match::Late => {
                 Stats::bump(&stats.late_responses);
-                tracing::warn!(conn = self.handle.id, kind, id, "late answer after the call timed out; dropped");
+                tracing::warn!(
+                    conn = self.handle.id,
+                    kind,
+                    id,
+                    "late answer after the call timed out; dropped"
+                );
             }
             Match::Unknown => {
                 Stats::bump(&stats.unknown_responses);
-                tracing::warn!(conn = self.handle.id, kind, id, "answer to no known call; dropped");
+                tracing::warn!(
+                    conn = self.handle.id,
+                    kind,
+                    id,
+                    "answer to no known call; dropped"
+                );
             }
         }
     }
@@ -371,5 +390,7 @@ where
 }
 
 fn fail_mismatch(w: Waiter, kind: &str) {
-    w.fail(Error::internal(format!("the browser answered with an unexpected {kind}")));
+    w.fail(Error::internal(format!(
+        "the browser answered with an unexpected {kind}"
+    )));
 }

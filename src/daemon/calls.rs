@@ -135,8 +135,13 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let retry = attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
-        let delay = if retry { policy.delay(attempt) } else { Duration::ZERO };
+        let retry =
+            attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let delay = if retry {
+            policy.delay(attempt)
+        } else {
+            Duration::ZERO
+        };
         tracing::warn!(
             message_type = "callTool",
             tab = %target.display(),
@@ -263,7 +268,10 @@ async fn exchange<T>(
             }
             Err(Error::new(
                 ErrorCode::MessageTimeout,
-                format!("{what}: no answer from the browser within {} ms", timeout.as_millis()),
+                format!(
+                    "{what}: no answer from the browser within {} ms",
+                    timeout.as_millis()
+                ),
             ))
         }
     }
@@ -290,7 +298,8 @@ async fn attempt_once(
 }
 
 fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
-    ms.map(Duration::from_millis).unwrap_or(d.config.call_timeout)
+    ms.map(Duration::from_millis)
+        .unwrap_or(d.config.call_timeout)
 }
 
 /// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
@@ -304,7 +313,10 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
             Some(b) => reg.parse_browser(b)?,
             None => reg.default_browser()?,
         };
-        let target = Target { browser: key, tab: None };
+        let target = Target {
+            browser: key,
+            tab: None,
+        };
         (target, reg.connection(target)?.0)
     };
     let id = next_id("open");
@@ -333,12 +345,23 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
         (target, reg.connection(target)?.0)
     };
     let Some(tab_id) = target.tab else {
-        return Err(Error::new(ErrorCode::TabNotFound, format!("`{tab}` is a browser, not a tab")));
+        return Err(Error::new(
+            ErrorCode::TabNotFound,
+            format!("`{tab}` is a browser, not a tab"),
+        ));
     };
     let (reply, rx) = oneshot::channel();
     let what = format!("closeTab {}", target.display());
     let timeout = open_timeout(d, timeout_ms);
-    exchange(&conn, None, Command::CloseTab { tab: tab_id, reply }, rx, timeout, &what).await?;
+    exchange(
+        &conn,
+        None,
+        Command::CloseTab { tab: tab_id, reply },
+        rx,
+        timeout,
+        &what,
+    )
+    .await?;
     Ok(target.display())
 }
 
@@ -350,7 +373,10 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
         (target, reg.connection(target)?.0)
     };
     let Some(tab_id) = target.tab else {
-        return Err(Error::new(ErrorCode::TabNotFound, format!("`{tab}` is a browser, not a tab")));
+        return Err(Error::new(
+            ErrorCode::TabNotFound,
+            format!("`{tab}` is a browser, not a tab"),
+        ));
     };
     let id = next_id("discover");
     let (reply, rx) = oneshot::channel();
@@ -360,10 +386,21 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
         reply,
     };
     let what = format!("discoverTools on {}", target.display());
-    exchange(&conn, Some(id), command, rx, open_timeout(d, timeout_ms), &what).await?;
-    d.registry()
-        .tab_view(target)
-        .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("tab {} is gone", target.display())))
+    exchange(
+        &conn,
+        Some(id),
+        command,
+        rx,
+        open_timeout(d, timeout_ms),
+        &what,
+    )
+    .await?;
+    d.registry().tab_view(target).ok_or_else(|| {
+        Error::new(
+            ErrorCode::TabNotFound,
+            format!("tab {} is gone", target.display()),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -394,11 +431,19 @@ mod tests {
         assert!(!should_retry(&timeout, Some(&plain), false));
         assert!(should_retry(&timeout, Some(&plain), true));
         assert!(should_retry(&timeout, Some(&ro), false));
-        assert!(should_retry(&Error::new(ErrorCode::SendError, "s"), Some(&plain), false));
+        assert!(should_retry(
+            &Error::new(ErrorCode::SendError, "s"),
+            Some(&plain),
+            false
+        ));
         let transient = Error::new(ErrorCode::ToolError, "network").retryable(true);
         assert!(should_retry(&transient, Some(&plain), false));
         let unknown = Error::new(ErrorCode::ToolError, "boom").retryable(false);
         assert!(!should_retry(&unknown, Some(&ro), false));
-        assert!(!should_retry(&Error::new(ErrorCode::InvalidArguments, "x"), Some(&ro), true));
+        assert!(!should_retry(
+            &Error::new(ErrorCode::InvalidArguments, "x"),
+            Some(&ro),
+            true
+        ));
     }
 }

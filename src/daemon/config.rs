@@ -85,15 +85,19 @@ pub struct Config {
 
 impl Config {
     pub fn socket_path(&self) -> PathBuf {
-        self.socket.clone().unwrap_or_else(paths::default_socket_path)
+        self.socket
+            .clone()
+            .unwrap_or_else(paths::default_socket_path)
     }
 
     /// Whether an Origin header value may open an extension connection.
     pub fn origin_allowed(&self, origin: &str) -> bool {
-        self.allow_origins.iter().any(|pattern| match pattern.strip_suffix('*') {
-            Some(prefix) => origin.starts_with(prefix),
-            None => origin == pattern,
-        })
+        self.allow_origins
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => origin.starts_with(prefix),
+                None => origin == pattern,
+            })
     }
 }
 

@@ -52,9 +52,14 @@ pub enum Command {
         reply: Reply<()>,
     },
     /// The caller stopped waiting (timeout or cancel): drop the waiter; a later answer is late.
-    Forget { id: String },
+    Forget {
+        id: String,
+    },
     /// Close the connection with this WebSocket close code.
-    Close { code: u16, reason: String },
+    Close {
+        code: u16,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -196,8 +201,14 @@ mod tests {
         let (ctx, mut crx) = oneshot::channel();
         p.insert_close(3, ctx);
         p.fail_all(ErrorCode::WebsocketError, "gone");
-        assert_eq!(rx.try_recv().unwrap().unwrap_err().code, ErrorCode::WebsocketError);
-        assert_eq!(crx.try_recv().unwrap().unwrap_err().code, ErrorCode::WebsocketError);
+        assert_eq!(
+            rx.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::WebsocketError
+        );
+        assert_eq!(
+            crx.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::WebsocketError
+        );
         assert!(p.is_empty());
     }
 }

@@ -39,7 +39,10 @@ const MAX_BODY: usize = 8 << 20;
 pub fn bind(path: &Path) -> io::Result<UnixListener> {
     if let Some(dir) = path.parent() {
         if !dir.exists() {
-            fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
         }
     }
     match fs::symlink_metadata(path) {
@@ -63,7 +66,10 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
         Ok(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
-                format!("{} exists and is not a socket; refusing to replace it", path.display()),
+                format!(
+                    "{} exists and is not a socket; refusing to replace it",
+                    path.display()
+                ),
             ))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -156,14 +162,18 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
 }
 
 fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed()
 }
 
 fn json(status: StatusCode, bytes: Vec<u8>) -> Response<Body> {
     let mut r = Response::new(full(bytes));
     *r.status_mut() = status;
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
     r
 }
 
@@ -173,7 +183,10 @@ fn ok(value: &impl serde::Serialize) -> Response<Body> {
 
 pub fn error(e: Error) -> Response<Body> {
     let status = StatusCode::from_u16(e.code.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    json(status, serde_json::to_vec(&ErrorBody { error: e }).expect("JSON"))
+    json(
+        status,
+        serde_json::to_vec(&ErrorBody { error: e }).expect("JSON"),
+    )
 }
 
 async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Result<T, Error> {
@@ -181,8 +194,13 @@ async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Re
         .collect()
         .await
         .map_err(|e| {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
-                Error::new(ErrorCode::PayloadTooLarge, format!("request body over {MAX_BODY} bytes"))
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Error::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("request body over {MAX_BODY} bytes"),
+                )
             } else {
                 Error::bad_request(format!("could not read the request body: {e}"))
             }
@@ -211,7 +229,9 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
     let method = req.method().clone();
     match (&method, segs.as_slice()) {
         (&Method::GET, ["v1", "status"]) => Ok(ok(&status(&d))),
-        (&Method::GET, ["v1", "browsers"]) => Ok(ok(&json!({"browsers": d.registry().browser_views()}))),
+        (&Method::GET, ["v1", "browsers"]) => {
+            Ok(ok(&json!({"browsers": d.registry().browser_views()})))
+        }
         (&Method::GET, ["v1", "tabs"]) => {
             let reg = d.registry();
             let browser = q("browser").map(|b| reg.parse_browser(&b)).transpose()?;
@@ -245,7 +265,9 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             let target = q("tab").map(|t| reg.parse_tab(&t)).transpose()?;
             let browser = q("browser").map(|b| reg.parse_browser(&b)).transpose()?;
             let name = q("name");
-            Ok(ok(&json!({"tools": reg.tool_views(target, browser, name.as_deref())})))
+            Ok(ok(
+                &json!({"tools": reg.tool_views(target, browser, name.as_deref())}),
+            ))
         }
         (&Method::POST, ["v1", "call"]) => {
             let body: CallRequest = read_json(req).await?;
@@ -260,7 +282,10 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             ErrorCode::MethodNotAllowed,
             format!("{method} is not allowed on {path}"),
         )),
-        _ => Err(Error::new(ErrorCode::NotFound, format!("no route {method} {path}"))),
+        _ => Err(Error::new(
+            ErrorCode::NotFound,
+            format!("no route {method} {path}"),
+        )),
     }
 }
 
@@ -302,9 +327,14 @@ struct Filter {
 
 impl Filter {
     fn wants(&self, e: &Published) -> bool {
-        self.kinds.as_ref().is_none_or(|k| k.iter().any(|k| k == e.kind))
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|k| k == e.kind))
             && self.tab.as_ref().is_none_or(|t| e.tab.as_ref() == Some(t))
-            && self.browser.as_ref().is_none_or(|b| e.browser.as_ref() == Some(b))
+            && self
+                .browser
+                .as_ref()
+                .is_none_or(|b| e.browser.as_ref() == Some(b))
     }
 }
 
@@ -327,16 +357,25 @@ fn lagged_line(from: u64, to: u64) -> Bytes {
 /// (then the missed events still in the ring are replayed), and never slows anyone else.
 fn events(d: &Arc<Daemon>, q: &dyn Fn(&str) -> Option<String>) -> Result<Response<Body>, Error> {
     let since = match q("since") {
-        Some(s) => Some(s.parse::<u64>().map_err(|_| Error::bad_request("`since` must be a sequence number"))?),
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| Error::bad_request("`since` must be a sequence number"))?,
+        ),
         None => None,
     };
     let count = match q("count") {
-        Some(s) => Some(s.parse::<u64>().map_err(|_| Error::bad_request("`count` must be a number"))?),
+        Some(s) => Some(
+            s.parse::<u64>()
+                .map_err(|_| Error::bad_request("`count` must be a number"))?,
+        ),
         None => None,
     };
     let kinds = q("type").map(|t| t.split(',').map(str::to_owned).collect::<Vec<_>>());
     if let Some(kinds) = &kinds {
-        if let Some(bad) = kinds.iter().find(|k| !event_kind::ALL.contains(&k.as_str())) {
+        if let Some(bad) = kinds
+            .iter()
+            .find(|k| !event_kind::ALL.contains(&k.as_str()))
+        {
             return Err(Error::bad_request(format!(
                 "unknown event type `{bad}`; known: {}",
                 event_kind::ALL.join(", ")
@@ -344,11 +383,17 @@ fn events(d: &Arc<Daemon>, q: &dyn Fn(&str) -> Option<String>) -> Result<Respons
         }
     }
     let reg = d.registry();
-    let tab = q("tab").map(|t| reg.parse_tab(&t).map(|t| t.display())).transpose()?;
+    let tab = q("tab")
+        .map(|t| reg.parse_tab(&t).map(|t| t.display()))
+        .transpose()?;
     let browser = q("browser")
         .map(|b| reg.parse_browser(&b).map(super::registry::browser_ref))
         .transpose()?;
-    let filter = Filter { kinds, tab, browser };
+    let filter = Filter {
+        kinds,
+        tab,
+        browser,
+    };
     let (rx, backlog, gap) = reg.subscribe(since);
     let start_seq = since.unwrap_or_else(|| reg.last_seq());
     drop(reg);
@@ -359,8 +404,10 @@ fn events(d: &Arc<Daemon>, q: &dyn Fn(&str) -> Option<String>) -> Result<Respons
         pump(d2, rx, backlog, gap, start_seq, filter, count, tx).await;
     });
     let mut r = Response::new(BodyExt::boxed(ChannelBody(body_rx)));
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(r)
@@ -383,15 +430,16 @@ async fn pump(
     if let Some((from, to)) = gap {
         queue.push_back((lagged_line(from, to), false));
     }
-    let take = |e: &Published, queue: &mut std::collections::VecDeque<(Bytes, bool)>, last: &mut u64| {
-        if e.seq <= *last {
-            return;
-        }
-        *last = e.seq;
-        if filter.wants(e) {
-            queue.push_back((e.line.clone(), true));
-        }
-    };
+    let take =
+        |e: &Published, queue: &mut std::collections::VecDeque<(Bytes, bool)>, last: &mut u64| {
+            if e.seq <= *last {
+                return;
+            }
+            *last = e.seq;
+            if filter.wants(e) {
+                queue.push_back((e.line.clone(), true));
+            }
+        };
     for e in &backlog {
         take(e, &mut queue, &mut last);
     }

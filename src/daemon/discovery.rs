@@ -22,14 +22,20 @@ use tokio_util::sync::CancellationToken;
 pub fn prepare_dir(dir: &Path) -> io::Result<()> {
     match fs::symlink_metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
             fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
         }
         Err(e) => Err(e),
         Ok(meta) => {
             let fail = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
             if meta.file_type().is_symlink() {
-                return fail(format!("{} is a symlink; refusing to use it", dir.display()));
+                return fail(format!(
+                    "{} is a symlink; refusing to use it",
+                    dir.display()
+                ));
             }
             if !meta.is_dir() {
                 return fail(format!("{} is not a directory", dir.display()));
@@ -80,7 +86,9 @@ pub fn sweep_stale(dir: &Path, own_pid: u32) {
         if !alive {
             match fs::remove_file(entry.path()) {
                 Ok(()) => tracing::info!(pid, "removed the discovery file of a dead daemon"),
-                Err(e) => tracing::warn!(pid, error = %e, "could not remove a stale discovery file"),
+                Err(e) => {
+                    tracing::warn!(pid, error = %e, "could not remove a stale discovery file")
+                }
             }
         }
     }
@@ -119,7 +127,11 @@ impl Discovery {
         let mut suffix = [0u8; 6];
         getrandom::fill(&mut suffix).map_err(|e| io::Error::other(e.to_string()))?;
         let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
-        let name = self.path.file_name().and_then(|n| n.to_str()).unwrap_or("server");
+        let name = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("server");
         let tmp = self.dir.join(format!(".{name}.{suffix}.tmp"));
         let result = (|| {
             let mut f = OpenOptions::new()
@@ -159,7 +171,9 @@ impl Discovery {
         }
         match self.write() {
             Ok(()) => tracing::info!(path = %self.path.display(), "restored the discovery file"),
-            Err(e) => tracing::warn!(path = %self.path.display(), error = %e, "could not restore the discovery file"),
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "could not restore the discovery file")
+            }
         }
     }
 
@@ -174,21 +188,22 @@ impl Discovery {
         tokio::spawn(async move {
             let (tx, mut rx) = mpsc::channel::<()>(1);
             let watched = [self.dir.clone(), self.path.clone()];
-            let mut watcher =
-                match notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let mut watcher = match notify::recommended_watcher(
+                move |res: notify::Result<notify::Event>| {
                     if let Ok(event) = res {
                         if event.paths.iter().any(|p| watched.iter().any(|w| p == w)) {
                             // A full channel already has a check queued.
                             let _ = tx.try_send(());
                         }
                     }
-                }) {
-                    Ok(w) => Some(w),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "no file watcher; checking the discovery file every 2 s");
-                        None
-                    }
-                };
+                },
+            ) {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no file watcher; checking the discovery file every 2 s");
+                    None
+                }
+            };
             let parent = self.dir.parent().map(Path::to_path_buf);
             let watch_all = |w: &mut notify::RecommendedWatcher| {
                 if let Some(p) = &parent {

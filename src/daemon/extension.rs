@@ -126,21 +126,23 @@ pub fn percent_decode(s: &str) -> String {
 }
 
 /// Checks Host, Origin and token; `Err` is the refusal to send.
-fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Response<Body>> {
+fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
     let host = req
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
     if !loopback_host(host) {
-        return Err(forbidden(format!(
+        return Err(Box::new(forbidden(format!(
             "Host `{host}` is not a loopback name; browser-mcpd only answers to localhost"
-        )));
+        ))));
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("<invalid>");
         if !d.config.origin_allowed(origin) {
-            return Err(forbidden(format!("Origin `{origin}` may not connect to browser-mcpd")));
+            return Err(Box::new(forbidden(format!(
+                "Origin `{origin}` may not connect to browser-mcpd"
+            ))));
         }
     }
     let token = query_param(req.uri().query(), "token").or_else(|| {
@@ -151,13 +153,13 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Response<Body>> {
             .map(str::to_owned)
     });
     match token {
-        Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => {
-            Err(error_response(Error::new(ErrorCode::Unauthorized, "wrong token")))
-        }
-        None if d.config.require_token => Err(error_response(Error::new(
+        Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => Err(Box::new(
+            error_response(Error::new(ErrorCode::Unauthorized, "wrong token")),
+        )),
+        None if d.config.require_token => Err(Box::new(error_response(Error::new(
             ErrorCode::Unauthorized,
             "this daemon requires a token (see the discovery file)",
-        ))),
+        )))),
         _ => Ok(()),
     }
 }
@@ -169,7 +171,7 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     if let Err(refusal) = admit(&req, &d) {
         tracing::warn!(uri = %req.uri(), status = %refusal.status(), "refused an extension request");
-        return refusal;
+        return *refusal;
     }
     match (req.method(), req.uri().path()) {
         (&hyper::Method::GET, "/") if is_upgrade(&req) => upgrade(req, d, Dialect::Bridge),
@@ -178,7 +180,10 @@ fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
             &serde_json::json!({"name": "browser-mcpd", "version": env!("CARGO_PKG_VERSION"),
                 "hint": "connect with a WebSocket (seed-001 bridge protocol)"}),
         ),
-        _ => error_response(Error::new(ErrorCode::NotFound, format!("no route {}", req.uri().path()))),
+        _ => error_response(Error::new(
+            ErrorCode::NotFound,
+            format!("no route {}", req.uri().path()),
+        )),
     }
 }
 
@@ -202,8 +207,15 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
     let Some(key) = req.headers().get(header::SEC_WEBSOCKET_KEY).cloned() else {
         return error_response(Error::bad_request("missing Sec-WebSocket-Key"));
     };
-    if req.headers().get(header::SEC_WEBSOCKET_VERSION).map(|v| v.as_bytes()) != Some(b"13") {
-        return error_response(Error::bad_request("unsupported Sec-WebSocket-Version (need 13)"));
+    if req
+        .headers()
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .map(|v| v.as_bytes())
+        != Some(b"13")
+    {
+        return error_response(Error::bad_request(
+            "unsupported Sec-WebSocket-Version (need 13)",
+        ));
     }
     let origin = req
         .headers()
@@ -223,8 +235,9 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
         let mut config = WebSocketConfig::default();
         config.max_message_size = Some(d2.config.max_frame_bytes);
         config.max_frame_size = Some(d2.config.max_frame_bytes);
-        let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
-            .await;
+        let ws =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
+                .await;
         match dialect {
             Dialect::Bridge => super::bridge::run(ws, d2, origin).await,
         }
@@ -246,17 +259,35 @@ mod tests {
 
     #[test]
     fn hosts() {
-        for ok in ["localhost", "localhost:8765", "127.0.0.1:1", "127.1.2.3", "[::1]:80", "[::1]", "LOCALHOST"] {
+        for ok in [
+            "localhost",
+            "localhost:8765",
+            "127.0.0.1:1",
+            "127.1.2.3",
+            "[::1]:80",
+            "[::1]",
+            "LOCALHOST",
+        ] {
             assert!(loopback_host(ok), "{ok}");
         }
-        for bad in ["evil.example", "evil.example:8765", "", "10.0.0.1", "localhost.evil.example", "[::2]:1"] {
+        for bad in [
+            "evil.example",
+            "evil.example:8765",
+            "",
+            "10.0.0.1",
+            "localhost.evil.example",
+            "[::2]:1",
+        ] {
             assert!(!loopback_host(bad), "{bad}");
         }
     }
 
     #[test]
     fn query() {
-        assert_eq!(query_param(Some("a=1&token=x%2By&b"), "token").as_deref(), Some("x+y"));
+        assert_eq!(
+            query_param(Some("a=1&token=x%2By&b"), "token").as_deref(),
+            Some("x+y")
+        );
         assert_eq!(query_param(Some("b"), "b").as_deref(), Some(""));
         assert_eq!(query_param(None, "b"), None);
         assert_eq!(percent_decode("%zz%4"), "%zz%4");

@@ -274,7 +274,12 @@ impl Registry {
             return;
         };
         let fresh: std::collections::BTreeSet<TabId> = tabs.iter().map(|t| t.id).collect();
-        let gone: Vec<TabId> = b.tabs.keys().copied().filter(|id| !fresh.contains(id)).collect();
+        let gone: Vec<TabId> = b
+            .tabs
+            .keys()
+            .copied()
+            .filter(|id| !fresh.contains(id))
+            .collect();
         for id in gone {
             self.tab_closed(key, conn_id, id);
         }
@@ -359,18 +364,20 @@ impl Registry {
         let Some(b) = self.browser_mut(key, conn_id) else {
             return;
         };
-        if !b.tabs.contains_key(&id) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = b.tabs.entry(id) {
             // Focus on a tab we were never told about: know it from now on.
-            b.tabs.insert(
+            slot.insert(Tab {
                 id,
-                Tab {
-                    id,
-                    title: String::new(),
-                    url: String::new(),
-                    tools: Arc::new(Vec::new()),
-                },
+                title: String::new(),
+                url: String::new(),
+                tools: Arc::new(Vec::new()),
+            });
+            self.publish(
+                event_kind::TAB_CREATED,
+                key,
+                Some(id),
+                json!({"title": "", "url": "", "tools": []}),
             );
-            self.publish(event_kind::TAB_CREATED, key, Some(id), json!({"title": "", "url": "", "tools": []}));
         }
         let Some(b) = self.browser_mut(key, conn_id) else {
             return;
@@ -396,7 +403,12 @@ impl Registry {
         }
         tab.tools = Arc::new(tools);
         let names = json!(tool_names(&tab.tools));
-        self.publish(event_kind::TOOLS_CHANGED, key, Some(id), json!({"tools": names}));
+        self.publish(
+            event_kind::TOOLS_CHANGED,
+            key,
+            Some(id),
+            json!({"tools": names}),
+        );
     }
 
     /// Browser-level tools (dialects without tabs).
@@ -409,7 +421,12 @@ impl Registry {
         }
         b.tools = Arc::new(tools);
         let names = json!(tool_names(&b.tools));
-        self.publish(event_kind::TOOLS_CHANGED, key, None, json!({"tools": names}));
+        self.publish(
+            event_kind::TOOLS_CHANGED,
+            key,
+            None,
+            json!({"tools": names}),
+        );
     }
 
     // ---- lookups ------------------------------------------------------------------------
@@ -491,7 +508,9 @@ impl Registry {
                 ErrorCode::AmbiguousTarget,
                 format!("tab id {id} exists in several browsers; name it as <browser>:{id}"),
             )
-            .with_details(json!({"candidates": many.iter().map(|&k| tab_ref(k, id)).collect::<Vec<_>>()}))),
+            .with_details(
+                json!({"candidates": many.iter().map(|&k| tab_ref(k, id)).collect::<Vec<_>>()}),
+            )),
         }
     }
 
@@ -521,12 +540,11 @@ impl Registry {
             if target.is_some_and(|want| want != t) || browser.is_some_and(|k| k != t.browser) {
                 continue;
             }
-            for tool in tools.iter().filter(|tool| name.is_none_or(|n| tool.name == n)) {
-                out.push(ToolView {
-                    tab: t.display(),
-                    browser: browser_ref(t.browser),
-                    tool: tool.clone(),
-                });
+            for tool in tools
+                .iter()
+                .filter(|tool| name.is_none_or(|n| tool.name == n))
+            {
+                out.push(ToolView::new(t.display(), browser_ref(t.browser), tool));
             }
         }
         out
@@ -596,7 +614,10 @@ impl Registry {
                 if only_browser.is_some_and(|k| k != target.browser) {
                     return Err(Error::new(
                         ErrorCode::TabNotFound,
-                        format!("tab `{t}` is not in browser {}", browser.unwrap_or_default()),
+                        format!(
+                            "tab `{t}` is not in browser {}",
+                            browser.unwrap_or_default()
+                        ),
                     ));
                 }
                 if self.find_tool(target, tool).is_none() {
@@ -684,7 +705,7 @@ impl Registry {
             None => self.tool_views(None, None, None),
         }
         .into_iter()
-        .map(|v| v.tool.name)
+        .map(|v| v.name)
         .collect();
         available.sort();
         available.dedup();
@@ -704,13 +725,18 @@ impl Registry {
         }
         let keys: Vec<BrowserKey> = self.browsers.keys().copied().collect();
         match keys.as_slice() {
-            [] => Err(Error::new(ErrorCode::NoBrowser, "no browser is connected to browser-mcpd")),
+            [] => Err(Error::new(
+                ErrorCode::NoBrowser,
+                "no browser is connected to browser-mcpd",
+            )),
             [only] => Ok(*only),
             many => Err(Error::new(
                 ErrorCode::AmbiguousTarget,
                 "several browsers are connected; choose one with --browser",
             )
-            .with_details(json!({"candidates": many.iter().map(|&k| browser_ref(k)).collect::<Vec<_>>()}))),
+            .with_details(
+                json!({"candidates": many.iter().map(|&k| browser_ref(k)).collect::<Vec<_>>()}),
+            )),
         }
     }
 
@@ -770,9 +796,25 @@ mod tests {
 
     fn registry_with_two_browsers() -> (Registry, BrowserKey, BrowserKey) {
         let mut r = Registry::new(16, 16);
-        let (a, _) = r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(1), "t".into());
-        r.replace_tabs(a, 1, vec![tab(1, &["search"], false), tab(2, &["click"], false)]);
-        let (b, _) = r.attach("bridge", "s2", BrowserInfo::default(), ConnHandle::test(2), "t".into());
+        let (a, _) = r.attach(
+            "bridge",
+            "s1",
+            BrowserInfo::default(),
+            ConnHandle::test(1),
+            "t".into(),
+        );
+        r.replace_tabs(
+            a,
+            1,
+            vec![tab(1, &["search"], false), tab(2, &["click"], false)],
+        );
+        let (b, _) = r.attach(
+            "bridge",
+            "s2",
+            BrowserInfo::default(),
+            ConnHandle::test(2),
+            "t".into(),
+        );
         r.replace_tabs(b, 2, vec![tab(1, &["search"], false)]);
         (r, a, b)
     }
@@ -780,24 +822,69 @@ mod tests {
     #[test]
     fn clashing_tab_ids_are_distinguished_by_browser() {
         let (r, a, b) = registry_with_two_browsers();
-        assert_eq!(r.parse_tab("b1:1").unwrap(), Target { browser: a, tab: Some(1) });
-        assert_eq!(r.parse_tab("b2:1").unwrap(), Target { browser: b, tab: Some(1) });
-        assert_eq!(r.parse_tab("1").unwrap_err().code, ErrorCode::AmbiguousTarget);
-        assert_eq!(r.parse_tab("2").unwrap(), Target { browser: a, tab: Some(2) });
-        assert_eq!(r.parse_tab("b2:2").unwrap_err().code, ErrorCode::TabNotFound);
+        assert_eq!(
+            r.parse_tab("b1:1").unwrap(),
+            Target {
+                browser: a,
+                tab: Some(1)
+            }
+        );
+        assert_eq!(
+            r.parse_tab("b2:1").unwrap(),
+            Target {
+                browser: b,
+                tab: Some(1)
+            }
+        );
+        assert_eq!(
+            r.parse_tab("1").unwrap_err().code,
+            ErrorCode::AmbiguousTarget
+        );
+        assert_eq!(
+            r.parse_tab("2").unwrap(),
+            Target {
+                browser: a,
+                tab: Some(2)
+            }
+        );
+        assert_eq!(
+            r.parse_tab("b2:2").unwrap_err().code,
+            ErrorCode::TabNotFound
+        );
     }
 
     #[test]
     fn target_selection_prefers_focus_then_uniqueness() {
         let (mut r, a, b) = registry_with_two_browsers();
-        assert_eq!(r.resolve_call("click", None, None).unwrap().target.tab, Some(2));
+        assert_eq!(
+            r.resolve_call("click", None, None).unwrap().target.tab,
+            Some(2)
+        );
         let e = r.resolve_call("search", None, None).unwrap_err();
         assert_eq!(e.code, ErrorCode::AmbiguousTarget);
-        assert_eq!(e.details.unwrap()["candidates"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            e.details.unwrap()["candidates"].as_array().unwrap().len(),
+            2
+        );
         r.tab_focused(b, 2, 1, None);
-        assert_eq!(r.resolve_call("search", None, None).unwrap().target, Target { browser: b, tab: Some(1) });
-        assert_eq!(r.resolve_call("search", None, Some("b1")).unwrap().target.browser, a);
-        assert_eq!(r.resolve_call("nope", None, None).unwrap_err().code, ErrorCode::ToolNotFound);
+        assert_eq!(
+            r.resolve_call("search", None, None).unwrap().target,
+            Target {
+                browser: b,
+                tab: Some(1)
+            }
+        );
+        assert_eq!(
+            r.resolve_call("search", None, Some("b1"))
+                .unwrap()
+                .target
+                .browser,
+            a
+        );
+        assert_eq!(
+            r.resolve_call("nope", None, None).unwrap_err().code,
+            ErrorCode::ToolNotFound
+        );
     }
 
     #[test]
@@ -806,16 +893,29 @@ mod tests {
         assert!(!r.detach(a, 99), "a stranger connection cannot detach");
         assert!(r.detach(a, 1));
         assert_eq!(r.tab_views(None).len(), 1);
-        let (again, displaced) =
-            r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(3), "t".into());
+        let (again, displaced) = r.attach(
+            "bridge",
+            "s1",
+            BrowserInfo::default(),
+            ConnHandle::test(3),
+            "t".into(),
+        );
         assert_eq!(again, a);
         assert!(displaced.is_none());
         // A second connection with a live session displaces the first.
-        let (_, displaced) =
-            r.attach("bridge", "s1", BrowserInfo::default(), ConnHandle::test(4), "t".into());
+        let (_, displaced) = r.attach(
+            "bridge",
+            "s1",
+            BrowserInfo::default(),
+            ConnHandle::test(4),
+            "t".into(),
+        );
         assert_eq!(displaced.unwrap().id, 3);
         r.upsert_tab(a, 3, tab(5, &[], false), None);
-        assert!(r.tab_views(Some(a)).is_empty(), "the displaced connection no longer writes");
+        assert!(
+            r.tab_views(Some(a)).is_empty(),
+            "the displaced connection no longer writes"
+        );
     }
 
     #[test]
@@ -828,7 +928,10 @@ mod tests {
         let (backlog, gap) = r.events_after(last);
         assert!(gap.is_none());
         let kinds: Vec<_> = backlog.iter().map(|e| e.kind).collect();
-        assert_eq!(kinds, vec![event_kind::TAB_CLOSED, event_kind::TOOLS_CHANGED]);
+        assert_eq!(
+            kinds,
+            vec![event_kind::TAB_CLOSED, event_kind::TOOLS_CHANGED]
+        );
         assert_eq!(backlog[0].seq, last + 1);
         // The ring holds 16; ask for something older and the gap is reported.
         for i in 0..20 {

@@ -233,7 +233,9 @@ fn null_raw() -> Box<RawValue> {
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ServerMessage<'a> {
     #[serde(rename_all = "camelCase")]
-    Connect { session_id: &'a str },
+    Connect {
+        session_id: &'a str,
+    },
     #[serde(rename_all = "camelCase")]
     OpenTab {
         session_id: &'a str,
@@ -242,7 +244,10 @@ pub enum ServerMessage<'a> {
         request_id: &'a str,
     },
     #[serde(rename_all = "camelCase")]
-    CloseTab { session_id: &'a str, tab_id: TabId },
+    CloseTab {
+        session_id: &'a str,
+        tab_id: TabId,
+    },
     #[serde(rename_all = "camelCase")]
     CallTool {
         session_id: &'a str,
@@ -283,7 +288,9 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let d = decode(r#"{"type":"toolResult","callId":"call_1","result":{"data":"x"},"error":null}"#).unwrap();
+        let d =
+            decode(r#"{"type":"toolResult","callId":"call_1","result":{"data":"x"},"error":null}"#)
+                .unwrap();
         match d.message {
             ExtensionMessage::ToolResult { call_id, outcome } => {
                 assert_eq!(call_id.as_deref(), Some("call_1"));
@@ -295,18 +302,27 @@ mod tests {
         match d.message {
             ExtensionMessage::ToolResult { call_id, outcome } => {
                 assert_eq!(call_id.as_deref(), Some("7"));
-                assert_eq!(outcome.unwrap_err().message, "Tool execution failed: reason");
+                assert_eq!(
+                    outcome.unwrap_err().message,
+                    "Tool execution failed: reason"
+                );
             }
             other => panic!("{other:?}"),
         }
         let d = decode(r#"{"type":"toolResult","callId":"c","error":{"code":"ELEMENT_NOT_FOUND","message":"no"}}"#).unwrap();
         match d.message {
             ExtensionMessage::ToolResult { outcome, .. } => {
-                assert_eq!(outcome.unwrap_err().code.as_deref(), Some("ELEMENT_NOT_FOUND"))
+                assert_eq!(
+                    outcome.unwrap_err().code.as_deref(),
+                    Some("ELEMENT_NOT_FOUND")
+                )
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(decode(r#"{"type":"ping"}"#).unwrap().message, ExtensionMessage::Ping));
+        assert!(matches!(
+            decode(r#"{"type":"ping"}"#).unwrap().message,
+            ExtensionMessage::Ping
+        ));
         assert!(matches!(
             decode(r#"{"type":"tabClosed","tabId":2}"#).unwrap().message,
             ExtensionMessage::TabClosed { tab_id: 2 }

@@ -73,14 +73,50 @@ pub struct TabView {
     pub tools: Vec<Tool>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// A tool together with where it lives. The tool's fields are spelled out (not flattened)
+/// so its schema stays raw JSON text end to end.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolView {
     /// The tab that offers it (`b1:123`), or the browser id for browser-level tools.
     pub tab: String,
     pub browser: String,
-    #[serde(flatten)]
-    pub tool: Tool,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub input_schema: Box<RawValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Box<RawValue>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+impl ToolView {
+    pub fn new(tab: String, browser: String, t: &Tool) -> ToolView {
+        ToolView {
+            tab,
+            browser,
+            name: t.name.clone(),
+            title: t.title.clone(),
+            description: t.description.clone(),
+            input_schema: t.input_schema.clone(),
+            output_schema: t.output_schema.clone(),
+            annotations: t.annotations.clone(),
+        }
+    }
+
+    pub fn tool(&self) -> Tool {
+        Tool {
+            name: self.name.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            output_schema: self.output_schema.clone(),
+            annotations: self.annotations.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
@@ -94,6 +130,9 @@ pub struct OpenTabRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
 }
+
+/// CLI-style tool parameters: `--query test` → `("query", Some("test"))`, `--flag` → `("flag", None)`.
+pub type Flags = Vec<(String, Option<String>)>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -110,7 +149,7 @@ pub struct CallRequest {
     /// CLI-style arguments (`--query test` → `["query", "test"]`; a bare `--flag` has a null
     /// value), typed by the daemon from the target tool's inputSchema and merged over `args`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flags: Vec<(String, Option<String>)>,
+    pub flags: Flags,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,307 @@
+//! Test helpers: a real `browser-mcpd` process on temp paths, a scripted extension speaking
+//! the seed-001 bridge protocol over a real WebSocket, and `browserctl` as a subprocess.
+#![allow(dead_code)]
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub const DAEMON: &str = env!("CARGO_BIN_EXE_browser-mcpd");
+pub const CTL: &str = env!("CARGO_BIN_EXE_browserctl");
+
+/// Polls `check` every few milliseconds until it returns Some, or panics after `limit`.
+pub fn wait_until<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        if start.elapsed() > limit {
+            panic!("timed out after {limit:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A running daemon; killed and its temp dir removed on drop.
+pub struct TestDaemon {
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub discovery_dir: PathBuf,
+    pub port: u16,
+    pub token: String,
+    pub discovery_file: PathBuf,
+}
+
+impl TestDaemon {
+    pub fn start() -> TestDaemon {
+        TestDaemon::start_with(&[])
+    }
+
+    pub fn start_with(extra: &[&str]) -> TestDaemon {
+        let dir = tempfile::tempdir().expect("temp dir");
+        TestDaemon::start_in(dir, extra)
+    }
+
+    /// Starts a daemon using an existing temp dir (to restart on the same paths).
+    pub fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> TestDaemon {
+        let socket = dir.path().join("ctl.sock");
+        let discovery_dir = dir.path().join("discovery");
+        let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
+        let child = Command::new(DAEMON)
+            .arg("--port")
+            .arg("0")
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--discovery-dir")
+            .arg(&discovery_dir)
+            .args(extra)
+            .env("LOG_LEVEL", "debug")
+            .env_remove("RUST_LOG")
+            .env_remove("NOTIFY_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn browser-mcpd");
+        let discovery_file = discovery_dir.join(format!("server-{}.json", child.id()));
+        let mut d = TestDaemon {
+            child,
+            dir,
+            socket,
+            discovery_dir,
+            port: 0,
+            token: String::new(),
+            discovery_file,
+        };
+        let info: Value = wait_until(Duration::from_secs(20), "the discovery file", || {
+            if let Ok(Some(status)) = d.child.try_wait() {
+                panic!("browser-mcpd exited early ({status}):\n{}", d.log());
+            }
+            let text = std::fs::read_to_string(&d.discovery_file).ok()?;
+            serde_json::from_str(&text).ok()
+        });
+        d.port = info["port"].as_u64().unwrap() as u16;
+        d.token = info["token"].as_str().unwrap_or_default().to_owned();
+        d
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("daemon.log")).unwrap_or_default()
+    }
+
+    pub fn ws_url(&self) -> String {
+        format!("ws://127.0.0.1:{}/", self.port)
+    }
+
+    /// Runs browserctl against this daemon.
+    pub fn ctl(&self, args: &[&str]) -> Output {
+        Command::new(CTL)
+            .arg("--socket")
+            .arg(&self.socket)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run browserctl")
+    }
+
+    /// Runs browserctl and parses its stdout as JSON (`--json` is added).
+    pub fn ctl_json(&self, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let out = self.ctl(&all);
+        assert!(
+            out.status.success(),
+            "browserctl {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.log()
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
+    pub fn status(&self) -> Value {
+        self.ctl_json(&["status"])
+    }
+
+    /// Polls `browserctl tabs --json` until `pred` holds.
+    pub fn wait_tabs(&self, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        wait_until(Duration::from_secs(10), what, || {
+            let v = self.ctl_json(&["tabs"]);
+            let tabs = v["tabs"].as_array().cloned().unwrap_or_default();
+            pred(&tabs).then_some(tabs)
+        })
+    }
+
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        wait_until(Duration::from_secs(10), "the daemon to exit", || {
+            self.child.try_wait().ok().flatten()
+        })
+    }
+}
+
+impl Drop for TestDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn exit_code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A scripted extension: a real WebSocket client that speaks seed 001.
+pub struct FakeExtension {
+    pub ws: Ws,
+    pub session: String,
+}
+
+pub fn tool(name: &str) -> Value {
+    json!({"name": name, "description": format!("the {name} tool"),
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}})
+}
+
+pub fn search_tool() -> Value {
+    json!({"name": "search", "description": "Search the page",
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}})
+}
+
+pub fn tab(id: i64, title: &str, tools: Vec<Value>) -> Value {
+    json!({"id": id, "title": title, "url": format!("https://example.com/{id}"), "tools": tools})
+}
+
+impl FakeExtension {
+    /// Connects with optional extra headers and returns the raw socket after the upgrade.
+    pub async fn raw(
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+        let mut req = url.into_client_request().unwrap();
+        for (k, v) in headers {
+            req.headers_mut().insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        tokio_tungstenite::connect_async(req)
+            .await
+            .map(|(ws, _)| ws)
+    }
+
+    /// Connects, reads `connect`, sends `connected` with these tabs.
+    pub async fn connect(d: &TestDaemon, session: &str, tabs: Vec<Value>) -> FakeExtension {
+        let ws = FakeExtension::raw(
+            &d.ws_url(),
+            &[("Origin", "chrome-extension://abcdefghijklmnop")],
+        )
+        .await
+        .expect("WebSocket connect");
+        let mut ext = FakeExtension {
+            ws,
+            session: session.to_owned(),
+        };
+        let hello = ext.recv().await;
+        assert_eq!(hello["type"], "connect", "{hello}");
+        ext.send(json!({"type": "connected", "sessionId": session,
+            "browser": {"name": "Chrome", "version": "120.0.0.0"}, "tabs": tabs}))
+            .await;
+        ext
+    }
+
+    pub async fn send(&mut self, v: Value) {
+        self.ws
+            .send(Message::text(v.to_string()))
+            .await
+            .expect("send");
+    }
+
+    pub async fn send_text(&mut self, t: &str) {
+        self.ws
+            .send(Message::text(t.to_owned()))
+            .await
+            .expect("send");
+    }
+
+    /// The next JSON message from the daemon (skips WebSocket control frames).
+    pub async fn recv(&mut self) -> Value {
+        self.try_recv(Duration::from_secs(10))
+            .await
+            .expect("a message from the daemon")
+    }
+
+    pub async fn try_recv(&mut self, limit: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let msg = tokio::time::timeout_at(deadline, self.ws.next())
+                .await
+                .ok()??;
+            match msg.ok()? {
+                Message::Text(t) => {
+                    return Some(serde_json::from_str(t.as_str()).expect("daemon sends JSON"))
+                }
+                Message::Close(_) => return None,
+                _ => continue,
+            }
+        }
+    }
+
+    /// Waits for the next message of a type, answering pings on the way.
+    pub async fn expect(&mut self, kind: &str) -> Value {
+        loop {
+            let m = self.recv().await;
+            if m["type"] == kind {
+                return m;
+            }
+        }
+    }
+
+    /// Answers the next callTool with a result.
+    pub async fn answer_call(&mut self, result: Value) -> Value {
+        let call = self.expect("callTool").await;
+        self.send(
+            json!({"type": "toolResult", "sessionId": self.session, "callId": call["callId"],
+            "result": result, "error": null}),
+        )
+        .await;
+        call
+    }
+}
+
+/// Runs browserctl on a blocking thread so an async test can script the extension meanwhile.
+pub fn ctl_async(d: &TestDaemon, args: &[&str]) -> tokio::task::JoinHandle<Output> {
+    let socket = d.socket.clone();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        Command::new(CTL)
+            .arg("--socket")
+            .arg(&socket)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run browserctl")
+    })
+}
+
+pub fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}

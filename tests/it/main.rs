@@ -1,0 +1,8 @@
+//! Integration tests: a real browser-mcpd process, real sockets, a scripted extension and
+//! browserctl as a subprocess. One test binary (faster to build and link than many).
+
+mod bridge;
+mod common;
+mod control;
+mod discovery;
+mod security;

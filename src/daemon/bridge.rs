@@ -53,7 +53,7 @@ where
         d: d.clone(),
         handle,
         key: None,
-        pending: Pending::default(),
+        pending: Pending::counted(d.stats.pending.clone()),
     };
     tracing::debug!(
         conn = c.handle.id,

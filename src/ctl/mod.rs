@@ -9,7 +9,6 @@ pub mod client;
 pub mod events;
 pub mod listing;
 pub mod output;
-pub mod pattern;
 pub mod wait;
 
 use crate::error::ErrorCode;

@@ -3,6 +3,7 @@
 
 mod bridge;
 mod calls;
+mod client;
 mod common;
 mod control;
 mod discovery;

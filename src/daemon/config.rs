@@ -78,6 +78,11 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_EVENT_BUFFER", default_value_t = 4096)]
     pub event_buffer: usize,
 
+    /// Worker threads of the async runtime (1 runs everything on one thread, which avoids
+    /// cross-thread wake-ups; 0 uses one per CPU).
+    #[arg(long, env = "BROWSER_MCP_THREADS", default_value_t = 1)]
+    pub threads: usize,
+
     /// Log filter (error, warn, info, debug, trace, or a tracing directive).
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,

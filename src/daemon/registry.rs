@@ -655,9 +655,24 @@ impl Registry {
     }
 
     fn choose_target(&self, tool: &str, browser: Option<BrowserKey>) -> Result<Target, Error> {
+        self.choose_among(
+            tool,
+            |b| browser.is_none_or(|k| k == b.key),
+            || self.tool_not_found(tool, None),
+        )
+    }
+
+    /// The focused candidate, else the only one, else AMBIGUOUS_TARGET; candidates are the
+    /// targets offering `tool` in the browsers `keep` accepts.
+    fn choose_among(
+        &self,
+        tool: &str,
+        keep: impl Fn(&Browser) -> bool,
+        not_found: impl FnOnce() -> Error,
+    ) -> Result<Target, Error> {
         let candidates: Vec<Target> = self
             .tool_sets()
-            .filter(|(t, _)| browser.is_none_or(|k| k == t.browser))
+            .filter(|(t, _)| keep(&self.browsers[&t.browser]))
             .filter(|(_, tools)| tools.iter().any(|x| x.name == tool))
             .map(|(t, _)| t)
             .collect();
@@ -671,7 +686,7 @@ impl Registry {
             }
         }
         match candidates.as_slice() {
-            [] => Err(self.tool_not_found(tool, None)),
+            [] => Err(not_found()),
             [only] => Ok(*only),
             many => {
                 let list: Vec<Value> = many
@@ -715,6 +730,82 @@ impl Registry {
             format!("no tool `{tool}` on {place}"),
         )
         .with_details(json!({"available": available}))
+    }
+
+    // ---- sessions (JSON-RPC agents see the browsers of their session, any dialect) -------
+
+    fn in_session(&self, key: BrowserKey, session: &str) -> bool {
+        self.browsers
+            .get(&key)
+            .is_some_and(|b| b.session_id == session)
+    }
+
+    /// The browsers whose session id is `session`.
+    pub fn session_browsers(&self, session: &str) -> Vec<BrowserKey> {
+        self.browsers
+            .values()
+            .filter(|b| b.session_id == session)
+            .map(|b| b.key)
+            .collect()
+    }
+
+    /// Every tool of every browser in a session, with where it lives.
+    pub fn session_tool_views(&self, session: &str) -> Vec<ToolView> {
+        self.tool_sets()
+            .filter(|(t, _)| self.in_session(t.browser, session))
+            .flat_map(|(t, tools)| {
+                tools
+                    .iter()
+                    .map(move |tool| ToolView::new(t.display(), browser_ref(t.browser), tool))
+            })
+            .collect()
+    }
+
+    /// Where a session's call goes: `target` (a tab or browser reference, which must belong to
+    /// the session and offer the tool), else the session's focused or only offer of the tool.
+    pub fn resolve_in_session(
+        &self,
+        session: &str,
+        tool: &str,
+        target: Option<&str>,
+    ) -> Result<Target, Error> {
+        if self.session_browsers(session).is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoBrowser,
+                format!("no browser is connected in session `{session}`"),
+            ));
+        }
+        if let Some(t) = target {
+            let target = self.parse_tab(t)?;
+            if !self.in_session(target.browser, session) {
+                return Err(Error::new(
+                    ErrorCode::TabNotFound,
+                    format!("`{t}` is not in session `{session}`"),
+                ));
+            }
+            if self.find_tool(target, tool).is_none() {
+                return Err(self.tool_not_found(tool, Some(target)));
+            }
+            return Ok(target);
+        }
+        self.choose_among(
+            tool,
+            |b| b.session_id == session,
+            || {
+                let mut available: Vec<String> = self
+                    .session_tool_views(session)
+                    .into_iter()
+                    .map(|v| v.name)
+                    .collect();
+                available.sort();
+                available.dedup();
+                Error::new(
+                    ErrorCode::ToolNotFound,
+                    format!("no tool `{tool}` in session `{session}`"),
+                )
+                .with_details(json!({"available": available}))
+            },
+        )
     }
 
     /// The browser a new tab opens in when none is named: the one focused last, else the only

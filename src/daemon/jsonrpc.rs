@@ -520,7 +520,10 @@ where
 
     fn tools_register(&mut self, params: Option<Value>) -> Result<Value, RpcError> {
         let Role::Browser { key, .. } = &self.role else {
-            unreachable!("routed to browsers only");
+            return Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                "tools/register is for browsers",
+            ));
         };
         let p: RegisterParams = rpc::params(params).map_err(invalid_params)?;
         let mut seen = std::collections::HashSet::new();
@@ -589,7 +592,10 @@ where
             }
         };
         let Role::Agent { in_flight, bucket } = &mut self.role else {
-            unreachable!("routed to agents only");
+            return refuse(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                "tools/call is for agents",
+            ));
         };
         let max = self.d.config.agent_max_in_flight;
         if in_flight.load(Ordering::Relaxed) >= max {

@@ -979,6 +979,66 @@ mod tests {
     }
 
     #[test]
+    fn a_session_sees_its_browsers_of_every_dialect_and_no_others() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        let (c, _) = r.attach(
+            "jsonrpc",
+            "s1",
+            BrowserInfo::default(),
+            ConnHandle::test(5),
+            "t".into(),
+        );
+        r.set_browser_tools(c, 5, vec![tool("greet"), tool("search")]);
+        assert_eq!(r.session_browsers("s1"), vec![a, c]);
+        let mut names: Vec<String> = r
+            .session_tool_views("s1")
+            .into_iter()
+            .map(|v| format!("{}/{}", v.tab, v.name))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["b1:1/search", "b1:2/click", "b3/greet", "b3/search"]
+        );
+        let t = r.resolve_in_session("s1", "greet", None).unwrap();
+        assert_eq!(
+            t,
+            Target {
+                browser: c,
+                tab: None
+            }
+        );
+        let e = r.resolve_in_session("s1", "search", None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AmbiguousTarget);
+        assert_eq!(
+            r.resolve_in_session("s1", "search", Some("b3")).unwrap(),
+            Target {
+                browser: c,
+                tab: None
+            }
+        );
+        // s2's tab is not reachable from s1, even when named.
+        assert_eq!(
+            r.resolve_in_session("s1", "search", Some("b2:1"))
+                .unwrap_err()
+                .code,
+            ErrorCode::TabNotFound
+        );
+        let e = r.resolve_in_session("s1", "nope", None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolNotFound);
+        assert_eq!(
+            e.details.unwrap()["available"],
+            json!(["click", "greet", "search"])
+        );
+        assert_eq!(
+            r.resolve_in_session("empty", "greet", None)
+                .unwrap_err()
+                .code,
+            ErrorCode::NoBrowser
+        );
+    }
+
+    #[test]
     fn detach_removes_tabs_and_reconnect_keeps_the_key() {
         let (mut r, a, _) = registry_with_two_browsers();
         assert!(!r.detach(a, 99), "a stranger connection cannot detach");

@@ -257,8 +257,9 @@ struct Entry {
 
 #[derive(Debug, Deserialize)]
 struct CatalogueFile {
-    /// Arguments that pick the target inside the daemon and are not sent on.
-    strip: Vec<String>,
+    /// Arguments every tool accepts (they are added to each schema) that only pick the
+    /// target inside the daemon and are not sent on, with their schemas.
+    strip: Map<String, Value>,
     tools: Vec<Entry>,
 }
 
@@ -289,11 +290,17 @@ impl Catalogue {
         let mut tools = Vec::new();
         let mut routes = BTreeMap::new();
         for e in file.tools {
+            let mut schema: Value = serde_json::from_str(e.input_schema.get())?;
+            if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                for (name, prop) in &file.strip {
+                    props.entry(name.clone()).or_insert_with(|| prop.clone());
+                }
+            }
             tools.push(Tool {
                 name: e.name.clone(),
                 title: None,
                 description: Some(e.description),
-                input_schema: e.input_schema,
+                input_schema: serde_json::value::to_raw_value(&schema)?,
                 output_schema: None,
                 annotations: e.annotations,
             });
@@ -307,7 +314,7 @@ impl Catalogue {
         }
         Ok(Catalogue {
             tools,
-            strip: file.strip,
+            strip: file.strip.keys().cloned().collect(),
             routes,
         })
     }

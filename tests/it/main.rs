@@ -4,5 +4,7 @@
 mod bridge;
 mod common;
 mod control;
+mod dialects;
 mod discovery;
+mod peers;
 mod security;

@@ -9,6 +9,7 @@ pub mod client;
 pub mod events;
 pub mod listing;
 pub mod output;
+pub mod wait;
 
 use crate::error::ErrorCode;
 use clap::{Parser, Subcommand};
@@ -106,6 +107,8 @@ pub enum Command {
     },
     /// Follow the event stream (NDJSON, one event a line).
     Events(events::EventsArgs),
+    /// Block until a tool or a tab appears; prints where.
+    Wait(wait::WaitArgs),
 }
 
 /// Runs browserctl and returns its exit code.
@@ -132,6 +135,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
+        Command::Wait(args) => wait::run(&client, args, json).await,
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

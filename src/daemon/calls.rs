@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
@@ -135,8 +135,8 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let retry =
-            attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let repeatable = should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let retry = attempt < policy.retries && repeatable;
         let delay = if retry {
             policy.delay(attempt)
         } else {
@@ -159,6 +159,11 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             "delayMs": delay.as_millis() as u64,
         }));
         if !retry {
+            if repeatable && attempt > 0 {
+                // Every attempt failed in a way that was worth repeating: out of retries.
+                last = Some(e);
+                break;
+            }
             return Err(with_history(e, history, target));
         }
         last = Some(e);
@@ -264,7 +269,16 @@ async fn exchange<T>(
         )),
         Err(_) => {
             if let Some(id) = id {
-                let _ = conn.tx.try_send(Command::Forget { id });
+                // The connection must drop its waiter or the table grows without bound; when
+                // its queue is full, hand the notice to a task rather than delay our caller.
+                if let Err(mpsc::error::TrySendError::Full(forget)) =
+                    conn.tx.try_send(Command::Forget { id })
+                {
+                    let tx = conn.tx.clone();
+                    tokio::spawn(async move {
+                        let _ = tx.send(forget).await;
+                    });
+                }
             }
             Err(Error::new(
                 ErrorCode::MessageTimeout,
@@ -419,6 +433,27 @@ mod tests {
         };
         let delays: Vec<u64> = (0..5).map(|a| p.delay(a).as_millis() as u64).collect();
         assert_eq!(delays, vec![1000, 2000, 4000, 5000, 5000]);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_never_left_is_a_send_error() {
+        // The connection is gone before the send.
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        let conn = ConnHandle { id: 1, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        // The connection ends with the command still queued: it never reached the browser.
+        let (tx, mut rx) = mpsc::channel(1);
+        let conn = ConnHandle { id: 2, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let dropper = tokio::spawn(async move { drop(rx.recv().await) });
+        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        dropper.await.unwrap();
     }
 
     #[test]

@@ -174,7 +174,7 @@ where
             tracing::info!(browser = %browser_ref(key), session = %params.session_id, "browser connected (JSON-RPC)");
             Role::Browser {
                 key,
-                pending: Pending::default(),
+                pending: Pending::counted(d.stats.pending.clone()),
             }
         }
         ClientType::Agent => {

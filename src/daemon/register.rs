@@ -261,7 +261,7 @@ where
         handle,
         instance_id,
         key,
-        pending: Pending::default(),
+        pending: Pending::counted(d.stats.pending.clone()),
     };
     let welcome = ServerMessage::Welcome {
         instance_id: &c.instance_id,

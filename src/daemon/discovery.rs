@@ -111,7 +111,7 @@ impl Discovery {
             "version": env!("CARGO_PKG_VERSION"),
             "token": r.token,
             "socket": r.socket,
-            "protocols": ["bridge"],
+            "protocols": ["bridge", "register", "jsonrpc"],
         });
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');

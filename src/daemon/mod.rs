@@ -4,6 +4,8 @@
 //! - [`conn`]: the handle to a browser connection and its table of pending calls.
 //! - [`calls`]: the call path (target choice, validation, timeout, retry, backoff).
 //! - [`extension`]: the loopback listener and [`bridge`], the seed-001 dialect adapter.
+//! - [`register`] (seed 002, register/hello) and [`jsonrpc`] (seed 003, JSON-RPC browsers
+//!   and agents): the other dialect adapters on the same port; [`keepalive`]: their pings.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
 //! - [`service`]: logging, signals, readiness.
@@ -17,6 +19,9 @@ pub mod conn;
 pub mod control;
 pub mod discovery;
 pub mod extension;
+pub mod jsonrpc;
+pub mod keepalive;
+pub mod register;
 pub mod registry;
 pub mod service;
 
@@ -68,6 +73,8 @@ pub struct Daemon {
     registry: Mutex<Registry>,
     pub stats: Stats,
     pub validators: args::ValidatorCache,
+    /// Seed-002 registrations (`POST /register`) waiting for or holding a connection.
+    pub instances: register::Instances,
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
 }
@@ -81,6 +88,7 @@ impl Daemon {
             registry: Mutex::new(registry),
             stats: Stats::default(),
             validators: args::ValidatorCache::default(),
+            instances: register::Instances::default(),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         }

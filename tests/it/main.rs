@@ -6,5 +6,7 @@ mod calls;
 mod client;
 mod common;
 mod control;
+mod dialects;
 mod discovery;
+mod peers;
 mod security;

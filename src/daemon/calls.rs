@@ -34,7 +34,7 @@ pub struct Policy {
 
 impl Policy {
     pub fn for_request(d: &Daemon, req: &CallRequest) -> Policy {
-        let c = &d.config;
+        let c = d.config();
         Policy {
             timeout: req
                 .timeout_ms
@@ -81,7 +81,9 @@ impl<'a> InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed);
+        if self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.0.idle.notify_waiters();
+        }
     }
 }
 
@@ -99,7 +101,7 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
 }
 
 async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
-    if d.shutdown.is_cancelled() {
+    if d.draining.is_cancelled() {
         return Err(shutting_down());
     }
     let started = Instant::now();
@@ -242,6 +244,7 @@ async fn wait_for_route(
 /// Hands a command to a connection and waits for its answer under a timeout. `id` is the
 /// command's correlation id, forgotten by the connection when we stop waiting.
 async fn exchange<T>(
+    d: &Daemon,
     conn: &ConnHandle,
     id: Option<String>,
     command: Command,
@@ -255,7 +258,14 @@ async fn exchange<T>(
             format!("{what}: the browser connection closed before the message was sent"),
         ));
     }
-    match tokio::time::timeout(timeout, rx).await {
+    // At the last stage of shutdown a call still waiting fails as SHUTTING_DOWN, whatever the
+    // connection does meanwhile.
+    let answer = tokio::select! {
+        biased;
+        _ = d.shutdown.cancelled() => return Err(shutting_down()),
+        answer = tokio::time::timeout(timeout, rx) => answer,
+    };
+    match answer {
         Ok(Ok(answer)) => answer,
         // The connection dropped the command before writing it: it never reached the browser.
         Ok(Err(_)) => Err(Error::new(
@@ -278,7 +288,7 @@ async fn exchange<T>(
 }
 
 async fn attempt_once(
-    _d: &Daemon,
+    d: &Daemon,
     route: &Resolved,
     tool: &str,
     args: &RawValue,
@@ -294,17 +304,17 @@ async fn attempt_once(
         reply,
     };
     let what = format!("callTool `{tool}` on {}", route.target.display());
-    exchange(&route.conn, Some(id), command, rx, timeout, &what).await
+    exchange(d, &route.conn, Some(id), command, rx, timeout, &what).await
 }
 
 fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
     ms.map(Duration::from_millis)
-        .unwrap_or(d.config.call_timeout)
+        .unwrap_or(d.config().call_timeout)
 }
 
 /// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
 pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error> {
-    if d.shutdown.is_cancelled() {
+    if d.draining.is_cancelled() {
         return Err(shutting_down());
     }
     let (target, conn) = {
@@ -329,7 +339,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
     };
     let what = format!("openTab {}", req.url);
     let timeout = open_timeout(d, req.timeout_ms);
-    let tab: TabInfo = exchange(&conn, Some(id), command, rx, timeout, &what).await?;
+    let tab: TabInfo = exchange(d, &conn, Some(id), command, rx, timeout, &what).await?;
     let view = d.registry().tab_view(Target {
         browser: target.browser,
         tab: Some(tab.id),
@@ -354,6 +364,7 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     let what = format!("closeTab {}", target.display());
     let timeout = open_timeout(d, timeout_ms);
     exchange(
+        d,
         &conn,
         None,
         Command::CloseTab { tab: tab_id, reply },
@@ -387,6 +398,7 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
     };
     let what = format!("discoverTools on {}", target.display());
     exchange(
+        d,
         &conn,
         Some(id),
         command,

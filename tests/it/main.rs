@@ -6,3 +6,4 @@ mod common;
 mod control;
 mod discovery;
 mod security;
+mod service;

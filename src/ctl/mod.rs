@@ -6,9 +6,12 @@
 
 pub mod call;
 pub mod client;
+pub mod completions;
+pub mod doctor;
 pub mod events;
 pub mod listing;
 pub mod output;
+pub mod setup;
 
 use crate::error::ErrorCode;
 use clap::{Parser, Subcommand};
@@ -106,6 +109,16 @@ pub enum Command {
     },
     /// Follow the event stream (NDJSON, one event a line).
     Events(events::EventsArgs),
+    /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent.
+    Setup(setup::SetupArgs),
+    /// Check the daemon, its socket and directories, the native host and the extensions; each
+    /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.
+    Doctor,
 }
 
 /// Runs browserctl and returns its exit code.
@@ -132,6 +145,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
+        Command::Completions { shell } => completions::run(shell),
+        Command::Setup(args) => setup::run(args),
+        Command::Doctor => match doctor::run(&client, json).await {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

@@ -41,9 +41,11 @@ fn deleted_or_altered_file_comes_back() {
     });
     // The daemon may be rewriting the file from an earlier event at this very moment, which
     // makes the removal fail with ENOTEMPTY: try again until the directory is gone once.
-    wait_until(Duration::from_secs(2), "the directory to be removed", || {
-        std::fs::remove_dir_all(&d.discovery_dir).ok()
-    });
+    wait_until(
+        Duration::from_secs(2),
+        "the directory to be removed",
+        || std::fs::remove_dir_all(&d.discovery_dir).ok(),
+    );
     wait_until(
         Duration::from_secs(5),
         "the directory to be restored",

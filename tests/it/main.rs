@@ -5,5 +5,7 @@ mod bridge;
 mod common;
 mod control;
 mod discovery;
+mod man;
 mod security;
 mod service;
+mod setup;

@@ -12,6 +12,7 @@ pub mod events;
 pub mod listing;
 pub mod output;
 pub mod setup;
+pub mod wait;
 
 use crate::error::ErrorCode;
 use clap::{Parser, Subcommand};
@@ -109,6 +110,8 @@ pub enum Command {
     },
     /// Follow the event stream (NDJSON, one event a line).
     Events(events::EventsArgs),
+    /// Block until a tool or a tab appears; prints where.
+    Wait(wait::WaitArgs),
     /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
     Completions {
         #[arg(value_enum)]
@@ -145,6 +148,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
+        Command::Wait(args) => wait::run(&client, args, json).await,
         Command::Completions { shell } => completions::run(shell),
         Command::Setup(args) => setup::run(args),
         Command::Doctor => match doctor::run(&client, json).await {

@@ -19,7 +19,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
@@ -137,8 +138,8 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let retry =
-            attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let repeatable = should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let retry = attempt < policy.retries && repeatable;
         let delay = if retry {
             policy.delay(attempt)
         } else {
@@ -161,6 +162,11 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             "delayMs": delay.as_millis() as u64,
         }));
         if !retry {
+            if repeatable && attempt > 0 {
+                // Every attempt failed in a way that was worth repeating: out of retries.
+                last = Some(e);
+                break;
+            }
             return Err(with_history(e, history, target));
         }
         last = Some(e);
@@ -244,7 +250,7 @@ async fn wait_for_route(
 /// Hands a command to a connection and waits for its answer under a timeout. `id` is the
 /// command's correlation id, forgotten by the connection when we stop waiting.
 async fn exchange<T>(
-    d: &Daemon,
+    stop: &CancellationToken,
     conn: &ConnHandle,
     id: Option<String>,
     command: Command,
@@ -262,7 +268,7 @@ async fn exchange<T>(
     // connection does meanwhile.
     let answer = tokio::select! {
         biased;
-        _ = d.shutdown.cancelled() => return Err(shutting_down()),
+        _ = stop.cancelled() => return Err(shutting_down()),
         answer = tokio::time::timeout(timeout, rx) => answer,
     };
     match answer {
@@ -274,7 +280,16 @@ async fn exchange<T>(
         )),
         Err(_) => {
             if let Some(id) = id {
-                let _ = conn.tx.try_send(Command::Forget { id });
+                // The connection must drop its waiter or the table grows without bound; when
+                // its queue is full, hand the notice to a task rather than delay our caller.
+                if let Err(mpsc::error::TrySendError::Full(forget)) =
+                    conn.tx.try_send(Command::Forget { id })
+                {
+                    let tx = conn.tx.clone();
+                    tokio::spawn(async move {
+                        let _ = tx.send(forget).await;
+                    });
+                }
             }
             Err(Error::new(
                 ErrorCode::MessageTimeout,
@@ -304,7 +319,16 @@ async fn attempt_once(
         reply,
     };
     let what = format!("callTool `{tool}` on {}", route.target.display());
-    exchange(d, &route.conn, Some(id), command, rx, timeout, &what).await
+    exchange(
+        &d.shutdown,
+        &route.conn,
+        Some(id),
+        command,
+        rx,
+        timeout,
+        &what,
+    )
+    .await
 }
 
 fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
@@ -339,7 +363,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
     };
     let what = format!("openTab {}", req.url);
     let timeout = open_timeout(d, req.timeout_ms);
-    let tab: TabInfo = exchange(d, &conn, Some(id), command, rx, timeout, &what).await?;
+    let tab: TabInfo = exchange(&d.shutdown, &conn, Some(id), command, rx, timeout, &what).await?;
     let view = d.registry().tab_view(Target {
         browser: target.browser,
         tab: Some(tab.id),
@@ -364,7 +388,7 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     let what = format!("closeTab {}", target.display());
     let timeout = open_timeout(d, timeout_ms);
     exchange(
-        d,
+        &d.shutdown,
         &conn,
         None,
         Command::CloseTab { tab: tab_id, reply },
@@ -398,7 +422,7 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
     };
     let what = format!("discoverTools on {}", target.display());
     exchange(
-        d,
+        &d.shutdown,
         &conn,
         Some(id),
         command,
@@ -431,6 +455,28 @@ mod tests {
         };
         let delays: Vec<u64> = (0..5).map(|a| p.delay(a).as_millis() as u64).collect();
         assert_eq!(delays, vec![1000, 2000, 4000, 5000, 5000]);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_never_left_is_a_send_error() {
+        let stop = CancellationToken::new();
+        // The connection is gone before the send.
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        let conn = ConnHandle { id: 1, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let e = exchange(&stop, &conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        // The connection ends with the command still queued: it never reached the browser.
+        let (tx, mut rx) = mpsc::channel(1);
+        let conn = ConnHandle { id: 2, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let dropper = tokio::spawn(async move { drop(rx.recv().await) });
+        let e = exchange(&stop, &conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        dropper.await.unwrap();
     }
 
     #[test]

@@ -39,6 +39,8 @@ use tokio_util::task::TaskTracker;
 #[derive(Debug, Default)]
 pub struct Stats {
     pub calls_in_flight: AtomicU64,
+    /// Calls waiting for a browser's answer, summed over every connection's pending table.
+    pub pending: Arc<AtomicU64>,
     pub calls_total: AtomicU64,
     pub calls_failed: AtomicU64,
     pub late_responses: AtomicU64,

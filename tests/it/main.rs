@@ -2,6 +2,8 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod bridge;
+mod calls;
+mod client;
 mod common;
 mod control;
 mod discovery;

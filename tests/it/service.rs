@@ -461,3 +461,30 @@ fn print_config_names_the_source_of_each_value() {
         "{text}"
     );
 }
+
+/// Under systemd stderr is the journal stream (JOURNAL_STREAM names its device:inode); with no
+/// journal socket to write to, the daemon says so once and logs to stderr.
+#[test]
+fn an_unreachable_journal_falls_back_to_stderr_and_says_so_once() {
+    use std::os::unix::fs::MetadataExt;
+    if Path::new("/run/systemd/journal/socket").exists() {
+        eprintln!("a journal runs on this machine; the fallback cannot be provoked here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = daemon_command(dir.path(), &[]);
+    let meta = std::fs::metadata(dir.path().join("daemon.log")).unwrap();
+    cmd.env("JOURNAL_STREAM", format!("{}:{}", meta.dev(), meta.ino()));
+    let socket = dir.path().join("ctl.sock");
+    let mut d = spawn(dir, cmd, &socket);
+    signal(&d, Signal::SIGTERM);
+    assert!(wait_exit(&mut d).success());
+    let log = d.log();
+    assert_eq!(
+        log.matches("stderr is the journal but its socket cannot be reached")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("logs=Stderr(Text)"), "{log}");
+}

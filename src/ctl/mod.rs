@@ -6,9 +6,12 @@
 
 pub mod call;
 pub mod client;
+pub mod completions;
+pub mod doctor;
 pub mod events;
 pub mod listing;
 pub mod output;
+pub mod setup;
 pub mod wait;
 
 use crate::error::ErrorCode;
@@ -109,6 +112,16 @@ pub enum Command {
     Events(events::EventsArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
+    /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent.
+    Setup(setup::SetupArgs),
+    /// Check the daemon, its socket and directories, the native host and the extensions; each
+    /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.
+    Doctor,
 }
 
 /// Runs browserctl and returns its exit code.
@@ -136,6 +149,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
+        Command::Completions { shell } => completions::run(shell),
+        Command::Setup(args) => setup::run(args),
+        Command::Doctor => match doctor::run(&client, json).await {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

@@ -79,11 +79,12 @@ pub async fn run<S>(
             return;
         }
     }
-    let handshake = tokio::time::sleep(d.config.handshake_timeout);
+    let handshake = tokio::time::sleep(d.config().handshake_timeout);
     tokio::pin!(handshake);
     let reason = loop {
         let flow = tokio::select! {
             _ = d.shutdown.cancelled() => {
+                c.pending.fail_all(ErrorCode::ShuttingDown, "browser-mcpd is shutting down");
                 c.close(CloseCode::Away, "browser-mcpd is shutting down").await;
                 break "daemon shutdown";
             }

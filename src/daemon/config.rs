@@ -1,4 +1,5 @@
-//! browser-mcpd's settings: flags, each with its environment variable.
+//! browser-mcpd's settings: flags, each with its environment variable, and the same names as
+//! keys of the optional config file (see [`super::settings`] for how the layers combine).
 
 use crate::paths::{self, parse_duration};
 use clap::Parser;
@@ -83,10 +84,6 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_THREADS", default_value_t = 1)]
     pub threads: usize,
 
-    /// Log filter (error, warn, info, debug, trace, or a tracing directive).
-    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
-    pub log_level: String,
-
     /// Interval of the WebSocket ping frames sent to register- and JSON-RPC-dialect peers; a
     /// peer that leaves two pings unanswered is dropped (0 turns pings off).
     #[arg(long, env = "BROWSER_MCP_WS_PING_INTERVAL", default_value = "30s", value_parser = parse_duration)]
@@ -106,9 +103,51 @@ pub struct Config {
     /// no limit); more are refused with LIMIT_EXCEEDED.
     #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
     pub agent_rate_limit: f64,
+
+    /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG, when set,
+    /// wins. Reloaded on SIGHUP.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+
+    /// Log format on stderr; under systemd the journal is used instead when it is reachable.
+    #[arg(long, env = "BROWSER_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// On SIGTERM/SIGINT, how long calls in flight may take to finish before they fail with
+    /// SHUTTING_DOWN.
+    #[arg(long, env = "BROWSER_MCP_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
+    /// Config file (TOML; keys are the long option names)
+    /// [default: $XDG_CONFIG_HOME/browser-mcp/config.toml, if present].
+    #[arg(long, env = "BROWSER_MCP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Print each setting in force and where it came from (flag, environment, file, default),
+    /// as TOML, and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 impl Config {
+    /// Takes the settings that only apply at start (see [`super::settings::RESTART_ONLY`])
+    /// from the configuration that started the daemon.
+    pub fn keep_restart_only(&mut self, started: &Config) {
+        self.port = started.port;
+        self.bind = started.bind;
+        self.socket.clone_from(&started.socket);
+        self.discovery_dir.clone_from(&started.discovery_dir);
+        self.event_buffer = started.event_buffer;
+        self.log_format = started.log_format;
+        self.threads = started.threads;
+    }
+
     pub fn socket_path(&self) -> PathBuf {
         self.socket
             .clone()

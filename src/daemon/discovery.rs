@@ -116,7 +116,7 @@ impl Discovery {
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');
         Discovery {
-            dir: d.config.discovery_dir.clone(),
+            dir: d.config().discovery_dir.clone(),
             path: r.discovery_file.clone(),
             contents: Arc::new(contents),
         }

@@ -25,7 +25,7 @@ pub type Body = Full<Bytes>;
 pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
     loop {
         let (stream, peer) = tokio::select! {
-            _ = d.shutdown.cancelled() => break,
+            _ = d.draining.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -38,7 +38,8 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         };
         let _ = stream.set_nodelay(true);
         let d2 = d.clone();
-        let handshake = d.config.handshake_timeout;
+        let handshake = d.config().handshake_timeout;
+        let draining = d.draining.clone();
         d.tasks.spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let d = d2.clone();
@@ -49,7 +50,16 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
                 .header_read_timeout(handshake)
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
-            if let Err(e) = conn.await {
+            tokio::pin!(conn);
+            let r = tokio::select! {
+                r = conn.as_mut() => r,
+                _ = draining.cancelled() => {
+                    // Upgraded WebSockets live on in their own tasks; this ends idle HTTP.
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = r {
                 tracing::debug!(%peer, error = %e, "extension HTTP connection ended with an error");
             }
         });
@@ -139,7 +149,7 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>>
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("<invalid>");
-        if !d.config.origin_allowed(origin) {
+        if !d.config().origin_allowed(origin) {
             return Err(Box::new(forbidden(format!(
                 "Origin `{origin}` may not connect to browser-mcpd"
             ))));
@@ -149,7 +159,7 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>>
         Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => Err(Box::new(
             error_response(Error::new(ErrorCode::Unauthorized, "wrong token")),
         )),
-        None if d.config.require_token => Err(Box::new(error_response(Error::new(
+        None if d.config().require_token => Err(Box::new(error_response(Error::new(
             ErrorCode::Unauthorized,
             "this daemon requires a token (see the discovery file)",
         )))),
@@ -281,13 +291,14 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
             }
         };
         let mut config = WebSocketConfig::default();
-        config.max_message_size = Some(d2.config.max_frame_bytes);
-        config.max_frame_size = Some(d2.config.max_frame_bytes);
+        let max_frame = d2.config().max_frame_bytes;
+        config.max_message_size = Some(max_frame);
+        config.max_frame_size = Some(max_frame);
         let mut ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;
         match dialect {
-            Dialect::Root => match sniff(&mut ws, d2.config.sniff_window).await {
+            Dialect::Root => match sniff(&mut ws, d2.config().sniff_window).await {
                 Ok(Some(first)) if crate::protocol::register::is_hello(&first) => {
                     super::register::run(ws, d2, first).await
                 }

@@ -181,7 +181,7 @@ where
             tracing::info!(conn = handle.id, session = %params.session_id, "agent connected (JSON-RPC)");
             Role::Agent {
                 in_flight: Arc::new(AtomicUsize::new(0)),
-                bucket: TokenBucket::new(d.config.agent_rate_limit),
+                bucket: TokenBucket::new(d.config().agent_rate_limit),
             }
         }
     };
@@ -205,7 +205,7 @@ where
             "serverVersion": env!("CARGO_PKG_VERSION"),
         }),
     );
-    let mut keepalive = Keepalive::new(d.config.ws_ping_interval);
+    let mut keepalive = Keepalive::new(d.config().ws_ping_interval);
     let (reason, close_with) = if c.ws.send(Message::text(welcome)).await.is_err() {
         ("could not send welcome", None)
     } else {
@@ -278,10 +278,13 @@ where
             Role::Browser { key, pending } => {
                 self.d.registry().detach(*key, self.handle.id);
                 tracing::info!(browser = %browser_ref(*key), reason, "browser disconnected (JSON-RPC)");
-                pending.fail_all(
-                    ErrorCode::WebsocketError,
-                    &format!("the browser connection closed ({reason})"),
-                );
+                // Calls cut off by our own shutdown say so; the others saw the connection break.
+                let code = if self.d.shutdown.is_cancelled() {
+                    ErrorCode::ShuttingDown
+                } else {
+                    ErrorCode::WebsocketError
+                };
+                pending.fail_all(code, &format!("the browser connection closed ({reason})"));
             }
             Role::Agent { .. } => {
                 tracing::info!(conn = self.handle.id, reason, "agent disconnected");
@@ -597,7 +600,7 @@ where
                 "tools/call is for agents",
             ));
         };
-        let max = self.d.config.agent_max_in_flight;
+        let max = self.d.config().agent_max_in_flight;
         if in_flight.load(Ordering::Relaxed) >= max {
             return refuse(RpcError::from_error(
                 &Error::new(
@@ -608,7 +611,7 @@ where
             ));
         }
         if !bucket.take(Instant::now()) {
-            let rate = self.d.config.agent_rate_limit;
+            let rate = self.d.config().agent_rate_limit;
             return refuse(RpcError::from_error(
                 &Error::new(
                     ErrorCode::LimitExceeded,

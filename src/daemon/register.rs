@@ -272,7 +272,7 @@ where
         c.finish("could not send welcome");
         return;
     }
-    let mut keepalive = Keepalive::new(d.config.ws_ping_interval);
+    let mut keepalive = Keepalive::new(d.config().ws_ping_interval);
     let (reason, close_with) = loop {
         let flow = tokio::select! {
             _ = d.shutdown.cancelled() => break ("daemon shutdown", Some((CloseCode::Away, "browser-mcpd is shutting down"))),
@@ -336,10 +336,14 @@ where
         self.d.registry().detach(self.key, self.handle.id);
         self.d.instances.release(&self.instance_id, self.handle.id);
         tracing::info!(browser = %browser_ref(self.key), instance = %self.instance_id, reason, "browser disconnected");
-        self.pending.fail_all(
-            ErrorCode::WebsocketError,
-            &format!("the browser connection closed ({reason})"),
-        );
+        // Calls cut off by our own shutdown say so; the others saw the connection break.
+        let code = if self.d.shutdown.is_cancelled() {
+            ErrorCode::ShuttingDown
+        } else {
+            ErrorCode::WebsocketError
+        };
+        self.pending
+            .fail_all(code, &format!("the browser connection closed ({reason})"));
     }
 
     async fn command(&mut self, cmd: Command) -> Flow {

@@ -90,19 +90,31 @@ async fn the_example_program_waits_calls_and_follows_events() {
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
     let req = ext.answer_call(json!("example result")).await;
     assert_eq!(req["args"]["query"], "from the example");
-    ext.send(json!({"type": "tabCreated", "tab": tab(2, "U", vec![])}))
-        .await;
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut text = String::new();
     use tokio::io::AsyncBufReadExt;
-    while !text.contains("tabCreated b1:2") {
-        let mut line = String::new();
-        let n = tokio::time::timeout(Duration::from_secs(10), out.read_line(&mut line))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "example exited early: {text}");
+    // The example subscribes to events only after it printed the answer, so a tab created
+    // before that is not in its stream: keep creating tabs until one shows up.
+    let mut next_tab = 2;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    // Outside the loop: a read cut short by the timeout keeps what it read so far.
+    let mut line = String::new();
+    while !text.contains("tabCreated b1:") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no tabCreated: {text}"
+        );
+        if text.contains("following tab events") {
+            ext.send(json!({"type": "tabCreated", "tab": tab(next_tab, "U", vec![])}))
+                .await;
+            next_tab += 1;
+        }
+        match tokio::time::timeout(Duration::from_millis(200), out.read_line(&mut line)).await {
+            Ok(n) => assert!(n.unwrap() > 0, "example exited early: {text}"),
+            Err(_) => continue,
+        }
         text.push_str(&line);
+        line.clear();
     }
     assert!(text.contains("`search` is offered by b1:1"), "{text}");
     assert!(text.contains("\"example result\""), "{text}");

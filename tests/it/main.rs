@@ -8,5 +8,8 @@ mod common;
 mod control;
 mod dialects;
 mod discovery;
+mod man;
 mod peers;
 mod security;
+mod service;
+mod setup;

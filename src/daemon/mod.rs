@@ -36,6 +36,7 @@ pub struct Stats {
     pub calls_in_flight: AtomicU64,
     pub calls_total: AtomicU64,
     pub calls_failed: AtomicU64,
+    pub calls_cancelled: AtomicU64,
     pub late_responses: AtomicU64,
     pub unknown_responses: AtomicU64,
     pub bad_messages: AtomicU64,
@@ -66,6 +67,8 @@ pub struct Daemon {
     registry: Mutex<Registry>,
     pub stats: Stats,
     pub validators: args::ValidatorCache,
+    /// Calls in flight that a caller may cancel by their `callId`.
+    pub cancels: calls::Cancels,
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
 }
@@ -79,6 +82,7 @@ impl Daemon {
             registry: Mutex::new(registry),
             stats: Stats::default(),
             validators: args::ValidatorCache::default(),
+            cancels: calls::Cancels::default(),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         }

@@ -2,6 +2,7 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod bridge;
+mod cancel;
 mod common;
 mod control;
 mod discovery;

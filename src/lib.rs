@@ -7,12 +7,15 @@
 //! - [`daemon`]: `browser-mcpd` — registry, call path, extension listener, control API,
 //!   discovery file, service life.
 //! - [`ctl`]: `browserctl` — a thin client of the control API.
+//! - [`mcp`]: the MCP server (tool naming, listing, calls) shared by `browserctl mcp` (stdio)
+//!   and the daemon's `/mcp` (Streamable HTTP).
 //! - `src/bin/*`: parse flags, call `daemon::run` / `ctl::run`.
 #![deny(clippy::await_holding_lock)]
 
 pub mod ctl;
 pub mod daemon;
 pub mod error;
+pub mod mcp;
 pub mod paths;
 pub mod protocol;
 pub mod time;

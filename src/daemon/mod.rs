@@ -5,6 +5,7 @@
 //! - [`calls`]: the call path (target choice, validation, timeout, retry, backoff).
 //! - [`extension`]: the loopback listener and [`bridge`], the seed-001 dialect adapter.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
+//! - [`mcp_http`]: MCP over Streamable HTTP at `/mcp` on the loopback port.
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
 //! - [`service`]: logging, signals, readiness.
 
@@ -17,6 +18,7 @@ pub mod conn;
 pub mod control;
 pub mod discovery;
 pub mod extension;
+pub mod mcp_http;
 pub mod registry;
 pub mod service;
 
@@ -69,6 +71,8 @@ pub struct Daemon {
     pub validators: args::ValidatorCache,
     /// Calls in flight that a caller may cancel by their `callId`.
     pub cancels: calls::Cancels,
+    /// The MCP Streamable HTTP service behind `/mcp`, built on first use.
+    pub mcp_http: std::sync::OnceLock<mcp_http::Service>,
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
 }
@@ -83,6 +87,7 @@ impl Daemon {
             stats: Stats::default(),
             validators: args::ValidatorCache::default(),
             cancels: calls::Cancels::default(),
+            mcp_http: std::sync::OnceLock::new(),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         }

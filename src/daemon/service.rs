@@ -19,7 +19,11 @@ fn start_error(context: &str, e: impl std::fmt::Display) -> StartError {
 pub fn init_logging(config: &Config) {
     // RUST_LOG wins over LOG_LEVEL/--log-level when set, as tracing users expect.
     let filter = EnvFilter::try_from_env("RUST_LOG")
-        .or_else(|_| EnvFilter::try_new(&config.log_level))
+        .or_else(|_| match config.log_level.as_str() {
+            // rmcp logs every MCP message at info; keep the default log about our own events.
+            "info" => EnvFilter::try_new("info,rmcp=warn"),
+            level => EnvFilter::try_new(level),
+        })
         .unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

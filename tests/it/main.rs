@@ -6,4 +6,6 @@ mod cancel;
 mod common;
 mod control;
 mod discovery;
+mod mcp;
+mod python;
 mod security;

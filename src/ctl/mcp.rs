@@ -1,0 +1,245 @@
+//! `browserctl mcp`: an MCP server on stdin/stdout for AI clients (Claude Desktop and Code,
+//! Cursor, the SDKs), a thin client of the daemon's control API. `--print-config` prints the
+//! snippets to paste into a client's configuration.
+
+use super::client::{body_bytes, encode, Client};
+use super::output::{print, print_json, Stop};
+use crate::error::{Error, ErrorCode};
+use crate::mcp::{Backend, McpServer, Scope, Snapshot};
+use crate::protocol::control::{
+    event_kind, BrowserView, CallRequest, CallResponse, OpenTabRequest, Status, TabView, ToolView,
+};
+use http_body_util::BodyExt;
+use hyper::Method;
+use rmcp::ServiceExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tokio::sync::mpsc;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct McpArgs {
+    /// Expose only this tab's tools (b1:7, or 7 for tab 7 of any browser); repeatable.
+    #[arg(long = "tab", value_name = "TAB")]
+    pub tabs: Vec<String>,
+    /// Expose only tabs whose URL matches this glob (`*` matches anything); repeatable.
+    #[arg(long = "url", value_name = "PATTERN")]
+    pub urls: Vec<String>,
+    /// Expose only this browser's tabs (b1); repeatable.
+    #[arg(long = "browser", value_name = "BROWSER")]
+    pub browsers: Vec<String>,
+    /// Expose only the browser with this session id; repeatable.
+    #[arg(long = "session", value_name = "SESSION")]
+    pub sessions: Vec<String>,
+    /// Print the MCP client configuration (stdio and HTTP) instead of serving.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+impl McpArgs {
+    pub fn scope(&self) -> Scope {
+        Scope {
+            tabs: self.tabs.clone(),
+            urls: self.urls.clone(),
+            browsers: self.browsers.clone(),
+            sessions: self.sessions.clone(),
+        }
+    }
+
+    /// The scoping flags again, for the printed stdio command line.
+    fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (flag, values) in [
+            ("--tab", &self.tabs),
+            ("--url", &self.urls),
+            ("--browser", &self.browsers),
+            ("--session", &self.sessions),
+        ] {
+            for v in values {
+                out.push(flag.to_owned());
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+}
+
+/// The control API as an MCP backend.
+pub struct ClientBackend(Client);
+
+#[derive(Deserialize)]
+struct Browsers {
+    browsers: Vec<BrowserView>,
+}
+#[derive(Deserialize)]
+struct Tabs {
+    tabs: Vec<TabView>,
+}
+#[derive(Deserialize)]
+struct Tools {
+    tools: Vec<ToolView>,
+}
+#[derive(Deserialize)]
+struct Closed {
+    closed: String,
+}
+
+impl Backend for ClientBackend {
+    async fn snapshot(&self) -> Result<Snapshot, Error> {
+        let c = &self.0;
+        let (b, t, tl) = tokio::try_join!(
+            c.get::<Browsers>("/v1/browsers"),
+            c.get::<Tabs>("/v1/tabs"),
+            c.get::<Tools>("/v1/tools"),
+        )?;
+        Ok(Snapshot {
+            browsers: b.browsers,
+            tabs: t.tabs,
+            tools: tl.tools,
+        })
+    }
+
+    async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
+        self.0.json(Method::POST, "/v1/call", Some(&req)).await
+    }
+
+    async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
+        let path = format!("/v1/calls/{}", encode(call_id));
+        match self.0.send(Method::DELETE, &path, None).await {
+            Ok(resp) => {
+                body_bytes(resp).await?;
+                Ok(true)
+            }
+            Err(e) if e.code == ErrorCode::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
+        self.0.json(Method::POST, "/v1/tabs", Some(&req)).await
+    }
+
+    async fn close_tab(&self, tab: &str) -> Result<String, Error> {
+        let path = format!("/v1/tabs/{}", encode(tab));
+        let c: Closed = self.0.json(Method::DELETE, &path, None::<&()>).await?;
+        Ok(c.closed)
+    }
+
+    async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
+        let kinds: Vec<&str> = event_kind::ALL
+            .iter()
+            .copied()
+            .filter(|k| *k != event_kind::TAB_FOCUSED && *k != event_kind::LAGGED)
+            .collect();
+        let path = format!("/v1/events?type={}", encode(&kinds.join(",")));
+        let mut body = self.0.send(Method::GET, &path, None).await?.into_body();
+        let (tx, rx) = mpsc::channel(1);
+        tokio::spawn(async move {
+            loop {
+                let frame = tokio::select! {
+                    _ = tx.closed() => return,
+                    f = body.frame() => f,
+                };
+                match frame {
+                    // Every line is an event (a `lagged` notice too): all mean "look again".
+                    Some(Ok(f)) if f.data_ref().is_some_and(|d| d.contains(&b'\n')) => {
+                        if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(()) {
+                            return;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    // The daemon went away: dropping tx ends the stream for the watcher.
+                    Some(Err(_)) | None => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
+}
+
+fn init_logging() {
+    // stdout carries the protocol: logs go to stderr, which MCP clients show or keep.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -> Result<(), Stop> {
+    if args.print_config {
+        return print_config(c, &args, json, explicit_socket).await;
+    }
+    init_logging();
+    let server = McpServer::new(ClientBackend(Client::new(c.socket())), args.scope());
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::internal(format!("MCP session did not start: {e}")))?;
+    // Ends when the client closes stdin.
+    let _ = running.waiting().await;
+    Ok(())
+}
+
+/// The token of the daemon behind `status`, read from its discovery file.
+fn token_of(status: &Status) -> Option<String> {
+    let text = std::fs::read_to_string(&status.discovery_file).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v.get("token")?.as_str().map(str::to_owned)
+}
+
+async fn print_config(
+    c: &Client,
+    args: &McpArgs,
+    json: bool,
+    explicit_socket: bool,
+) -> Result<(), Stop> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .unwrap_or_else(|_| PathBuf::from("browserctl"));
+    let mut argv = Vec::new();
+    if explicit_socket {
+        argv.push("--socket".to_owned());
+        argv.push(c.socket().display().to_string());
+    }
+    argv.push("mcp".to_owned());
+    argv.extend(args.flags());
+    let stdio = json!({"mcpServers": {"browser": {
+        "command": exe.display().to_string(),
+        "args": argv,
+    }}});
+    let http = match c.get::<Status>("/v1/status").await {
+        Ok(status) => {
+            let url = format!("http://127.0.0.1:{}/mcp", status.port);
+            let mut server = json!({"type": "http", "url": url});
+            if let Some(token) = token_of(&status) {
+                server["headers"] = json!({"Authorization": format!("Bearer {token}")});
+            }
+            Ok(json!({"mcpServers": {"browser": server}}))
+        }
+        Err(e) => Err(e),
+    };
+    if json {
+        return print_json(&json!({"stdio": stdio, "http": http.as_ref().ok()}));
+    }
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).expect("JSON");
+    let mut out = format!(
+        "# stdio: Claude Desktop (claude_desktop_config.json), Claude Code (.mcp.json), \
+         Cursor (.cursor/mcp.json)\n{}\n",
+        pretty(&stdio)
+    );
+    match &http {
+        Ok(v) => out.push_str(&format!(
+            "\n# Streamable HTTP, for clients that take a URL. The token changes when \
+             browser-mcpd restarts.\n{}\n",
+            pretty(v)
+        )),
+        Err(e) => out.push_str(&format!(
+            "\n# Streamable HTTP: needs a running browser-mcpd for its port and token ({}).\n",
+            e.code
+        )),
+    }
+    print(&out)
+}

@@ -454,3 +454,27 @@ fn print_config_gives_stdio_and_http_snippets() {
         format!("Bearer {}", d.token)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("nobody-here.sock");
+    let cmd = tokio::process::Command::new(CTL).configure(|c| {
+        c.arg("--socket").arg(&socket).arg("mcp");
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let client = Watcher(tx).serve(transport).await.expect("initialize");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), 3, "only the meta tools");
+    let r = client
+        .call_tool(params("browserctl_list_tabs", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
+    client.cancel().await.unwrap();
+}

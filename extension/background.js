@@ -10,6 +10,7 @@ const SCAN_PORTS = Array.from({ length: 21 }, (_, i) => 8765 + i);
 const PING_MS = 20_000; // an MV3 worker dies 30 s after its last activity
 const WATCHDOG = 'browser-mcp-watchdog';
 const BACKOFF = { first: 500, max: 30_000 };
+const SCAN_MAX_MS = 10_000; // a daemon started after the browser is found within 10 s
 
 const conns = new Map(); // port -> Connection
 const tokens = new Map(); // port -> token last heard from the native host
@@ -116,9 +117,7 @@ class Connection {
 
 async function handle(conn, msg) {
   switch (msg.type) {
-    case 'connect':
-      conn.serverSessionId = msg.sessionId;
-      return;
+    case 'connect': // the daemon's session id: we go by our own, sent in every message
     case 'pong':
       return;
     case 'openTab':
@@ -168,12 +167,12 @@ function startNative() {
     port = chrome.runtime.connectNative(NATIVE_HOST);
   } catch (e) {
     console.info('browser-mcp: no native host, scanning ports', e.message);
-    scanSoon();
+    scanIfIdle();
     return;
   }
   nativePort = port;
   // A host that never reports must not leave us blind.
-  const silence = setTimeout(() => nativeServers || scanSoon(), 2000);
+  const silence = setTimeout(() => nativeServers || scanIfIdle(), 2000);
   port.onMessage.addListener((msg) => {
     if (msg?.type === 'servers' && Array.isArray(msg.servers)) {
       clearTimeout(silence);
@@ -186,7 +185,7 @@ function startNative() {
     console.info(`browser-mcp: native host ${NATIVE_HOST} unavailable (${why}); scanning ports`);
     nativePort = null;
     nativeServers = null;
-    scanSoon();
+    scanIfIdle();
   });
 }
 
@@ -208,9 +207,16 @@ function applyServers(servers) {
 
 // --- discovery fallback: port scan ----------------------------------------------------------------
 
+// A lost daemon is probably restarting: look again quickly.
 function scanSoon() {
   scanDelay = BACKOFF.first;
   scheduleScan(0);
+}
+
+// The watchdog retries a missing native host every 30 s; that must not restart a scan that has
+// already backed off.
+function scanIfIdle() {
+  if (!scanTimer) scheduleScan(0);
 }
 
 function scheduleScan(delay) {
@@ -219,16 +225,31 @@ function scheduleScan(delay) {
   scanTimer = setTimeout(scan, delay);
 }
 
-// One WebSocket attempt per free port; refused connections on loopback cost next to nothing.
-// Successful attempts simply stay as connections.
+// Ports are probed with a plain HTTP request first and only answering ones get a WebSocket:
+// Chromium delays every new WebSocket by up to 5 s once a worker has had many failed ones
+// (services/network/websocket_throttler.cc), which a WebSocket per port would cause at once.
+const probing = new Set();
+
+async function probe(port) {
+  probing.add(port);
+  try {
+    await fetch(`http://127.0.0.1:${port}/`, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout(2000) });
+    if (!nativeServers && !conns.has(port)) conns.set(port, new Connection(port, tokens.get(port)));
+  } catch {
+    // nothing listening (or not HTTP): try again next round
+  } finally {
+    probing.delete(port);
+  }
+}
+
 function scan() {
   scanTimer = null;
   if (nativeServers) return;
   for (const port of SCAN_PORTS) {
-    if (!conns.has(port)) conns.set(port, new Connection(port, tokens.get(port)));
+    if (!conns.has(port) && !probing.has(port)) probe(port);
   }
   scheduleScan(scanDelay);
-  scanDelay = backoff(scanDelay);
+  scanDelay = Math.min(scanDelay * 2, SCAN_MAX_MS);
 }
 
 // --- keeping the worker alive ----------------------------------------------------------------------
@@ -240,7 +261,7 @@ setInterval(() => broadcast(proto.ping()), PING_MS);
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name !== WATCHDOG) return;
   if (!nativePort) startNative();
-  else if (!nativeServers && !scanTimer) scanSoon();
+  else if (!nativeServers) scanIfIdle();
 });
 
 chrome.alarms.get(WATCHDOG).then((a) => a || chrome.alarms.create(WATCHDOG, { periodInMinutes: 0.5 }));

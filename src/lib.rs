@@ -6,17 +6,20 @@
 //! - [`error`]: the error-code enum shared by the daemon, the API and the CLI.
 //! - [`daemon`]: `browser-mcpd` — registry, call path, extension listener, control API,
 //!   discovery file, service life.
-//! - [`ctl`]: `browserctl` — a thin client of the control API.
+//! - [`client`]: a typed async client of the control API.
+//! - [`ctl`]: `browserctl` — a thin client of the control API, built on [`client`].
 //! - [`mcp`]: the MCP server (tool naming, listing, calls) shared by `browserctl mcp` (stdio)
 //!   and the daemon's `/mcp` (Streamable HTTP).
 //! - `src/bin/*`: parse flags, call `daemon::run` / `ctl::run`.
 #![deny(clippy::await_holding_lock)]
 
+pub mod client;
 pub mod ctl;
 pub mod daemon;
 pub mod error;
 pub mod mcp;
 pub mod paths;
+pub mod pattern;
 pub mod protocol;
 pub mod time;
 

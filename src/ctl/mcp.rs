@@ -2,17 +2,15 @@
 //! Cursor, the SDKs), a thin client of the daemon's control API. `--print-config` prints the
 //! snippets to paste into a client's configuration.
 
-use super::client::{body_bytes, encode, Client};
 use super::output::{print, print_json, Stop};
-use crate::error::{Error, ErrorCode};
+use crate::client::{Client, EventFilter, ToolFilter};
+use crate::error::Error;
 use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{
-    event_kind, BrowserView, CallRequest, CallResponse, OpenTabRequest, Status, TabView, ToolView,
+    event_kind, CallRequest, CallResponse, OpenTabRequest, Status, TabView,
 };
-use http_body_util::BodyExt;
 use hyper::Method;
 use rmcp::ServiceExt;
-use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use tokio::sync::mpsc;
@@ -22,7 +20,7 @@ pub struct McpArgs {
     /// Expose only this tab's tools (b1:7, or 7 for tab 7 of any browser); repeatable.
     #[arg(long = "tab", value_name = "TAB")]
     pub tabs: Vec<String>,
-    /// Expose only tabs whose URL matches this glob (`*` matches anything); repeatable.
+    /// Expose only tabs whose URL matches (`*` matches anything; without `*`, a substring); repeatable.
     #[arg(long = "url", value_name = "PATTERN")]
     pub urls: Vec<String>,
     /// Expose only this browser's tabs (b1); repeatable.
@@ -67,87 +65,60 @@ impl McpArgs {
 /// The control API as an MCP backend.
 pub struct ClientBackend(Client);
 
-#[derive(Deserialize)]
-struct Browsers {
-    browsers: Vec<BrowserView>,
-}
-#[derive(Deserialize)]
-struct Tabs {
-    tabs: Vec<TabView>,
-}
-#[derive(Deserialize)]
-struct Tools {
-    tools: Vec<ToolView>,
-}
-#[derive(Deserialize)]
-struct Closed {
-    closed: String,
-}
-
 impl Backend for ClientBackend {
     async fn snapshot(&self) -> Result<Snapshot, Error> {
-        let c = &self.0;
-        let (b, t, tl) = tokio::try_join!(
-            c.get::<Browsers>("/v1/browsers"),
-            c.get::<Tabs>("/v1/tabs"),
-            c.get::<Tools>("/v1/tools"),
-        )?;
+        let (c, every_tool) = (&self.0, ToolFilter::default());
+        let (browsers, tabs, tools) =
+            tokio::try_join!(c.browsers(), c.tabs(None), c.tools(&every_tool))?;
         Ok(Snapshot {
-            browsers: b.browsers,
-            tabs: t.tabs,
-            tools: tl.tools,
+            browsers,
+            tabs,
+            tools,
         })
     }
 
     async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
-        self.0.json(Method::POST, "/v1/call", Some(&req)).await
+        self.0.call_with(req).await
     }
 
     async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
-        let path = format!("/v1/calls/{}", encode(call_id));
-        match self.0.send(Method::DELETE, &path, None).await {
-            Ok(resp) => {
-                body_bytes(resp).await?;
-                Ok(true)
-            }
-            Err(e) if e.code == ErrorCode::NotFound => Ok(false),
-            Err(e) => Err(e),
-        }
+        self.0.cancel(call_id).await
     }
 
     async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
+        // The typed `open` has no browser choice; the route does.
         self.0.json(Method::POST, "/v1/tabs", Some(&req)).await
     }
 
     async fn close_tab(&self, tab: &str) -> Result<String, Error> {
-        let path = format!("/v1/tabs/{}", encode(tab));
-        let c: Closed = self.0.json(Method::DELETE, &path, None::<&()>).await?;
-        Ok(c.closed)
+        self.0.close(tab).await
     }
 
     async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
-        let kinds: Vec<&str> = event_kind::ALL
-            .iter()
-            .copied()
-            .filter(|k| *k != event_kind::TAB_FOCUSED && *k != event_kind::LAGGED)
-            .collect();
-        let path = format!("/v1/events?type={}", encode(&kinds.join(",")));
-        let mut body = self.0.send(Method::GET, &path, None).await?.into_body();
+        let filter = EventFilter {
+            // Focus changes no tool; a `lagged` notice comes whatever the filter.
+            types: event_kind::ALL
+                .iter()
+                .filter(|k| **k != event_kind::TAB_FOCUSED && **k != event_kind::LAGGED)
+                .map(|k| k.to_string())
+                .collect(),
+            ..EventFilter::default()
+        };
+        let mut events = self.0.events(&filter).await?;
         let (tx, rx) = mpsc::channel(1);
         tokio::spawn(async move {
             loop {
-                let frame = tokio::select! {
+                let event = tokio::select! {
                     _ = tx.closed() => return,
-                    f = body.frame() => f,
+                    e = events.next_event() => e,
                 };
-                match frame {
-                    // Every line is an event (a `lagged` notice too): all mean "look again".
-                    Some(Ok(f)) if f.data_ref().is_some_and(|d| d.contains(&b'\n')) => {
+                match event {
+                    Some(Ok(_)) => {
+                        // A full channel already holds a signal that covers this event.
                         if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(()) {
                             return;
                         }
                     }
-                    Some(Ok(_)) => {}
                     // The daemon went away: dropping tx ends the stream for the watcher.
                     Some(Err(_)) | None => return,
                 }
@@ -210,7 +181,7 @@ async fn print_config(
         "command": exe.display().to_string(),
         "args": argv,
     }}});
-    let http = match c.get::<Status>("/v1/status").await {
+    let http = match c.status().await {
         Ok(status) => {
             let url = format!("http://127.0.0.1:{}/mcp", status.port);
             let mut server = json!({"type": "http", "url": url});

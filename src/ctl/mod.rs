@@ -10,6 +10,7 @@ pub mod events;
 pub mod listing;
 pub mod mcp;
 pub mod output;
+pub mod wait;
 
 use crate::error::ErrorCode;
 use clap::{Parser, Subcommand};
@@ -113,6 +114,8 @@ pub enum Command {
     /// e.g. search_b1_7), plus browserctl_list_tabs, browserctl_open_tab and
     /// browserctl_close_tab. The scoping flags limit what the client sees.
     Mcp(mcp::McpArgs),
+    /// Block until a tool or a tab appears; prints where.
+    Wait(wait::WaitArgs),
 }
 
 /// Runs browserctl and returns its exit code.
@@ -141,6 +144,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
         Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
+        Command::Wait(args) => wait::run(&client, args, json).await,
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

@@ -53,7 +53,7 @@ where
         d: d.clone(),
         handle,
         key: None,
-        pending: Pending::default(),
+        pending: Pending::counted(d.stats.pending.clone()),
     };
     tracing::debug!(
         conn = c.handle.id,
@@ -285,15 +285,17 @@ where
                 call_id,
                 tab_id,
                 tools,
-            } => match self.pending.take(Some(&call_id)) {
-                Ok(Waiter::Discover(reply)) => {
+                error,
+            } => match (self.pending.take(Some(&call_id)), error) {
+                (Ok(w), Some(failure)) => w.fail(classify::tool_failure(failure)),
+                (Ok(Waiter::Discover(reply)), None) => {
                     if let Some(tab_id) = tab_id {
                         self.d.registry().set_tools(key, id, tab_id, tools.clone());
                     }
                     let _ = reply.send(Ok(tools));
                 }
-                Ok(other) => fail_mismatch(other, "toolsDiscovered"),
-                Err(m) => self.stray(m, "toolsDiscovered", Some(&call_id)),
+                (Ok(other), None) => fail_mismatch(other, "toolsDiscovered"),
+                (Err(m), _) => self.stray(m, "toolsDiscovered", Some(&call_id)),
             },
             ExtensionMessage::ToolResult { call_id, outcome } => {
                 match self.pending.take(call_id.as_deref()) {
@@ -304,6 +306,13 @@ where
                     Err(m) => self.stray(m, "toolResult", call_id.as_deref()),
                 }
             }
+            ExtensionMessage::Error {
+                request_id,
+                failure,
+            } => match self.pending.take(request_id.as_deref()) {
+                Ok(w) => w.fail(classify::tool_failure(failure)),
+                Err(m) => self.stray(m, "error", request_id.as_deref()),
+            },
             ExtensionMessage::Ping => return self.pong().await,
             ExtensionMessage::Pong => {}
             ExtensionMessage::Unknown { kind } => {

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
@@ -228,8 +228,8 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let retry =
-            attempt < policy.retries && should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let repeatable = should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let retry = attempt < policy.retries && repeatable;
         let delay = if retry {
             policy.delay(attempt)
         } else {
@@ -252,6 +252,11 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             "delayMs": delay.as_millis() as u64,
         }));
         if !retry {
+            if repeatable && attempt > 0 {
+                // Every attempt failed in a way that was worth repeating: out of retries.
+                last = Some(e);
+                break;
+            }
             return Err(with_history(e, history, target));
         }
         last = Some(e);
@@ -382,9 +387,18 @@ struct ForgetOnDrop<'a> {
 impl Drop for ForgetOnDrop<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            // A full queue only delays nothing: the pending entry then goes with its
-            // connection, and a late answer is still dropped as unknown.
-            let _ = self.conn.tx.try_send(Command::Forget { id });
+            // The connection must drop its waiter or the table grows without bound; when
+            // its queue is full, hand the notice to a task rather than delay our caller.
+            if let Err(mpsc::error::TrySendError::Full(forget)) =
+                self.conn.tx.try_send(Command::Forget { id })
+            {
+                let tx = self.conn.tx.clone();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
+                        let _ = tx.send(forget).await;
+                    });
+                }
+            }
         }
     }
 }
@@ -531,6 +545,27 @@ mod tests {
         };
         let delays: Vec<u64> = (0..5).map(|a| p.delay(a).as_millis() as u64).collect();
         assert_eq!(delays, vec![1000, 2000, 4000, 5000, 5000]);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_never_left_is_a_send_error() {
+        // The connection is gone before the send.
+        let (tx, rx) = mpsc::channel(1);
+        drop(rx);
+        let conn = ConnHandle { id: 1, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        // The connection ends with the command still queued: it never reached the browser.
+        let (tx, mut rx) = mpsc::channel(1);
+        let conn = ConnHandle { id: 2, tx };
+        let (reply, answer) = oneshot::channel::<Result<(), Error>>();
+        let cmd = Command::CloseTab { tab: 1, reply };
+        let dropper = tokio::spawn(async move { drop(rx.recv().await) });
+        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
+        dropper.await.unwrap();
     }
 
     #[test]

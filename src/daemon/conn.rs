@@ -11,6 +11,7 @@ use crate::protocol::Tool;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 pub type Reply<T> = oneshot::Sender<Result<T, Error>>;
@@ -102,33 +103,64 @@ pub enum Match {
 }
 
 /// The calls of one connection that wait for an answer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pending {
     waiting: HashMap<String, Waiter>,
     closes: HashMap<TabId, Vec<Reply<()>>>,
     /// Ids whose caller gave up, remembered (boundedly) to tell a late answer from a stray one.
     forgotten: HashSet<String>,
     forgotten_order: VecDeque<String>,
+    /// The daemon-wide count of waiting calls (shown in status), and our share of it.
+    gauge: Arc<AtomicU64>,
+    counted: u64,
 }
 
-const FORGOTTEN_MEMORY: usize = 1024;
+const FORGOTTEN_MEMORY: usize = 4096;
 
 impl Pending {
+    /// A table whose size is added to `gauge`.
+    pub fn counted(gauge: Arc<AtomicU64>) -> Pending {
+        Pending {
+            waiting: HashMap::new(),
+            closes: HashMap::new(),
+            forgotten: HashSet::new(),
+            forgotten_order: VecDeque::new(),
+            gauge,
+            counted: 0,
+        }
+    }
+
+    /// Brings the shared gauge in step with this table's size.
+    fn sync(&mut self) {
+        let now = self.len() as u64;
+        if now > self.counted {
+            self.gauge.fetch_add(now - self.counted, Ordering::Relaxed);
+        } else if now < self.counted {
+            self.gauge.fetch_sub(self.counted - now, Ordering::Relaxed);
+        }
+        self.counted = now;
+    }
+
     pub fn insert(&mut self, id: String, waiter: Waiter) {
         self.waiting.insert(id, waiter);
+        self.sync();
     }
 
     pub fn insert_close(&mut self, tab: TabId, reply: Reply<()>) {
         let list = self.closes.entry(tab).or_default();
         list.retain(|r| !r.is_closed());
         list.push(reply);
+        self.sync();
     }
 
     /// Takes the waiter for an answer's id, or says why there is none.
     pub fn take(&mut self, id: Option<&str>) -> Result<Waiter, Match> {
         let id = id.ok_or(Match::Unknown)?;
         match self.waiting.remove(id) {
-            Some(w) => Ok(w),
+            Some(w) => {
+                self.sync();
+                Ok(w)
+            }
             None if self.forgotten.remove(id) => Err(Match::Late),
             None => Err(Match::Unknown),
         }
@@ -138,6 +170,7 @@ impl Pending {
         if self.waiting.remove(&id).is_none() {
             return;
         }
+        self.sync();
         if self.forgotten_order.len() == FORGOTTEN_MEMORY {
             if let Some(old) = self.forgotten_order.pop_front() {
                 self.forgotten.remove(&old);
@@ -151,6 +184,7 @@ impl Pending {
         for reply in self.closes.remove(&tab).unwrap_or_default() {
             let _ = reply.send(Ok(()));
         }
+        self.sync();
     }
 
     pub fn len(&self) -> usize {
@@ -171,6 +205,19 @@ impl Pending {
                 let _ = reply.send(Err(Error::new(code, message)));
             }
         }
+        self.sync();
+    }
+}
+
+impl Default for Pending {
+    fn default() -> Pending {
+        Pending::counted(Arc::new(AtomicU64::new(0)))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.gauge.fetch_sub(self.counted, Ordering::Relaxed);
     }
 }
 
@@ -180,13 +227,16 @@ mod tests {
 
     #[test]
     fn late_and_unknown_answers_are_told_apart_and_leave_nothing_behind() {
-        let mut p = Pending::default();
+        let gauge = Arc::new(AtomicU64::new(0));
+        let mut p = Pending::counted(gauge.clone());
         for i in 0..5000 {
             let (tx, _rx) = oneshot::channel();
             p.insert(format!("call_{i}"), Waiter::Call(tx));
+            assert_eq!(gauge.load(Ordering::Relaxed), 1);
             p.forget(format!("call_{i}"));
         }
         assert!(p.is_empty());
+        assert_eq!(gauge.load(Ordering::Relaxed), 0);
         assert!(p.forgotten.len() <= FORGOTTEN_MEMORY);
         assert_eq!(p.take(Some("call_4999")).unwrap_err(), Match::Late);
         assert_eq!(p.take(Some("call_4999")).unwrap_err(), Match::Unknown);

@@ -320,6 +320,7 @@ fn status(d: &Daemon) -> Status {
         tabs,
         tools,
         calls_in_flight: s.calls_in_flight.load(Ordering::Relaxed),
+        pending_calls: s.pending.load(Ordering::Relaxed),
         calls_total: s.calls_total.load(Ordering::Relaxed),
         calls_failed: s.calls_failed.load(Ordering::Relaxed),
         calls_cancelled: s.calls_cancelled.load(Ordering::Relaxed),

@@ -27,7 +27,7 @@ pub use config::Config;
 use registry::Registry;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -36,6 +36,8 @@ use tokio_util::task::TaskTracker;
 #[derive(Debug, Default)]
 pub struct Stats {
     pub calls_in_flight: AtomicU64,
+    /// Calls waiting for a browser's answer, summed over every connection's pending table.
+    pub pending: Arc<AtomicU64>,
     pub calls_total: AtomicU64,
     pub calls_failed: AtomicU64,
     pub calls_cancelled: AtomicU64,

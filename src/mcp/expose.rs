@@ -7,6 +7,7 @@
 //! tab silently owns the plain name, and deterministic for a given set of tabs. The tab's
 //! title and URL go into the description so a model can tell the tools apart.
 
+use crate::pattern::url_matches;
 use crate::protocol::control::{BrowserView, TabView, ToolView};
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
@@ -31,7 +32,8 @@ pub struct Snapshot {
 pub struct Scope {
     /// Tab references (`b1:7`, or a bare `7` for tab 7 of any browser).
     pub tabs: Vec<String>,
-    /// URL globs (`*` matches any run of characters) a tab's URL must match.
+    /// URL patterns a tab's URL must match ([`url_matches`]: `*` matches any run of
+    /// characters; a pattern without `*` matches anywhere in the URL).
     pub urls: Vec<String>,
     /// Browser ids (`b1` or `1`).
     pub browsers: Vec<String>,
@@ -61,33 +63,13 @@ impl Scope {
                     *want == tab.tab_ref
                         || (!want.contains(':') && want.parse::<i64>().ok() == Some(tab.id))
                 }))
-            && (self.urls.is_empty() || self.urls.iter().any(|g| glob_match(g, &tab.url)))
+            && (self.urls.is_empty() || self.urls.iter().any(|p| url_matches(p, &tab.url)))
     }
 
     /// Browser-level tools belong to no tab and no URL, so tab and URL filters leave them out.
     fn browser_tools_in_scope(&self, browser: &BrowserView) -> bool {
         self.tabs.is_empty() && self.urls.is_empty() && self.browser_in_scope(browser)
     }
-}
-
-/// `*` matches any run of characters (including none); everything else matches itself.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for middle in &parts[1..parts.len() - 1] {
-        match rest.find(middle) {
-            Some(at) => rest = &rest[at + middle.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_` and cuts to [`MAX_NAME`].
@@ -450,17 +432,6 @@ mod tests {
             ..Scope::default()
         })
         .is_empty());
-    }
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("https://a.example/*", "https://a.example/x/y"));
-        assert!(glob_match("*example*", "https://a.example/"));
-        assert!(glob_match("*", ""));
-        assert!(glob_match("a*b*c", "aXbYc"));
-        assert!(!glob_match("a*b*c", "aXcYb"));
-        assert!(!glob_match("ab*ba", "aba"));
-        assert!(!glob_match("https://a.example/", "https://a.example/x"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Seed 001: the bridge protocol between the daemon and a browser extension.
 //!
 //! Every message is a JSON object with a `type` field and an optional `sessionId`. Inbound
-//! frames are read in one pass into [`Inbound`] (a flat struct of every field any message
+//! frames are read in one pass into `Inbound` (a flat struct of every field any message
 //! has) and then checked into a typed [`ExtensionMessage`]; this keeps a tool's result as raw
 //! JSON text that is passed through, never re-parsed.
 
@@ -136,6 +136,14 @@ pub enum ExtensionMessage {
         call_id: String,
         tab_id: Option<TabId>,
         tools: Vec<Tool>,
+        /// Additive: set when the tab could not be asked.
+        error: Option<ToolFailure>,
+    },
+    /// Additive (our extension): a request that failed before it produced its normal answer,
+    /// e.g. an openTab with a URL the browser refuses. Names the request it answers.
+    Error {
+        request_id: Option<String>,
+        failure: ToolFailure,
     },
     ToolResult {
         call_id: Option<String>,
@@ -203,6 +211,17 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
             call_id: need(m.call_id, "toolsDiscovered", "callId")?,
             tab_id: m.tab_id,
             tools: m.tools.unwrap_or_default(),
+            error: m.error.and_then(ToolFailure::from_value),
+        },
+        "error" => ExtensionMessage::Error {
+            request_id: m.request_id.or(m.call_id),
+            failure: m
+                .error
+                .and_then(ToolFailure::from_value)
+                .unwrap_or(ToolFailure {
+                    code: None,
+                    message: "the extension reported an error without details".to_owned(),
+                }),
         },
         "toolResult" => {
             let outcome = match m.error.and_then(ToolFailure::from_value) {
@@ -323,6 +342,13 @@ mod tests {
             decode(r#"{"type":"ping"}"#).unwrap().message,
             ExtensionMessage::Ping
         ));
+        match decode(r#"{"type":"error","requestId":"open_3","error":{"code":"INVALID_ARGUMENTS","message":"bad url"}}"#).unwrap().message {
+            ExtensionMessage::Error { request_id, failure } => {
+                assert_eq!(request_id.as_deref(), Some("open_3"));
+                assert_eq!(failure.code.as_deref(), Some("INVALID_ARGUMENTS"));
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             decode(r#"{"type":"tabClosed","tabId":2}"#).unwrap().message,
             ExtensionMessage::TabClosed { tab_id: 2 }

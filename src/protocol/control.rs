@@ -35,6 +35,8 @@ pub struct Status {
     pub tabs: usize,
     pub tools: usize,
     pub calls_in_flight: u64,
+    /// Entries in the connections' pending-call tables (0 when nothing waits).
+    pub pending_calls: u64,
     pub calls_total: u64,
     pub calls_failed: u64,
     /// Calls ended by `DELETE /v1/calls/{callId}`.

@@ -344,3 +344,32 @@ async fn reconnect_of_the_same_session_keeps_its_browser_id() {
         "no duplicates, same browser id"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn refused_open_and_failed_discovery_come_back_as_errors() {
+    let d = TestDaemon::start();
+    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![])]).await;
+    d.wait_tabs("tab", |t| t.len() == 1);
+    let cli = ctl_async(&d, &["open", "javascript:alert(1)"]);
+    let open = ext.expect("openTab").await;
+    ext.send(json!({"type": "error", "requestId": open["requestId"],
+        "error": {"code": "INVALID_ARGUMENTS", "message": "only http(s) URLs can be opened"}}))
+        .await;
+    let out = cli.await.unwrap();
+    assert_eq!(exit_code(&out), 6, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("only http(s) URLs"),
+        "{}",
+        stderr(&out)
+    );
+
+    let cli = ctl_async(&d, &["discover", "b1:1"]);
+    let disc = ext.expect("discoverTools").await;
+    ext.send(
+        json!({"type": "toolsDiscovered", "callId": disc["callId"], "tabId": 1, "tools": [],
+        "error": {"code": "TAB_NOT_FOUND", "message": "no such tab"}}),
+    )
+    .await;
+    let out = cli.await.unwrap();
+    assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
+}

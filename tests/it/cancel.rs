@@ -1,7 +1,7 @@
 //! Cancelling a call through the control API: `DELETE /v1/calls/{callId}`.
 
 use crate::common::*;
-use browser_mcp::ctl::client::Client;
+use browser_mcp::client::Client;
 use browser_mcp::protocol::control::CallResponse;
 use hyper::Method;
 use serde_json::{json, Value};

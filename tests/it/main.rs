@@ -2,7 +2,9 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod bridge;
+mod calls;
 mod cancel;
+mod client;
 mod common;
 mod control;
 mod discovery;

@@ -1,0 +1,137 @@
+//! The event stream as a `Stream` of [`Event`]s.
+
+use super::{encode, Client};
+use crate::error::{Error, ErrorCode};
+use crate::protocol::control::Event;
+use bytes::{Buf, Bytes, BytesMut};
+use futures_util::Stream;
+use hyper::body::{Body, Incoming};
+use hyper::Method;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Which events [`Client::events`] follows.
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    /// Only these types (`tabCreated`, `toolsChanged`, …); empty means all.
+    pub types: Vec<String>,
+    pub tab: Option<String>,
+    pub browser: Option<String>,
+    /// Replay retained events after this sequence number first.
+    pub since: Option<u64>,
+    /// End the stream after this many events.
+    pub count: Option<u64>,
+}
+
+impl EventFilter {
+    fn query(&self) -> String {
+        let mut pairs = Vec::new();
+        if !self.types.is_empty() {
+            pairs.push(format!("type={}", encode(&self.types.join(","))));
+        }
+        if let Some(t) = &self.tab {
+            pairs.push(format!("tab={}", encode(t)));
+        }
+        if let Some(b) = &self.browser {
+            pairs.push(format!("browser={}", encode(b)));
+        }
+        if let Some(s) = self.since {
+            pairs.push(format!("since={s}"));
+        }
+        if let Some(c) = self.count {
+            pairs.push(format!("count={c}"));
+        }
+        if pairs.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", pairs.join("&"))
+        }
+    }
+}
+
+/// Events as they happen, one per NDJSON line of `GET /v1/events`. A reader that fell behind
+/// receives an event of type `lagged` whose data says which sequence numbers it missed.
+pub struct EventStream {
+    body: Incoming,
+    buf: BytesMut,
+}
+
+impl Client {
+    /// Follows the daemon's events.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// use browser_mcp::client::EventFilter;
+    /// use futures_util::StreamExt;
+    /// let filter = EventFilter { types: vec!["tabCreated".into()], ..Default::default() };
+    /// let mut events = client.events(&filter).await?;
+    /// while let Some(event) = events.next().await {
+    ///     let event = event?;
+    ///     println!("{} {} {:?}", event.seq, event.kind, event.tab);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn events(&self, filter: &EventFilter) -> Result<EventStream, Error> {
+        let resp = self
+            .send(Method::GET, &format!("/v1/events{}", filter.query()), None)
+            .await?;
+        Ok(EventStream {
+            body: resp.into_body(),
+            buf: BytesMut::new(),
+        })
+    }
+}
+
+impl EventStream {
+    /// The next event (the same as `StreamExt::next`, without importing the trait).
+    pub async fn next_event(&mut self) -> Option<Result<Event, Error>> {
+        std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
+    fn take_line(&mut self) -> Option<Bytes> {
+        let end = self.buf.iter().position(|&b| b == b'\n')?;
+        let line = self.buf.split_to(end + 1).freeze();
+        Some(line.slice(..end))
+    }
+}
+
+fn parse(line: &[u8]) -> Result<Event, Error> {
+    serde_json::from_slice(line)
+        .map_err(|e| Error::internal(format!("unexpected event from the daemon: {e}")))
+}
+
+impl Stream for EventStream {
+    type Item = Result<Event, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            if let Some(line) = self.take_line() {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                return Poll::Ready(Some(parse(&line)));
+            }
+            match Pin::new(&mut self.body).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => {
+                    return Poll::Ready(Some(Err(Error::new(
+                        ErrorCode::DaemonUnavailable,
+                        format!("the event stream broke: {e}"),
+                    ))))
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    if let Ok(mut data) = frame.into_data() {
+                        while data.has_remaining() {
+                            let chunk = data.chunk();
+                            let n = chunk.len();
+                            self.buf.extend_from_slice(chunk);
+                            data.advance(n);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

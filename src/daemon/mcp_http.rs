@@ -140,5 +140,12 @@ pub async fn serve(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
         );
         return r;
     }
-    d.mcp_http.get_or_init(|| build(&d)).handle(req).await
+    let ends_session = req.method() == hyper::Method::DELETE;
+    let mut resp = d.mcp_http.get_or_init(|| build(&d)).handle(req).await;
+    // rmcp confirms a session's end with an empty 202; the Python SDK (and others written
+    // from the spec's examples) expect 200 or 204 and warn otherwise. Same meaning, no body.
+    if ends_session && resp.status() == StatusCode::ACCEPTED {
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+    }
+    resp
 }

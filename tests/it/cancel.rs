@@ -36,6 +36,10 @@ async fn a_call_with_a_call_id_can_be_cancelled_through_the_control_api() {
     assert_eq!(v, json!({"cancelled": "job-1"}));
     let e = pending.await.unwrap().unwrap_err();
     assert_eq!(e.code.as_str(), "CANCELLED");
+    // The connection forgot the call: nothing is left pending.
+    wait_until(Duration::from_secs(5), "no pending call", || {
+        (d.status()["pendingCalls"] == 0).then_some(())
+    });
     assert!(started.elapsed() < Duration::from_secs(10));
     let again = c
         .json::<Value>(Method::DELETE, "/v1/calls/job-1", None::<&()>)

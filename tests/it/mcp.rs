@@ -272,6 +272,7 @@ async fn converse(
         .expect("cancel");
     let after = status_until(d, "the call to be cancelled", |s| {
         s["callsInFlight"] == 0
+            && s["pendingCalls"] == 0
             && s["callsCancelled"] == before["callsCancelled"].as_u64().unwrap() + 1
     })
     .await;
@@ -366,14 +367,18 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     client.cancel().await.unwrap();
 }
 
-/// One raw HTTP/1.1 request to the loopback port; returns the status code.
-async fn raw_status(port: u16, host: &str, headers: &[(&str, &str)]) -> u16 {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}})
-    .to_string();
+/// One raw HTTP/1.1 request to `/mcp`; returns the status code and the response head.
+async fn raw(port: u16, method: &str, host: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let body = if method == "POST" {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}})
+        .to_string()
+    } else {
+        String::new()
+    };
     let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
@@ -386,12 +391,24 @@ async fn raw_status(port: u16, host: &str, headers: &[(&str, &str)]) -> u16 {
         .await
         .unwrap();
     s.write_all(req.as_bytes()).await.unwrap();
-    let mut head = vec![0u8; 12];
-    s.read_exact(&mut head).await.unwrap();
-    let line = String::from_utf8_lossy(&head).into_owned();
-    line[9..12]
-        .parse()
-        .unwrap_or_else(|_| panic!("status line {line:?}"))
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        if s.read(&mut byte).await.unwrap() == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let status = head
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("status line in {head:?}"));
+    (status, head)
+}
+
+async fn raw_status(port: u16, host: &str, headers: &[(&str, &str)]) -> u16 {
+    raw(port, "POST", host, headers).await.0
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -418,6 +435,18 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
         raw_status(d.port, &host, &[("Authorization", "Bearer wrong")]).await,
         401
     );
+
+    // A session ends with DELETE (204), after which its id is unknown (404).
+    let (status, head) = raw(d.port, "POST", &host, &[auth]).await;
+    assert_eq!(status, 200);
+    let sid = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("no session id in {head}"))
+        .to_owned();
+    let session = ("Mcp-Session-Id", sid.as_str());
+    assert_eq!(raw(d.port, "DELETE", &host, &[auth, session]).await.0, 204);
+    assert_eq!(raw(d.port, "GET", &host, &[auth, session]).await.0, 404);
 
     let open = TestDaemon::start_with(&["--mcp-auth", "none"]);
     let host = format!("127.0.0.1:{}", open.port);

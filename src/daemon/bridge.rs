@@ -38,8 +38,14 @@ enum Flow {
     Stop,
 }
 
-pub async fn run<S>(ws: WebSocketStream<S>, d: Arc<Daemon>, origin: Option<String>)
-where
+/// `first` is the peer's first message if it already sent one (the listener reads it to
+/// tell the dialects of `GET /` apart).
+pub async fn run<S>(
+    ws: WebSocketStream<S>,
+    d: Arc<Daemon>,
+    origin: Option<String>,
+    first: Option<String>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let (tx, mut rx) = mpsc::channel(COMMAND_QUEUE);
@@ -67,6 +73,12 @@ where
     if c.ws.send(Message::text(hello)).await.is_err() {
         return;
     }
+    if let Some(text) = first {
+        if let Flow::Stop = c.text(&text).await {
+            c.finish("closed by the daemon");
+            return;
+        }
+    }
     let handshake = tokio::time::sleep(d.config.handshake_timeout);
     tokio::pin!(handshake);
     let reason = loop {
@@ -75,7 +87,7 @@ where
                 c.close(CloseCode::Away, "browser-mcpd is shutting down").await;
                 break "daemon shutdown";
             }
-            Some(cmd) = rx.recv() => c.command(cmd).await,
+            Some(cmd) = rx.recv() => c.commands(cmd, &mut rx).await,
             frame = c.ws.next() => match frame {
                 Some(Ok(Message::Text(text))) => c.text(text.as_str()).await,
                 Some(Ok(Message::Binary(_))) => {
@@ -137,6 +149,27 @@ where
         );
     }
 
+    /// Writes a command and whatever else is already queued, then flushes once: under load
+    /// many calls share one write.
+    async fn commands(&mut self, first: Command, rx: &mut mpsc::Receiver<Command>) -> Flow {
+        const BATCH: usize = 64;
+        let mut flow = self.command(first).await;
+        for _ in 1..BATCH {
+            if !matches!(flow, Flow::Continue) {
+                break;
+            }
+            match rx.try_recv() {
+                Ok(cmd) => flow = self.command(cmd).await,
+                Err(_) => break,
+            }
+        }
+        if self.ws.flush().await.is_err() {
+            return Flow::Stop;
+        }
+        flow
+    }
+
+    /// Queues one command's message (the caller flushes).
     async fn command(&mut self, cmd: Command) -> Flow {
         let session = self.session.clone();
         let (id, waiter, message) = match cmd {
@@ -190,12 +223,12 @@ where
             }
             Command::CloseTab { tab, reply } => {
                 self.pending.insert_close(tab, reply);
-                let ok = self
-                    .send(ServerMessage::CloseTab {
-                        session_id: &session,
-                        tab_id: tab,
-                    })
-                    .await;
+                let text = ServerMessage::CloseTab {
+                    session_id: &session,
+                    tab_id: tab,
+                }
+                .to_json();
+                let ok = self.ws.feed(Message::text(text)).await.is_ok();
                 return if ok { Flow::Continue } else { Flow::Stop };
             }
             Command::Forget { id } => {
@@ -208,7 +241,7 @@ where
             }
         };
         self.pending.insert(id.clone(), waiter);
-        if self.ws.send(Message::text(message)).await.is_err() {
+        if self.ws.feed(Message::text(message)).await.is_err() {
             // The frame did not go out: fail this one as never sent; the rest fail on finish.
             if let Ok(w) = self.pending.take(Some(&id)) {
                 w.fail(Error::new(

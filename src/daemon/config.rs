@@ -83,9 +83,34 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_EVENT_BUFFER", default_value_t = 4096)]
     pub event_buffer: usize,
 
+    /// Worker threads of the async runtime (1 runs everything on one thread, which avoids
+    /// cross-thread wake-ups; 0 uses one per CPU).
+    #[arg(long, env = "BROWSER_MCP_THREADS", default_value_t = 1)]
+    pub threads: usize,
+
     /// Log filter (error, warn, info, debug, trace, or a tracing directive).
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
+
+    /// Interval of the WebSocket ping frames sent to register- and JSON-RPC-dialect peers; a
+    /// peer that leaves two pings unanswered is dropped (0 turns pings off).
+    #[arg(long, env = "BROWSER_MCP_WS_PING_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    pub ws_ping_interval: Duration,
+
+    /// How long `GET /` waits for a new connection's first message to tell a register-dialect
+    /// `hello` from a bridge extension; a peer that says nothing by then is a bridge
+    /// extension waiting for `connect`.
+    #[arg(long, env = "BROWSER_MCP_SNIFF_WINDOW", default_value = "500ms", value_parser = parse_duration)]
+    pub sniff_window: Duration,
+
+    /// Calls one JSON-RPC agent may have in flight; more are refused with LIMIT_EXCEEDED.
+    #[arg(long, env = "BROWSER_MCP_AGENT_MAX_IN_FLIGHT", default_value_t = 16)]
+    pub agent_max_in_flight: usize,
+
+    /// Tool calls per second one JSON-RPC agent may start (bursts up to this many; 0 means
+    /// no limit); more are refused with LIMIT_EXCEEDED.
+    #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
+    pub agent_rate_limit: f64,
 }
 
 /// Authentication on the MCP endpoint.

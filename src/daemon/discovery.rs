@@ -111,7 +111,7 @@ impl Discovery {
             "version": env!("CARGO_PKG_VERSION"),
             "token": r.token,
             "socket": r.socket,
-            "protocols": ["bridge"],
+            "protocols": ["bridge", "register", "jsonrpc"],
         });
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');
@@ -191,6 +191,10 @@ impl Discovery {
             let mut watcher = match notify::recommended_watcher(
                 move |res: notify::Result<notify::Event>| {
                     if let Ok(event) = res {
+                        // Our own check reads the file: reads must not trigger another check.
+                        if matches!(event.kind, notify::EventKind::Access(_)) {
+                            return;
+                        }
                         if event.paths.iter().any(|p| watched.iter().any(|w| p == w)) {
                             // A full channel already has a check queued.
                             let _ = tx.try_send(());

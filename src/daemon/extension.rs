@@ -46,7 +46,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
                     if req.uri().path() == "/mcp" {
                         return Ok::<_, Infallible>(super::mcp_http::serve(req, d).await);
                     }
-                    Ok(route(req, d).map(http_body_util::BodyExt::boxed))
+                    Ok(route(req, d).await.map(http_body_util::BodyExt::boxed))
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()
@@ -150,14 +150,7 @@ pub(super) fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Respo
             ))));
         }
     }
-    let token = query_param(req.uri().query(), "token").or_else(|| {
-        req.headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned)
-    });
-    match token {
+    match presented_token(req) {
         Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => Err(Box::new(
             error_response(Error::new(ErrorCode::Unauthorized, "wrong token")),
         )),
@@ -169,17 +162,44 @@ pub(super) fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Respo
     }
 }
 
+/// The token a request presents, as `?token=` or `Authorization: Bearer`.
+fn presented_token(req: &Request<Incoming>) -> Option<String> {
+    query_param(req.uri().query(), "token").or_else(|| {
+        req.headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned)
+    })
+}
+
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
+async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     if let Err(refusal) = admit(&req, &d) {
         tracing::warn!(uri = %req.uri(), status = %refusal.status(), "refused an extension request");
         return *refusal;
     }
     match (req.method(), req.uri().path()) {
-        (&hyper::Method::GET, "/") if is_upgrade(&req) => upgrade(req, d, Dialect::Bridge),
+        // Bridge (seed 001) or register (seed 002): told apart by the first message.
+        (&hyper::Method::GET, "/") if is_upgrade(&req) => upgrade(req, d, Dialect::Root),
+        (&hyper::Method::POST, "/register") => super::register::handle_register(req, &d).await,
+        (&hyper::Method::GET, "/ws") => {
+            let token = presented_token(&req).is_some();
+            match super::jsonrpc::check_request(req.uri().query(), token) {
+                Ok(params) if is_upgrade(&req) => upgrade(req, d, Dialect::JsonRpc(params)),
+                Ok(_) => json_response(
+                    StatusCode::UPGRADE_REQUIRED,
+                    &serde_json::json!({"hint": "connect with a WebSocket (seed-003 JSON-RPC)"}),
+                ),
+                Err(e) => {
+                    tracing::warn!(path = "/ws", code = %e.code, "refused a JSON-RPC upgrade: {}", e.message);
+                    error_response(e)
+                }
+            }
+        }
         (&hyper::Method::GET, "/") => json_response(
             StatusCode::UPGRADE_REQUIRED,
             &serde_json::json!({"name": "browser-mcpd", "version": env!("CARGO_PKG_VERSION"),
@@ -203,9 +223,37 @@ fn is_upgrade(req: &Request<Incoming>) -> bool {
     has(header::CONNECTION, "upgrade") && has(header::UPGRADE, "websocket")
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Dialect {
-    Bridge,
+    /// `GET /`: seed 001 or seed 002, see [`sniff`].
+    Root,
+    JsonRpc(crate::protocol::jsonrpc::ConnectParams),
+}
+
+/// Tells the two dialects of `GET /` apart by the first message: `hello` with an
+/// `instanceId` is a seed-002 extension; anything else (`connected`) is a seed-001 bridge
+/// extension, and so is a peer that says nothing within the sniff window, because a
+/// bridge extension may wait for our `connect` before it speaks. `Err` means the peer left.
+async fn sniff<S>(
+    ws: &mut WebSocketStream<S>,
+    window: std::time::Duration,
+) -> Result<Option<String>, ()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let deadline = tokio::time::Instant::now() + window;
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Err(_) => return Ok(None),
+            Ok(Some(Ok(Message::Text(t)))) => return Ok(Some(t.as_str().to_owned())),
+            Ok(Some(Ok(
+                Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_),
+            ))) => continue,
+            Ok(_) => return Err(()),
+        }
+    }
 }
 
 fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Response<Body> {
@@ -240,11 +288,18 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
         let mut config = WebSocketConfig::default();
         config.max_message_size = Some(d2.config.max_frame_bytes);
         config.max_frame_size = Some(d2.config.max_frame_bytes);
-        let ws =
+        let mut ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;
         match dialect {
-            Dialect::Bridge => super::bridge::run(ws, d2, origin).await,
+            Dialect::Root => match sniff(&mut ws, d2.config.sniff_window).await {
+                Ok(Some(first)) if crate::protocol::register::is_hello(&first) => {
+                    super::register::run(ws, d2, first).await
+                }
+                Ok(first) => super::bridge::run(ws, d2, origin, first).await,
+                Err(()) => tracing::debug!("a WebSocket closed before its first message"),
+            },
+            Dialect::JsonRpc(params) => super::jsonrpc::run(ws, d2, params).await,
         }
     });
     let mut r = Response::new(Full::new(Bytes::new()));

@@ -4,6 +4,8 @@
 //! - [`conn`]: the handle to a browser connection and its table of pending calls.
 //! - [`calls`]: the call path (target choice, validation, timeout, retry, backoff).
 //! - [`extension`]: the loopback listener and [`bridge`], the seed-001 dialect adapter.
+//! - [`register`] (seed 002, register/hello) and [`jsonrpc`] (seed 003, JSON-RPC browsers
+//!   and agents): the other dialect adapters on the same port; [`keepalive`]: their pings.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
 //! - [`mcp_http`]: MCP over Streamable HTTP at `/mcp` on the loopback port.
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
@@ -18,7 +20,10 @@ pub mod conn;
 pub mod control;
 pub mod discovery;
 pub mod extension;
+pub mod jsonrpc;
+pub mod keepalive;
 pub mod mcp_http;
+pub mod register;
 pub mod registry;
 pub mod service;
 
@@ -75,6 +80,8 @@ pub struct Daemon {
     pub cancels: calls::Cancels,
     /// The MCP Streamable HTTP service behind `/mcp`, built on first use.
     pub mcp_http: std::sync::OnceLock<mcp_http::Service>,
+    /// Seed-002 registrations (`POST /register`) waiting for or holding a connection.
+    pub instances: register::Instances,
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
 }
@@ -90,6 +97,7 @@ impl Daemon {
             validators: args::ValidatorCache::default(),
             cancels: calls::Cancels::default(),
             mcp_http: std::sync::OnceLock::new(),
+            instances: register::Instances::default(),
             shutdown: CancellationToken::new(),
             tasks: TaskTracker::new(),
         }

@@ -77,6 +77,9 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         .spawn(control::serve(control_listener, daemon.clone()));
     daemon.tasks.spawn(extension::serve(tcp, daemon.clone()));
 
+    // Before anyone can know we are ready: a SIGTERM right after readiness must be ours to
+    // handle, not the default action's (which kills the process uncleanly).
+    let signals = Signals::install();
     let disco = discovery::Discovery::new(&daemon);
     discovery::sweep_stale(&daemon.config.discovery_dir, pid);
     disco
@@ -93,7 +96,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     );
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
 
-    wait_for_signal().await;
+    signals.wait().await;
     tracing::info!("shutting down");
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     daemon.shutdown.cancel();
@@ -110,12 +113,24 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        Signals {
+            term: signal(SignalKind::terminate()).expect("SIGTERM handler"),
+            int: signal(SignalKind::interrupt()).expect("SIGINT handler"),
+        }
+    }
+
+    async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.int.recv() => {}
+        }
     }
 }

@@ -39,7 +39,10 @@ fn deleted_or_altered_file_comes_back() {
     wait_until(Duration::from_secs(2), "the file to be repaired", || {
         (std::fs::read(&d.discovery_file).ok()? == original).then_some(())
     });
-    std::fs::remove_dir_all(&d.discovery_dir).unwrap();
+    // Moved away in one step (a recursive delete would race with the daemon's repair).
+    let moved = d.dir.path().join("moved-away");
+    std::fs::rename(&d.discovery_dir, &moved).unwrap();
+    std::fs::remove_dir_all(&moved).unwrap();
     wait_until(
         Duration::from_secs(5),
         "the directory to be restored",

@@ -10,6 +10,7 @@ pub mod completions;
 pub mod doctor;
 pub mod events;
 pub mod listing;
+pub mod mcp;
 pub mod output;
 pub mod setup;
 pub mod wait;
@@ -110,6 +111,12 @@ pub enum Command {
     },
     /// Follow the event stream (NDJSON, one event a line).
     Events(events::EventsArgs),
+    /// Serve the tabs' tools to an AI client over MCP (stdio), or print its config.
+    ///
+    /// Every tool of the connected tabs becomes an MCP tool (names made unique with the tab,
+    /// e.g. search_b1_7), plus browserctl_list_tabs, browserctl_open_tab and
+    /// browserctl_close_tab. The scoping flags limit what the client sees.
+    Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
     /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
@@ -130,6 +137,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         .socket
         .clone()
         .unwrap_or_else(crate::paths::default_socket_path);
+    let explicit_socket = cli.socket.is_some();
     let client = Client::new(socket);
     let json = cli.json;
     let result = match cli.command {
@@ -148,6 +156,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
+        Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
         Command::Completions { shell } => completions::run(shell),
         Command::Setup(args) => setup::run(args),

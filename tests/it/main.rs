@@ -3,13 +3,16 @@
 
 mod bridge;
 mod calls;
+mod cancel;
 mod client;
 mod common;
 mod control;
 mod dialects;
 mod discovery;
 mod man;
+mod mcp;
 mod peers;
+mod python;
 mod security;
 mod service;
 mod setup;

@@ -350,12 +350,33 @@ async fn exchange<T>(
     timeout: Duration,
     what: &str,
 ) -> Result<T, Error> {
-    if conn.tx.send(command).await.is_err() {
-        return Err(Error::new(
-            ErrorCode::SendError,
-            format!("{what}: the browser connection closed before the message was sent"),
-        ));
+    // The connection's queue is bounded: when a browser stops reading, the wait for room
+    // counts against the call's timeout like the wait for the answer.
+    let started = tokio::time::Instant::now();
+    let queued = tokio::select! {
+        biased;
+        _ = stop.cancelled() => return Err(shutting_down()),
+        queued = tokio::time::timeout(timeout, conn.tx.send(command)) => queued,
+    };
+    match queued {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => {
+            return Err(Error::new(
+                ErrorCode::SendError,
+                format!("{what}: the browser connection closed before the message was sent"),
+            ))
+        }
+        Err(_) => {
+            return Err(Error::new(
+                ErrorCode::SendError,
+                format!(
+                    "{what}: the browser connection accepted nothing for {} ms (it is not reading); not sent",
+                    timeout.as_millis()
+                ),
+            ))
+        }
     }
+    let timeout = timeout.saturating_sub(started.elapsed());
     // From here on, if we stop waiting for any reason (timeout, cancel, a caller that went
     // away), the connection must forget the pending entry.
     let mut forget = ForgetOnDrop { conn, id };

@@ -240,19 +240,27 @@ enum Dialect {
     JsonRpc(crate::protocol::jsonrpc::ConnectParams),
 }
 
+/// Why [`sniff`] found no first message.
+enum NoFirst {
+    /// The peer left.
+    Gone,
+    /// Its first message was over `--max-frame-bytes`.
+    TooBig,
+}
+
 /// Tells the two dialects of `GET /` apart by the first message: `hello` with an
 /// `instanceId` is a seed-002 extension; anything else (`connected`) is a seed-001 bridge
 /// extension, and so is a peer that says nothing within the sniff window, because a
-/// bridge extension may wait for our `connect` before it speaks. `Err` means the peer left.
+/// bridge extension may wait for our `connect` before it speaks.
 async fn sniff<S>(
     ws: &mut WebSocketStream<S>,
     window: std::time::Duration,
-) -> Result<Option<String>, ()>
+) -> Result<Option<String>, NoFirst>
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     use futures_util::StreamExt;
-    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::{Error as WsError, Message};
     let deadline = tokio::time::Instant::now() + window;
     loop {
         match tokio::time::timeout_at(deadline, ws.next()).await {
@@ -261,7 +269,8 @@ where
             Ok(Some(Ok(
                 Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_),
             ))) => continue,
-            Ok(_) => return Err(()),
+            Ok(Some(Err(WsError::Capacity(_)))) => return Err(NoFirst::TooBig),
+            Ok(_) => return Err(NoFirst::Gone),
         }
     }
 }
@@ -308,7 +317,23 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
                     super::register::run(ws, d2, first).await
                 }
                 Ok(first) => super::bridge::run(ws, d2, origin, first).await,
-                Err(()) => tracing::debug!("a WebSocket closed before its first message"),
+                Err(NoFirst::Gone) => {
+                    tracing::debug!("a WebSocket closed before its first message")
+                }
+                Err(NoFirst::TooBig) => {
+                    use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+                    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+                    tracing::warn!("a first message over --max-frame-bytes; closing with 1009");
+                    let frame = CloseFrame {
+                        code: CloseCode::Size,
+                        reason: "message too big".into(),
+                    };
+                    let _ = tokio::time::timeout(
+                        std::time::Duration::from_secs(1),
+                        ws.close(Some(frame)),
+                    )
+                    .await;
+                }
             },
             Dialect::JsonRpc(params) => super::jsonrpc::run(ws, d2, params).await,
         }

@@ -183,13 +183,32 @@ fn presented_token(req: &Request<Incoming>) -> Option<String> {
     })
 }
 
+/// A query string fit for the log: the value of `token` is replaced.
+pub fn redacted_query(query: Option<&str>) -> String {
+    let Some(query) = query else {
+        return String::new();
+    };
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if percent_decode(k).eq_ignore_ascii_case("token") => {
+                format!("{k}=<redacted>")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     if let Err(refusal) = admit(&req, &d) {
-        tracing::warn!(uri = %req.uri(), status = %refusal.status(), "refused an extension request");
+        // Never the raw query: it may carry the token.
+        tracing::warn!(path = req.uri().path(), query = %redacted_query(req.uri().query()),
+            status = %refusal.status(), "refused an extension request");
         return *refusal;
     }
     match (req.method(), req.uri().path()) {
@@ -376,6 +395,16 @@ mod tests {
         ] {
             assert!(!loopback_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn tokens_are_redacted_from_logged_queries() {
+        assert_eq!(
+            redacted_query(Some("sessionId=s&token=abc&x")),
+            "sessionId=s&token=<redacted>&x"
+        );
+        assert_eq!(redacted_query(Some("%74oken=abc")), "%74oken=<redacted>");
+        assert_eq!(redacted_query(None), "");
     }
 
     #[test]

@@ -142,11 +142,14 @@ pub fn percent_decode(s: &str) -> String {
 
 /// Checks Host, Origin and token; `Err` is the refusal to send.
 pub(super) fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("");
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next().and_then(|h| h.to_str().ok()).unwrap_or("");
+    // Two Host headers are malformed (RFC 9112 §3.2), and the second may be the real one.
+    if hosts.next().is_some() {
+        return Err(Box::new(forbidden(
+            "several Host headers; browser-mcpd only answers to localhost".into(),
+        )));
+    }
     if !loopback_host(host) {
         return Err(Box::new(forbidden(format!(
             "Host `{host}` is not a loopback name; browser-mcpd only answers to localhost"

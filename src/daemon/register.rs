@@ -139,7 +139,16 @@ impl Instances {
 
 /// `POST /register {userAgent, windowId}` → `{instanceId, port, websocketUrl}`.
 pub async fn handle_register(req: Request<Incoming>, d: &Daemon) -> Response<Body> {
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+    // A client that stops halfway through its body must not hold the connection.
+    let limit = d.config().handshake_timeout;
+    let collect = Limited::new(req.into_body(), MAX_BODY).collect();
+    let Ok(collected) = tokio::time::timeout(limit, collect).await else {
+        return error_response(Error::bad_request(format!(
+            "the registration did not arrive within {} ms",
+            limit.as_millis()
+        )));
+    };
+    let body = match collected {
         Ok(c) => c.to_bytes(),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => {
             return error_response(Error::new(
@@ -149,7 +158,13 @@ pub async fn handle_register(req: Request<Incoming>, d: &Daemon) -> Response<Bod
         }
         Err(e) => return error_response(Error::bad_request(format!("reading the body: {e}"))),
     };
-    let parsed: RegisterRequest = match serde_json::from_slice(&body) {
+    // serde would take `[]` for the struct too: the seed's body is an object.
+    let object = body.trim_ascii_start().first() == Some(&b'{');
+    let parsed: Result<RegisterRequest, String> = match object {
+        true => serde_json::from_slice(&body).map_err(|e| e.to_string()),
+        false => Err("not an object".into()),
+    };
+    let parsed = match parsed {
         Ok(r) => r,
         Err(e) => {
             return error_response(Error::bad_request(format!(

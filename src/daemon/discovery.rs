@@ -152,17 +152,26 @@ impl Discovery {
         result
     }
 
-    /// Whether the file on disk is ours and intact.
+    /// Whether the file on disk is ours and intact: a regular file of ours, readable by us
+    /// alone (it holds the token), with our contents.
     fn intact(&self) -> bool {
         let Ok(mut f) = OpenOptions::new()
             .read(true)
-            .custom_flags(nix::libc::O_NOFOLLOW)
+            .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
             .open(&self.path)
         else {
             return false;
         };
+        let private = f.metadata().is_ok_and(|m| {
+            m.is_file() && m.mode() & 0o777 == 0o600 && m.uid() == nix::unistd::geteuid().as_raw()
+        });
         let mut buf = Vec::with_capacity(self.contents.len() + 1);
-        f.read_to_end(&mut buf).is_ok() && buf == *self.contents
+        private
+            && (&mut f)
+                .take(self.contents.len() as u64 + 1)
+                .read_to_end(&mut buf)
+                .is_ok()
+            && buf == *self.contents
     }
 
     fn repair(&self) {

@@ -166,7 +166,11 @@ pub fn error_result(e: &Error) -> CallToolResult {
 /// `structuredContent`) passes through; text becomes a text block; other JSON becomes its
 /// text, and an object is also given as `structuredContent`.
 pub fn tool_result(result: &RawValue) -> CallToolResult {
-    let value: Value = serde_json::from_str(result.get()).unwrap_or(Value::Null);
+    let Ok(value) = serde_json::from_str::<Value>(result.get()) else {
+        // Valid JSON (it arrived as such) that is too deep to parse here: pass it on as
+        // text rather than lose it.
+        return CallToolResult::success(vec![ContentBlock::text(result.get())]);
+    };
     if value.get("content").is_some_and(Value::is_array) {
         if let Ok(r) = serde_json::from_value::<CallToolResult>(value.clone()) {
             return r;

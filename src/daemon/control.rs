@@ -32,18 +32,19 @@ use tokio::sync::{broadcast, mpsc};
 type Body = BoxBody<Bytes, Infallible>;
 
 /// Largest request body accepted.
-const MAX_BODY: usize = 8 << 20;
+pub const MAX_BODY: usize = 8 << 20;
 
 /// Binds the control socket: creates its directory (0700), replaces a stale socket left by a
 /// dead daemon, and refuses to steal the socket of a live one.
 pub fn bind(path: &Path) -> io::Result<UnixListener> {
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)?;
         }
+        check_socket_dir(dir)?;
     }
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_socket() => {
@@ -78,6 +79,41 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
     let listener = UnixListener::bind(path)?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
     Ok(listener)
+}
+
+/// The socket's directory must not let another user swap our socket for theirs (browserctl
+/// would then talk to an impostor): a real directory, owned by us or root, and writable by
+/// nobody else unless sticky.
+pub fn check_socket_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::symlink_metadata(dir)?;
+    let fail = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+    if meta.file_type().is_symlink() {
+        return fail(format!(
+            "{} is a symlink; refusing to put the control socket there",
+            dir.display()
+        ));
+    }
+    if !meta.is_dir() {
+        return fail(format!("{} is not a directory", dir.display()));
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return fail(format!(
+            "{} belongs to uid {}, not to us (uid {me}); remove it or pass --socket",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode();
+    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        return fail(format!(
+            "{} is writable by other users (mode {:o}); fix it with chmod 700",
+            dir.display(),
+            mode & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 pub fn unlink(path: &Path) {

@@ -231,10 +231,21 @@ pub fn error(e: Error) -> Response<Body> {
     )
 }
 
-async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Result<T, Error> {
-    let body = Limited::new(req.into_body(), MAX_BODY)
-        .collect()
+/// Reads and parses a JSON body: at most [`MAX_BODY`] bytes (PAYLOAD_TOO_LARGE beyond), and
+/// within `limit` (a client that stops halfway through its body must not hold the connection).
+async fn read_json<T: serde::de::DeserializeOwned>(
+    req: Request<Incoming>,
+    limit: std::time::Duration,
+) -> Result<T, Error> {
+    let collect = Limited::new(req.into_body(), MAX_BODY).collect();
+    let body = tokio::time::timeout(limit, collect)
         .await
+        .map_err(|_| {
+            Error::bad_request(format!(
+                "the request body did not arrive within {} ms",
+                limit.as_millis()
+            ))
+        })?
         .map_err(|e| {
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some()
@@ -248,7 +259,12 @@ async fn read_json<T: serde::de::DeserializeOwned>(req: Request<Incoming>) -> Re
             }
         })?
         .to_bytes();
-    serde_json::from_slice(&body).map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
+    parse_body(&body)
+}
+
+/// A request body as JSON of the route's type.
+pub fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Error> {
+    serde_json::from_slice(body).map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
 }
 
 async fn handle(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
@@ -258,87 +274,192 @@ async fn handle(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     }
 }
 
-async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>, Error> {
-    let path = req.uri().path().to_owned();
-    let query = req.uri().query().map(str::to_owned);
-    let q = |name: &str| query_param(query.as_deref(), name);
+/// What a control request asks for, read from its method, path and query alone: no state and
+/// no I/O, so malformed requests are refused before anything else happens (and the parser can
+/// be fuzzed on its own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Status,
+    Browsers,
+    Tabs {
+        browser: Option<String>,
+    },
+    OpenTab,
+    Tab(String),
+    CloseTab {
+        tab: String,
+        timeout_ms: Option<u64>,
+    },
+    Discover {
+        tab: String,
+        timeout_ms: Option<u64>,
+    },
+    Tools {
+        tab: Option<String>,
+        browser: Option<String>,
+        name: Option<String>,
+    },
+    Call,
+    Cancel(String),
+    Events(EventQuery),
+}
+
+/// The query of `GET /v1/events`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventQuery {
+    pub since: Option<u64>,
+    pub count: Option<u64>,
+    pub kinds: Option<Vec<String>>,
+    pub tab: Option<String>,
+    pub browser: Option<String>,
+}
+
+/// The longest per-request timeout the API accepts (a day): longer ones are surely mistakes,
+/// and deadlines far in the future overflow the clock arithmetic.
+pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
+
+fn number(q: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<u64>, Error> {
+    q(name)
+        .map(|s| {
+            s.parse::<u64>()
+                .map_err(|_| Error::bad_request(format!("`{name}` must be a number, not `{s}`")))
+        })
+        .transpose()
+}
+
+fn timeout_param(q: &dyn Fn(&str) -> Option<String>) -> Result<Option<u64>, Error> {
+    match number(q, "timeoutMs")? {
+        Some(t) if t == 0 || t > MAX_TIMEOUT_MS => Err(Error::bad_request(format!(
+            "`timeoutMs` must be between 1 and {MAX_TIMEOUT_MS}"
+        ))),
+        t => Ok(t),
+    }
+}
+
+/// Parses a request line into a [`Route`]; unknown routes are NOT_FOUND, known routes with
+/// the wrong method METHOD_NOT_ALLOWED, malformed parameters BAD_REQUEST.
+pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<Route, Error> {
+    let q = |name: &str| query_param(query, name);
     let segments: Vec<String> = path
         .trim_matches('/')
         .split('/')
         .map(percent_decode)
         .collect();
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let method = req.method().clone();
-    match (&method, segs.as_slice()) {
-        (&Method::GET, ["v1", "status"]) => Ok(ok(&status(&d))),
-        (&Method::GET, ["v1", "browsers"]) => {
-            Ok(ok(&json!({"browsers": d.registry().browser_views()})))
+    let not_allowed = || {
+        Err(Error::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {path}"),
+        ))
+    };
+    match (method, segs.as_slice()) {
+        (&Method::GET, ["v1", "status"]) => Ok(Route::Status),
+        (&Method::GET, ["v1", "browsers"]) => Ok(Route::Browsers),
+        (&Method::GET, ["v1", "tabs"]) => Ok(Route::Tabs {
+            browser: q("browser"),
+        }),
+        (&Method::POST, ["v1", "tabs"]) => Ok(Route::OpenTab),
+        (&Method::GET, ["v1", "tabs", tab]) => Ok(Route::Tab((*tab).to_owned())),
+        (&Method::DELETE, ["v1", "tabs", tab]) => Ok(Route::CloseTab {
+            tab: (*tab).to_owned(),
+            timeout_ms: timeout_param(&q)?,
+        }),
+        (&Method::POST, ["v1", "tabs", tab, "discover"]) => Ok(Route::Discover {
+            tab: (*tab).to_owned(),
+            timeout_ms: timeout_param(&q)?,
+        }),
+        (&Method::GET, ["v1", "tools"]) => Ok(Route::Tools {
+            tab: q("tab"),
+            browser: q("browser"),
+            name: q("name"),
+        }),
+        (&Method::POST, ["v1", "call"]) => Ok(Route::Call),
+        (&Method::DELETE, ["v1", "calls", id]) => Ok(Route::Cancel((*id).to_owned())),
+        (&Method::GET, ["v1", "events"]) => {
+            let kinds = q("type").map(|t| t.split(',').map(str::to_owned).collect::<Vec<_>>());
+            if let Some(bad) = kinds
+                .iter()
+                .flatten()
+                .find(|k| !event_kind::ALL.contains(&k.as_str()))
+            {
+                return Err(Error::bad_request(format!(
+                    "unknown event type `{bad}`; known: {}",
+                    event_kind::ALL.join(", ")
+                )));
+            }
+            Ok(Route::Events(EventQuery {
+                since: number(&q, "since")?,
+                count: number(&q, "count")?,
+                kinds,
+                tab: q("tab"),
+                browser: q("browser"),
+            }))
         }
-        (&Method::GET, ["v1", "tabs"]) => {
+        (_, ["v1", "calls", _]) => not_allowed(),
+        (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
+        | (_, ["v1", "tabs", ..]) => not_allowed(),
+        _ => Err(Error::new(
+            ErrorCode::NotFound,
+            format!("no route {method} {path}"),
+        )),
+    }
+}
+
+async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>, Error> {
+    let route = parse_route(req.method(), req.uri().path(), req.uri().query())?;
+    let body_timeout = d.config().handshake_timeout;
+    match route {
+        Route::Status => Ok(ok(&status(&d))),
+        Route::Browsers => Ok(ok(&json!({"browsers": d.registry().browser_views()}))),
+        Route::Tabs { browser } => {
             let reg = d.registry();
-            let browser = q("browser").map(|b| reg.parse_browser(&b)).transpose()?;
+            let browser = browser.map(|b| reg.parse_browser(&b)).transpose()?;
             Ok(ok(&json!({"tabs": reg.tab_views(browser)})))
         }
-        (&Method::POST, ["v1", "tabs"]) => {
-            let body: OpenTabRequest = read_json(req).await?;
+        Route::OpenTab => {
+            let body: OpenTabRequest = read_json(req, body_timeout).await?;
             if body.url.is_empty() {
                 return Err(Error::bad_request("`url` is required"));
             }
             Ok(ok(&calls::open_tab(&d, body).await?))
         }
-        (&Method::GET, ["v1", "tabs", tab]) => {
+        Route::Tab(tab) => {
             let reg = d.registry();
-            let target = reg.parse_tab(tab)?;
+            let target = reg.parse_tab(&tab)?;
             reg.tab_view(target)
                 .map(|v| ok(&v))
                 .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("`{tab}` is not a tab")))
         }
-        (&Method::DELETE, ["v1", "tabs", tab]) => {
-            let timeout = q("timeoutMs").and_then(|t| t.parse().ok());
-            let closed = calls::close_tab(&d, tab, timeout).await?;
+        Route::CloseTab { tab, timeout_ms } => {
+            let closed = calls::close_tab(&d, &tab, timeout_ms).await?;
             Ok(ok(&json!({"closed": closed})))
         }
-        (&Method::POST, ["v1", "tabs", tab, "discover"]) => {
-            let timeout = q("timeoutMs").and_then(|t| t.parse().ok());
-            Ok(ok(&calls::discover(&d, tab, timeout).await?))
+        Route::Discover { tab, timeout_ms } => {
+            Ok(ok(&calls::discover(&d, &tab, timeout_ms).await?))
         }
-        (&Method::GET, ["v1", "tools"]) => {
+        Route::Tools { tab, browser, name } => {
             let reg = d.registry();
-            let target = q("tab").map(|t| reg.parse_tab(&t)).transpose()?;
-            let browser = q("browser").map(|b| reg.parse_browser(&b)).transpose()?;
-            let name = q("name");
+            let target = tab.map(|t| reg.parse_tab(&t)).transpose()?;
+            let browser = browser.map(|b| reg.parse_browser(&b)).transpose()?;
             Ok(ok(
                 &json!({"tools": reg.tool_views(target, browser, name.as_deref())}),
             ))
         }
-        (&Method::POST, ["v1", "call"]) => {
-            let body: CallRequest = read_json(req).await?;
+        Route::Call => {
+            let body: CallRequest = read_json(req, body_timeout).await?;
             if body.tool.is_empty() {
                 return Err(Error::bad_request("`tool` is required"));
             }
             Ok(ok(&calls::call(&d, body).await?))
         }
-        (&Method::DELETE, ["v1", "calls", id]) => match d.cancels.cancel(id) {
+        Route::Cancel(id) => match d.cancels.cancel(&id) {
             true => Ok(ok(&json!({"cancelled": id}))),
             false => Err(Error::new(
                 ErrorCode::NotFound,
                 format!("no call with callId `{id}` is in flight"),
             )),
         },
-        (&Method::GET, ["v1", "events"]) => events(&d, &q),
-        (_, ["v1", "calls", _]) => Err(Error::new(
-            ErrorCode::MethodNotAllowed,
-            format!("{method} is not allowed on {path}"),
-        )),
-        (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
-        | (_, ["v1", "tabs", ..]) => Err(Error::new(
-            ErrorCode::MethodNotAllowed,
-            format!("{method} is not allowed on {path}"),
-        )),
-        _ => Err(Error::new(
-            ErrorCode::NotFound,
-            format!("no route {method} {path}"),
-        )),
+        Route::Events(query) => events(&d, query),
     }
 }
 
@@ -410,38 +531,19 @@ fn lagged_line(from: u64, to: u64) -> Bytes {
 /// `GET /v1/events`: NDJSON, one event a line. Each reader has its own task and a bounded
 /// queue; a reader too slow to keep up loses events, which it is told of with a `lagged` line
 /// (then the missed events still in the ring are replayed), and never slows anyone else.
-fn events(d: &Arc<Daemon>, q: &dyn Fn(&str) -> Option<String>) -> Result<Response<Body>, Error> {
-    let since = match q("since") {
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| Error::bad_request("`since` must be a sequence number"))?,
-        ),
-        None => None,
-    };
-    let count = match q("count") {
-        Some(s) => Some(
-            s.parse::<u64>()
-                .map_err(|_| Error::bad_request("`count` must be a number"))?,
-        ),
-        None => None,
-    };
-    let kinds = q("type").map(|t| t.split(',').map(str::to_owned).collect::<Vec<_>>());
-    if let Some(kinds) = &kinds {
-        if let Some(bad) = kinds
-            .iter()
-            .find(|k| !event_kind::ALL.contains(&k.as_str()))
-        {
-            return Err(Error::bad_request(format!(
-                "unknown event type `{bad}`; known: {}",
-                event_kind::ALL.join(", ")
-            )));
-        }
-    }
+fn events(d: &Arc<Daemon>, query: EventQuery) -> Result<Response<Body>, Error> {
+    let EventQuery {
+        since,
+        count,
+        kinds,
+        tab,
+        browser,
+    } = query;
     let reg = d.registry();
-    let tab = q("tab")
+    let tab = tab
         .map(|t| reg.parse_tab(&t).map(|t| t.display()))
         .transpose()?;
-    let browser = q("browser")
+    let browser = browser
         .map(|b| reg.parse_browser(&b).map(super::registry::browser_ref))
         .transpose()?;
     let filter = Filter {

@@ -36,20 +36,40 @@ pub struct Policy {
     pub retry_on_timeout: bool,
 }
 
+/// The most retries one call may ask for: each costs an attempt's timeout plus a backoff, and
+/// a call that repeats for days is a mistake.
+pub const MAX_RETRIES: u32 = 100;
+
+/// A caller's `timeoutMs`, checked: between 1 ms and a day (deadlines further out would
+/// overflow the clock arithmetic).
+fn checked_timeout(ms: Option<u64>, default: Duration) -> Result<Duration, Error> {
+    const MAX: u64 = super::control::MAX_TIMEOUT_MS;
+    match ms {
+        None => Ok(default),
+        Some(ms) if (1..=MAX).contains(&ms) => Ok(Duration::from_millis(ms)),
+        Some(ms) => Err(Error::bad_request(format!(
+            "`timeoutMs` must be between 1 and {MAX}, not {ms}"
+        ))),
+    }
+}
+
 impl Policy {
-    pub fn for_request(d: &Daemon, req: &CallRequest) -> Policy {
+    pub fn for_request(d: &Daemon, req: &CallRequest) -> Result<Policy, Error> {
         let c = d.config();
-        Policy {
-            timeout: req
-                .timeout_ms
-                .map(Duration::from_millis)
-                .unwrap_or(c.call_timeout),
-            retries: req.retries.unwrap_or(c.retries),
+        let retries = req.retries.unwrap_or(c.retries);
+        if retries > MAX_RETRIES {
+            return Err(Error::bad_request(format!(
+                "`retries` must be at most {MAX_RETRIES}, not {retries}"
+            )));
+        }
+        Ok(Policy {
+            timeout: checked_timeout(req.timeout_ms, c.call_timeout)?,
+            retries,
             base: c.backoff_base,
             multiplier: c.backoff_multiplier,
             max_delay: c.backoff_max,
             retry_on_timeout: req.retry_on_timeout,
-        }
+        })
     }
 
     /// `base × multiplier^attempt`, clamped to the maximum (attempt counts from 0).
@@ -198,7 +218,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         return Err(shutting_down());
     }
     let started = Instant::now();
-    let policy = Policy::for_request(d, &req);
+    let policy = Policy::for_request(d, &req)?;
     let first = d
         .registry()
         .resolve_call(&req.tool, req.tab.as_deref(), req.browser.as_deref())?;
@@ -462,9 +482,8 @@ async fn attempt_once(
     .await
 }
 
-fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
-    ms.map(Duration::from_millis)
-        .unwrap_or(d.config().call_timeout)
+fn open_timeout(d: &Daemon, ms: Option<u64>) -> Result<Duration, Error> {
+    checked_timeout(ms, d.config().call_timeout)
 }
 
 /// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
@@ -493,7 +512,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
         reply,
     };
     let what = format!("openTab {}", req.url);
-    let timeout = open_timeout(d, req.timeout_ms);
+    let timeout = open_timeout(d, req.timeout_ms)?;
     let tab: TabInfo = exchange(&d.shutdown, &conn, Some(id), command, rx, timeout, &what).await?;
     let view = d.registry().tab_view(Target {
         browser: target.browser,
@@ -517,7 +536,7 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     };
     let (reply, rx) = oneshot::channel();
     let what = format!("closeTab {}", target.display());
-    let timeout = open_timeout(d, timeout_ms);
+    let timeout = open_timeout(d, timeout_ms)?;
     exchange(
         &d.shutdown,
         &conn,
@@ -558,7 +577,7 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
         Some(id),
         command,
         rx,
-        open_timeout(d, timeout_ms),
+        open_timeout(d, timeout_ms)?,
         &what,
     )
     .await?;

@@ -6,7 +6,7 @@
 
 use super::conn::{next_conn_id, Command, ConnHandle, Match, Pending, Waiter};
 use super::registry::{browser_ref, BrowserKey};
-use super::{classify, Daemon, Stats};
+use super::{classify, limits, Daemon, Stats};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage};
 use futures_util::{SinkExt, StreamExt};
@@ -291,9 +291,11 @@ where
             }
             ExtensionMessage::TabCreated { tab, request_id } => {
                 let info = tab.clone();
-                self.d
+                let r = self
+                    .d
                     .registry()
                     .upsert_tab(key, id, tab, request_id.as_deref());
+                limits::check(&self.d.stats, id, r);
                 match self.pending.take(request_id.as_deref()) {
                     Ok(Waiter::Open(reply)) => {
                         let _ = reply.send(Ok(info));
@@ -303,17 +305,20 @@ where
                 }
             }
             ExtensionMessage::TabUpdated { tab } => {
-                self.d.registry().upsert_tab(key, id, tab, None);
+                let r = self.d.registry().upsert_tab(key, id, tab, None);
+                limits::check(&self.d.stats, id, r);
             }
             ExtensionMessage::TabClosed { tab_id } => {
                 self.d.registry().tab_closed(key, id, tab_id);
                 self.pending.tab_closed(tab_id);
             }
             ExtensionMessage::TabFocused { tab_id, tools } => {
-                self.d.registry().tab_focused(key, id, tab_id, tools);
+                let r = self.d.registry().tab_focused(key, id, tab_id, tools);
+                limits::check(&self.d.stats, id, r);
             }
             ExtensionMessage::ToolsChanged { tab_id, tools } => {
-                self.d.registry().set_tools(key, id, tab_id, tools);
+                let r = self.d.registry().set_tools(key, id, tab_id, tools);
+                limits::check(&self.d.stats, id, r);
             }
             ExtensionMessage::ToolsDiscovered {
                 call_id,
@@ -324,7 +329,8 @@ where
                 (Ok(w), Some(failure)) => w.fail(classify::tool_failure(failure)),
                 (Ok(Waiter::Discover(reply)), None) => {
                     if let Some(tab_id) = tab_id {
-                        self.d.registry().set_tools(key, id, tab_id, tools.clone());
+                        let r = self.d.registry().set_tools(key, id, tab_id, tools.clone());
+                        limits::check(&self.d.stats, id, r);
                     }
                     let _ = reply.send(Ok(tools));
                 }
@@ -394,14 +400,13 @@ where
         tabs: Vec<bridge::TabInfo>,
     ) -> Flow {
         let id = self.handle.id;
-        let displaced = {
+        let (displaced, refused) = {
             let mut reg = self.d.registry();
             match self.key {
                 Some(key) => {
                     // A resync on a live connection: same browser, fresh snapshot.
                     reg.set_browser_info(key, id, browser);
-                    reg.replace_tabs(key, id, tabs);
-                    None
+                    (None, reg.replace_tabs(key, id, tabs))
                 }
                 None => {
                     if let Some(s) = session.filter(|s| !s.is_empty()) {
@@ -415,13 +420,14 @@ where
                         self.handle.clone(),
                         crate::time::now_rfc3339(),
                     );
-                    reg.replace_tabs(key, id, tabs);
+                    let refused = reg.replace_tabs(key, id, tabs);
                     self.key = Some(key);
                     tracing::info!(browser = %browser_ref(key), session = %self.session, name = name.trim(), "browser connected");
-                    displaced
+                    (displaced, refused)
                 }
             }
         };
+        limits::check(&self.d.stats, id, refused);
         if let Some(old) = displaced {
             let _ = old.tx.try_send(Command::Close {
                 code: 4000,

@@ -191,7 +191,19 @@ impl Drop for Registered<'_> {
 }
 
 pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
-    let _in_flight = InFlight::new(&d.stats);
+    let in_flight = InFlight::new(&d.stats);
+    let max = d.config().max_calls_in_flight;
+    if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {
+        drop(in_flight);
+        Stats::bump(&d.stats.calls_failed);
+        let e = Error::new(
+            ErrorCode::LimitExceeded,
+            format!("{max} calls are in flight, the most allowed (--max-calls-in-flight); try again shortly"),
+        )
+        .with_details(json!({"limit": "maxCallsInFlight", "max": max}));
+        super::limits::refused(&d.stats, 0, &e);
+        return Err(e);
+    }
     let result = match req.call_id.clone() {
         None => call_inner(d, req).await,
         Some(id) => {
@@ -210,6 +222,7 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     if result.is_err() {
         Stats::bump(&d.stats.calls_failed);
     }
+    drop(in_flight);
     result
 }
 

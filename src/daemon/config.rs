@@ -100,7 +100,8 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_SNIFF_WINDOW", default_value = "500ms", value_parser = parse_duration)]
     pub sniff_window: Duration,
 
-    /// Calls one JSON-RPC agent may have in flight; more are refused with LIMIT_EXCEEDED.
+    /// Calls one agent (a JSON-RPC agent connection or an MCP session on /mcp) may have in
+    /// flight; more are refused with LIMIT_EXCEEDED.
     #[arg(long, env = "BROWSER_MCP_AGENT_MAX_IN_FLIGHT", default_value_t = 16)]
     pub agent_max_in_flight: usize,
 
@@ -108,6 +109,39 @@ pub struct Config {
     /// no limit); more are refused with LIMIT_EXCEEDED.
     #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
     pub agent_rate_limit: f64,
+
+    /// Connections the extension port holds at once (WebSockets of every dialect, /register,
+    /// /mcp); more are answered 429 LIMIT_EXCEEDED and closed.
+    #[arg(long, env = "BROWSER_MCP_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
+    /// Connections the control socket holds at once (each event stream is one); more are
+    /// answered 429 LIMIT_EXCEEDED and closed.
+    #[arg(
+        long,
+        env = "BROWSER_MCP_MAX_CONTROL_CONNECTIONS",
+        default_value_t = 4096
+    )]
+    pub max_control_connections: usize,
+
+    /// Tabs one browser may report; further tabs are refused (LIMIT_EXCEEDED in the log and
+    /// in `limitsExceeded` of status).
+    #[arg(long, env = "BROWSER_MCP_MAX_TABS_PER_BROWSER", default_value_t = 2000)]
+    pub max_tabs_per_browser: usize,
+
+    /// Tools one tab (or one tab-less browser) may offer; a larger set is refused and the old
+    /// one kept (a JSON-RPC `tools/register` gets a LIMIT_EXCEEDED error).
+    #[arg(long, env = "BROWSER_MCP_MAX_TOOLS_PER_TAB", default_value_t = 500)]
+    pub max_tools_per_tab: usize,
+
+    /// Tool calls in flight in the whole daemon; more are refused with LIMIT_EXCEEDED.
+    #[arg(long, env = "BROWSER_MCP_MAX_CALLS_IN_FLIGHT", default_value_t = 4096)]
+    pub max_calls_in_flight: usize,
+
+    /// Live events queued for one event-stream reader; a reader further behind gets a
+    /// `lagged` event and catches up from the ring (`--event-buffer`).
+    #[arg(long, env = "BROWSER_MCP_EVENT_STREAM_BUFFER", default_value_t = 1024)]
+    pub event_stream_buffer: usize,
 
     /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG, when set,
     /// wins. Reloaded on SIGHUP.
@@ -156,6 +190,7 @@ impl Config {
         self.socket.clone_from(&started.socket);
         self.discovery_dir.clone_from(&started.discovery_dir);
         self.event_buffer = started.event_buffer;
+        self.event_stream_buffer = started.event_stream_buffer;
         self.log_format = started.log_format;
         self.threads = started.threads;
     }

@@ -5,6 +5,7 @@
 //! connection's peer uid is checked before it is served.
 
 use super::extension::{percent_decode, query_param};
+use super::limits::{self, ConnSlot};
 use super::registry::Published;
 use super::{calls, Daemon};
 use crate::error::{Error, ErrorBody, ErrorCode};
@@ -139,6 +140,8 @@ fn peer_uid(stream: &UnixStream) -> io::Result<u32> {
 
 pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
     let me = nix::unistd::geteuid().as_raw();
+    // Answers to connections over the limit are capped too; beyond, a connection is closed.
+    let refusing = Arc::new(std::sync::atomic::AtomicU64::new(0));
     loop {
         let stream = tokio::select! {
             _ = d.draining.cancelled() => break,
@@ -147,6 +150,21 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed on the control socket");
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let max = d.config().max_control_connections;
+        let slot = match ConnSlot::take(&d.stats.control_connections, max) {
+            Ok(slot) => Ok(slot),
+            Err(open) => match ConnSlot::take(&refusing, max.max(16)) {
+                Ok(refusal) => {
+                    let e = super::extension::too_many(open, max, "--max-control-connections");
+                    limits::refused(&d.stats, 0, &e);
+                    Err((refusal, e))
+                }
+                Err(_) => {
+                    super::Stats::bump(&d.stats.limits_exceeded);
                     continue;
                 }
             },
@@ -164,10 +182,17 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
         };
         let d2 = d.clone();
         let d3 = d.clone();
+        let keep_alive = slot.is_ok() && allowed;
+        let refusal = slot.as_ref().err().map(|(_, e)| e.clone());
+        // A client must send each request's head within this time (a half-sent request, or an
+        // idle kept-alive connection, is closed then) and its body within as long again.
+        let header_timeout = d.config().handshake_timeout;
         d.tasks.spawn(async move {
+            let _slot = slot;
             let d = d3;
             let service = hyper::service::service_fn(move |req| {
                 let d = d2.clone();
+                let refusal = refusal.clone();
                 async move {
                     if !allowed {
                         return Ok::<_, Infallible>(error(Error::new(
@@ -175,10 +200,16 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                             "this daemon belongs to another user",
                         )));
                     }
+                    if let Some(e) = refusal {
+                        return Ok(error(e));
+                    }
                     Ok(handle(req, d).await)
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(keep_alive)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
             tokio::select! {
@@ -491,6 +522,13 @@ fn status(d: &Daemon) -> Status {
         unknown_responses: s.unknown_responses.load(Ordering::Relaxed),
         bad_messages: s.bad_messages.load(Ordering::Relaxed),
         last_event_seq,
+        extension_connections: s.extension_connections.load(Ordering::Relaxed),
+        control_connections: s.control_connections.load(Ordering::Relaxed),
+        // Every task of the runtime, tracked or not: a leak of any kind shows here.
+        tasks: tokio::runtime::Handle::try_current()
+            .map(|h| h.metrics().num_alive_tasks() as u64)
+            .unwrap_or(0),
+        limits_exceeded: s.limits_exceeded.load(Ordering::Relaxed),
     }
 }
 

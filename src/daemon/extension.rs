@@ -5,6 +5,7 @@
 //! origin cannot reach us through DNS rebinding) and an `Origin`, when present, must be in
 //! the allowed set (extension origins by default; web pages never).
 
+use super::limits::{self, ConnSlot};
 use super::Daemon;
 use crate::error::{Error, ErrorBody, ErrorCode};
 use bytes::Bytes;
@@ -23,6 +24,9 @@ use tokio_tungstenite::WebSocketStream;
 pub type Body = Full<Bytes>;
 
 pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
+    // Connections over the limit get a short-lived answer (LIMIT_EXCEEDED); those answers are
+    // capped too, and beyond both a connection is closed unanswered.
+    let refusing = Arc::new(std::sync::atomic::AtomicU64::new(0));
     loop {
         let (stream, peer) = tokio::select! {
             _ = d.draining.cancelled() => break,
@@ -37,13 +41,41 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
             },
         };
         let _ = stream.set_nodelay(true);
+        let max = d.config().max_connections;
+        let slot = match ConnSlot::take(&d.stats.extension_connections, max) {
+            Ok(slot) => Ok(Arc::new(slot)),
+            Err(open) => match ConnSlot::take(&refusing, max.max(16)) {
+                Ok(refusal) => {
+                    let e = too_many(open, max, "--max-connections");
+                    limits::refused(&d.stats, 0, &e);
+                    Err((refusal, e))
+                }
+                Err(_) => {
+                    crate::daemon::Stats::bump(&d.stats.limits_exceeded);
+                    tracing::debug!(%peer, "closed a connection over the limit unanswered");
+                    continue;
+                }
+            },
+        };
         let d2 = d.clone();
         let handshake = d.config().handshake_timeout;
         let draining = d.draining.clone();
+        let keep_alive = slot.is_ok();
         d.tasks.spawn(async move {
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
                 let d = d2.clone();
+                let slot = slot.as_ref().map(Arc::clone).map_err(|(_, e)| e.clone());
                 async move {
+                    let slot = match slot {
+                        Ok(slot) => slot,
+                        Err(e) => {
+                            return Ok::<_, Infallible>(
+                                error_response(e).map(http_body_util::BodyExt::boxed),
+                            )
+                        }
+                    };
+                    // An upgraded WebSocket takes the slot with it.
+                    req.extensions_mut().insert(slot);
                     if req.uri().path() == "/mcp" {
                         return Ok::<_, Infallible>(super::mcp_http::serve(req, d).await);
                     }
@@ -53,6 +85,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(handshake)
+                .keep_alive(keep_alive)
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
             tokio::pin!(conn);
@@ -69,6 +102,15 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
             }
         });
     }
+}
+
+/// The refusal of a connection over a listener's limit.
+pub fn too_many(open: u64, max: usize, flag: &str) -> Error {
+    Error::new(
+        ErrorCode::LimitExceeded,
+        format!("{open} connections are open, the most allowed ({flag} {max}); try again later"),
+    )
+    .with_details(serde_json::json!({"limit": flag.trim_start_matches('-'), "max": max}))
 }
 
 pub fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response<Body> {
@@ -317,8 +359,10 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let on_upgrade = hyper::upgrade::on(&mut req);
+    let slot = req.extensions_mut().remove::<Arc<ConnSlot>>();
     let d2 = d.clone();
     d.tasks.spawn(async move {
+        let _slot = slot;
         let upgraded = match on_upgrade.await {
             Ok(u) => u,
             Err(e) => {

@@ -16,7 +16,7 @@
 use super::conn::{next_conn_id, note_stray, Command, ConnHandle, Pending, Waiter};
 use super::keepalive::{Beat, Keepalive};
 use super::registry::{browser_ref, BrowserKey};
-use super::{calls, classify, Daemon, Stats};
+use super::{calls, classify, limits, Daemon, Stats};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{BrowserInfo, ToolFailure};
 use crate::protocol::control::CallRequest;
@@ -539,9 +539,14 @@ where
             }
         }
         let count = p.tools.len();
-        self.d
+        let r = self
+            .d
             .registry()
             .set_browser_tools(*key, self.handle.id, p.tools);
+        if let Err(e) = r {
+            limits::refused(&self.d.stats, self.handle.id, &e);
+            return Err(RpcError::from_error(&e));
+        }
         Ok(json!({"registered": count}))
     }
 

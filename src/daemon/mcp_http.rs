@@ -20,14 +20,25 @@ use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use tokio::sync::{broadcast, mpsc};
 
 pub type Service = StreamableHttpService<McpServer<DaemonBackend>, LocalSessionManager>;
 pub type Body = BoxBody<Bytes, Infallible>;
 
-/// The registry and call path of this daemon, as an MCP backend.
-pub struct DaemonBackend(Arc<Daemon>);
+/// The registry and call path of this daemon, as an MCP backend: one per MCP session, with
+/// the session's calls in flight counted against `--agent-max-in-flight`.
+pub struct DaemonBackend(Arc<Daemon>, Arc<AtomicUsize>);
+
+/// One call in flight of a session.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 impl Backend for DaemonBackend {
     async fn snapshot(&self) -> Result<Snapshot, Error> {
@@ -40,7 +51,21 @@ impl Backend for DaemonBackend {
     }
 
     async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
-        calls::call(&self.0, req).await
+        let max = self.0.config().agent_max_in_flight;
+        let slot = Slot(self.1.clone());
+        if self.1.fetch_add(1, Ordering::Relaxed) >= max {
+            drop(slot);
+            let e = Error::new(
+                ErrorCode::LimitExceeded,
+                format!("this MCP session already has {max} calls in flight (--agent-max-in-flight); wait for one to finish"),
+            )
+            .with_details(serde_json::json!({"limit": "agentMaxInFlight", "max": max}));
+            super::limits::refused(&self.0.stats, 0, &e);
+            return Err(e);
+        }
+        let r = calls::call(&self.0, req).await;
+        drop(slot);
+        r
     }
 
     async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
@@ -92,7 +117,10 @@ fn build(d: &Arc<Daemon>) -> Service {
             let d = weak
                 .upgrade()
                 .ok_or_else(|| std::io::Error::other("browser-mcpd is shutting down"))?;
-            Ok(McpServer::new(DaemonBackend(d), Scope::default()))
+            Ok(McpServer::new(
+                DaemonBackend(d, Arc::new(AtomicUsize::new(0))),
+                Scope::default(),
+            ))
         },
         Arc::new(LocalSessionManager::default()),
         config,

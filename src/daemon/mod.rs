@@ -24,6 +24,7 @@ pub mod discovery;
 pub mod extension;
 pub mod jsonrpc;
 pub mod keepalive;
+pub mod limits;
 pub mod logging;
 pub mod mcp_http;
 pub mod register;
@@ -54,6 +55,11 @@ pub struct Stats {
     pub late_responses: AtomicU64,
     pub unknown_responses: AtomicU64,
     pub bad_messages: AtomicU64,
+    /// Connections, messages and requests refused because a configured limit was reached.
+    pub limits_exceeded: AtomicU64,
+    /// Connections open now on the extension port and on the control socket.
+    pub extension_connections: Arc<AtomicU64>,
+    pub control_connections: Arc<AtomicU64>,
     /// Woken when the last call in flight ends (shutdown waits on it).
     pub idle: tokio::sync::Notify,
 }
@@ -101,7 +107,8 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn new(config: Config, runtime: Runtime) -> Daemon {
-        let registry = Registry::new(config.event_buffer, 1024);
+        let mut registry = Registry::new(config.event_buffer, config.event_stream_buffer);
+        registry.set_limits(registry_limits(&config));
         let shutdown = CancellationToken::new();
         Daemon {
             config: RwLock::new(Arc::new(config)),
@@ -127,6 +134,7 @@ impl Daemon {
     }
 
     pub fn set_config(&self, config: Arc<Config>) {
+        self.registry().set_limits(registry_limits(&config));
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
     }
 
@@ -135,6 +143,13 @@ impl Daemon {
         // A panic while holding the lock leaves a registry that is still structurally sound
         // (every mutation is a single map operation), so keep serving.
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn registry_limits(c: &Config) -> registry::Limits {
+    registry::Limits {
+        tabs_per_browser: c.max_tabs_per_browser,
+        tools_per_tab: c.max_tools_per_tab,
     }
 }
 

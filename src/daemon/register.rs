@@ -12,7 +12,7 @@ use super::conn::{next_conn_id, note_stray, Command, ConnHandle, Pending, Waiter
 use super::extension::{error_response, json_response, Body};
 use super::keepalive::{Beat, Keepalive};
 use super::registry::{browser_ref, BrowserKey};
-use super::{classify, Daemon, Stats};
+use super::{classify, limits, Daemon, Stats};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::register::{
     self, catalogue, ExtensionMessage, RegisterRequest, RegisterResponse, ServerMessage,
@@ -259,7 +259,8 @@ where
             handle.clone(),
             crate::time::now_rfc3339(),
         );
-        reg.set_browser_tools(key, handle.id, catalogue().tools().to_vec());
+        let r = reg.set_browser_tools(key, handle.id, catalogue().tools().to_vec());
+        limits::check(&d.stats, handle.id, r);
         (key, displaced)
     };
     if let Some(old) = displaced {

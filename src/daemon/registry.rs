@@ -101,8 +101,49 @@ pub struct Resolved {
     pub tool: Option<ToolRef>,
 }
 
+/// How much one browser may put in the registry (`--max-tabs-per-browser`,
+/// `--max-tools-per-tab`). What goes beyond is refused with LIMIT_EXCEEDED and never stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub tabs_per_browser: usize,
+    pub tools_per_tab: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            tabs_per_browser: usize::MAX,
+            tools_per_tab: usize::MAX,
+        }
+    }
+}
+
+impl Limits {
+    fn tabs(&self, key: BrowserKey, id: TabId) -> Error {
+        let max = self.tabs_per_browser;
+        Error::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "browser {} already has {max} tabs (--max-tabs-per-browser); tab {id} refused",
+                browser_ref(key)
+            ),
+        )
+        .with_details(json!({"limit": "maxTabsPerBrowser", "max": max}))
+    }
+
+    fn tools(&self, place: String, offered: usize) -> Error {
+        let max = self.tools_per_tab;
+        Error::new(
+            ErrorCode::LimitExceeded,
+            format!("{place} offers {offered} tools, more than {max} (--max-tools-per-tab); its tools are unchanged"),
+        )
+        .with_details(json!({"limit": "maxToolsPerTab", "max": max, "offered": offered}))
+    }
+}
+
 pub struct Registry {
     browsers: BTreeMap<BrowserKey, Browser>,
+    limits: Limits,
     /// (dialect, session id) → key, kept after a disconnect so a reconnect gets its old key.
     sessions: HashMap<(&'static str, String), BrowserKey>,
     next_key: BrowserKey,
@@ -120,6 +161,7 @@ impl Registry {
         let (events, _) = broadcast::channel(broadcast_capacity.max(1));
         Registry {
             browsers: BTreeMap::new(),
+            limits: Limits::default(),
             sessions: HashMap::new(),
             next_key: 1,
             last_focus: None,
@@ -129,6 +171,10 @@ impl Registry {
             events,
             now_ms: crate::time::now_ms,
         }
+    }
+
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
     }
 
     // ---- events -------------------------------------------------------------------------
@@ -282,10 +328,16 @@ impl Registry {
         }
     }
 
-    /// Replaces a browser's tabs with a snapshot (`connected`), emitting the difference.
-    pub fn replace_tabs(&mut self, key: BrowserKey, conn_id: u64, tabs: Vec<TabInfo>) {
+    /// Replaces a browser's tabs with a snapshot (`connected`), emitting the difference. Tabs
+    /// beyond the limit are left out; the first refusal is returned.
+    pub fn replace_tabs(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        tabs: Vec<TabInfo>,
+    ) -> Result<(), Error> {
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
         let fresh: std::collections::BTreeSet<TabId> = tabs.iter().map(|t| t.id).collect();
         let gone: Vec<TabId> = b
@@ -297,9 +349,15 @@ impl Registry {
         for id in gone {
             self.tab_closed(key, conn_id, id);
         }
+        let mut first_refusal = Ok(());
         for tab in tabs {
-            self.upsert_tab(key, conn_id, tab, None);
+            if let Err(e) = self.upsert_tab(key, conn_id, tab, None) {
+                if first_refusal.is_ok() {
+                    first_refusal = Err(e);
+                }
+            }
         }
+        first_refusal
     }
 
     // ---- tab events ---------------------------------------------------------------------
@@ -311,13 +369,25 @@ impl Registry {
         conn_id: u64,
         info: TabInfo,
         request_id: Option<&str>,
-    ) {
+    ) -> Result<(), Error> {
+        let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
+        let mut info = info;
         let id = info.id;
-        let focused = info.focused == Some(true);
         let existed = b.tabs.contains_key(&id);
+        if !existed && b.tabs.len() >= limits.tabs_per_browser {
+            return Err(limits.tabs(key, id));
+        }
+        let mut refused = Ok(());
+        if let Some(n) = info.tools.as_ref().map(Vec::len) {
+            if n > limits.tools_per_tab {
+                info.tools = None;
+                refused = Err(limits.tools(format!("tab {}", tab_ref(key, id)), n));
+            }
+        }
+        let focused = info.focused == Some(true);
         let tab = b.tabs.entry(id).or_insert_with(|| Tab {
             id,
             title: String::new(),
@@ -349,6 +419,7 @@ impl Registry {
         if focused {
             self.last_focus = Some((key, id));
         }
+        refused
     }
 
     pub fn tab_closed(&mut self, key: BrowserKey, conn_id: u64, id: TabId) -> bool {
@@ -374,10 +445,14 @@ impl Registry {
         conn_id: u64,
         id: TabId,
         tools: Option<Vec<Tool>>,
-    ) {
+    ) -> Result<(), Error> {
+        let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
+        if !b.tabs.contains_key(&id) && b.tabs.len() >= limits.tabs_per_browser {
+            return Err(limits.tabs(key, id));
+        }
         if let std::collections::btree_map::Entry::Vacant(slot) = b.tabs.entry(id) {
             // Focus on a tab we were never told about: know it from now on.
             slot.insert(Tab {
@@ -394,26 +469,38 @@ impl Registry {
             );
         }
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
         b.focused = Some(id);
-        if let Some(tools) = tools {
-            self.set_tools(key, conn_id, id, tools);
-        }
+        let refused = match tools {
+            Some(tools) => self.set_tools(key, conn_id, id, tools),
+            None => Ok(()),
+        };
         self.last_focus = Some((key, id));
         self.publish(event_kind::TAB_FOCUSED, key, Some(id), json!({}));
+        refused
     }
 
     /// toolsChanged: replaces a tab's tools; an event only when they really changed.
-    pub fn set_tools(&mut self, key: BrowserKey, conn_id: u64, id: TabId, tools: Vec<Tool>) {
+    pub fn set_tools(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        id: TabId,
+        tools: Vec<Tool>,
+    ) -> Result<(), Error> {
+        let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
         let Some(tab) = b.tabs.get_mut(&id) else {
-            return;
+            return Ok(());
         };
+        if tools.len() > limits.tools_per_tab {
+            return Err(limits.tools(format!("tab {}", tab_ref(key, id)), tools.len()));
+        }
         if tab.tools.as_slice() == tools.as_slice() {
-            return;
+            return Ok(());
         }
         tab.tools = Arc::new(tools);
         let names = json!(tool_names(&tab.tools));
@@ -423,15 +510,25 @@ impl Registry {
             Some(id),
             json!({"tools": names}),
         );
+        Ok(())
     }
 
     /// Browser-level tools (dialects without tabs).
-    pub fn set_browser_tools(&mut self, key: BrowserKey, conn_id: u64, tools: Vec<Tool>) {
+    pub fn set_browser_tools(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        tools: Vec<Tool>,
+    ) -> Result<(), Error> {
+        let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
-            return;
+            return Ok(());
         };
+        if tools.len() > limits.tools_per_tab {
+            return Err(limits.tools(format!("browser {}", browser_ref(key)), tools.len()));
+        }
         if b.tools.as_slice() == tools.as_slice() {
-            return;
+            return Ok(());
         }
         b.tools = Arc::new(tools);
         let names = json!(tool_names(&b.tools));
@@ -441,6 +538,7 @@ impl Registry {
             None,
             json!({"tools": names}),
         );
+        Ok(())
     }
 
     // ---- lookups ------------------------------------------------------------------------
@@ -916,7 +1014,8 @@ mod tests {
             a,
             1,
             vec![tab(1, &["search"], false), tab(2, &["click"], false)],
-        );
+        )
+        .unwrap();
         let (b, _) = r.attach(
             "bridge",
             "s2",
@@ -924,7 +1023,8 @@ mod tests {
             ConnHandle::test(2),
             "t".into(),
         );
-        r.replace_tabs(b, 2, vec![tab(1, &["search"], false)]);
+        r.replace_tabs(b, 2, vec![tab(1, &["search"], false)])
+            .unwrap();
         (r, a, b)
     }
 
@@ -975,7 +1075,7 @@ mod tests {
             e.details.unwrap()["candidates"].as_array().unwrap().len(),
             2
         );
-        r.tab_focused(b, 2, 1, None);
+        r.tab_focused(b, 2, 1, None).unwrap();
         assert_eq!(
             r.resolve_call("search", None, None).unwrap().target,
             Target {
@@ -1006,7 +1106,8 @@ mod tests {
             ConnHandle::test(5),
             "t".into(),
         );
-        r.set_browser_tools(c, 5, vec![tool("greet"), tool("search")]);
+        r.set_browser_tools(c, 5, vec![tool("greet"), tool("search")])
+            .unwrap();
         assert_eq!(r.session_browsers("s1"), vec![a, c]);
         let mut names: Vec<String> = r
             .session_tool_views("s1")
@@ -1080,7 +1181,7 @@ mod tests {
             "t".into(),
         );
         assert_eq!(displaced.unwrap().id, 3);
-        r.upsert_tab(a, 3, tab(5, &[], false), None);
+        r.upsert_tab(a, 3, tab(5, &[], false), None).unwrap();
         assert!(
             r.tab_views(Some(a)).is_empty(),
             "the displaced connection no longer writes"
@@ -1092,8 +1193,10 @@ mod tests {
         let (mut r, a, _) = registry_with_two_browsers();
         let last = r.last_seq();
         r.tab_closed(a, 1, 2);
-        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")]);
-        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")]); // no change, no event
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")])
+            .unwrap();
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")])
+            .unwrap(); // no change, no event
         let (backlog, gap) = r.events_after(last);
         assert!(gap.is_none());
         let kinds: Vec<_> = backlog.iter().map(|e| e.kind).collect();
@@ -1104,11 +1207,59 @@ mod tests {
         assert_eq!(backlog[0].seq, last + 1);
         // The ring holds 16; ask for something older and the gap is reported.
         for i in 0..20 {
-            r.upsert_tab(a, 1, tab(100 + i, &[], false), None);
+            r.upsert_tab(a, 1, tab(100 + i, &[], false), None).unwrap();
         }
         let (_, gap) = r.events_after(0);
         let (from, to) = gap.unwrap();
         assert_eq!(from, 1);
         assert!(to >= 10);
+    }
+
+    #[test]
+    fn limits_refuse_tabs_and_tool_sets_beyond_them() {
+        let mut r = Registry::new(64, 16);
+        r.set_limits(Limits {
+            tabs_per_browser: 2,
+            tools_per_tab: 1,
+        });
+        let (a, _) = r.attach(
+            "bridge",
+            "s",
+            BrowserInfo::default(),
+            ConnHandle::test(1),
+            "t".into(),
+        );
+        let e = r
+            .replace_tabs(
+                a,
+                1,
+                vec![
+                    tab(1, &["x"], false),
+                    tab(2, &["x", "y"], false),
+                    tab(3, &[], false),
+                ],
+            )
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::LimitExceeded);
+        let views = r.tab_views(Some(a));
+        assert_eq!(views.len(), 2, "the third tab is refused");
+        assert!(views[1].tools.is_empty(), "too many tools: none taken");
+        assert!(r.upsert_tab(a, 1, tab(9, &[], false), None).is_err());
+        assert!(r.tab_focused(a, 1, 9, None).is_err());
+        assert!(r.tab_views(Some(a)).iter().all(|t| t.id != 9));
+        let e = r
+            .set_tools(a, 1, 1, vec![tool("p"), tool("q")])
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::LimitExceeded);
+        assert_eq!(
+            r.tab_views(Some(a))[0].tools.len(),
+            1,
+            "the old set is kept"
+        );
+        assert!(r
+            .set_browser_tools(a, 1, vec![tool("p"), tool("q")])
+            .is_err());
+        // Updating an existing tab at the limit is fine.
+        r.upsert_tab(a, 1, tab(2, &["z"], true), None).unwrap();
     }
 }

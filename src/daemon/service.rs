@@ -150,6 +150,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
     if let (Some(path), true) = (&loaded.file.path, loaded.file.present) {
         tracing::info!(path = %path.display(), "read the config file");
     }
+    super::limits::raise_open_files(&config);
     if !config.bind.is_loopback() {
         return Err(StartError(format!(
             "refusing to bind {}: browser-mcpd only listens on loopback addresses (127.0.0.1, ::1)",

@@ -21,6 +21,7 @@ pub const RESTART_ONLY: &[&str] = &[
     "socket",
     "discovery-dir",
     "event-buffer",
+    "event-stream-buffer",
     "log-format",
     "threads",
 ];

@@ -49,6 +49,19 @@ pub struct Status {
     /// Frames from extensions that could not be decoded.
     pub bad_messages: u64,
     pub last_event_seq: u64,
+    /// Connections open now on the extension port (WebSockets of every dialect, /register,
+    /// /mcp) and on the control socket (this request's included).
+    #[serde(default)]
+    pub extension_connections: u64,
+    #[serde(default)]
+    pub control_connections: u64,
+    /// Tasks the daemon runs now (connections, calls, event streams); it returns to its idle
+    /// value when clients leave.
+    #[serde(default)]
+    pub tasks: u64,
+    /// Connections, messages and requests refused because a configured limit was reached.
+    #[serde(default)]
+    pub limits_exceeded: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

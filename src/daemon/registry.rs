@@ -141,11 +141,17 @@ impl Limits {
     }
 }
 
+/// Disconnected sessions whose browser key is kept for their return.
+pub const REMEMBERED_SESSIONS: usize = 4096;
+
 pub struct Registry {
     browsers: BTreeMap<BrowserKey, Browser>,
     limits: Limits,
     /// (dialect, session id) → key, kept after a disconnect so a reconnect gets its old key.
     sessions: HashMap<(&'static str, String), BrowserKey>,
+    /// Sessions in the order they went away: only the last [`REMEMBERED_SESSIONS`] are kept,
+    /// or every new session id (each seed-002 registration has one) would grow the map.
+    departed: VecDeque<(&'static str, String)>,
     next_key: BrowserKey,
     /// The most recently focused tab across all browsers.
     last_focus: Option<(BrowserKey, TabId)>,
@@ -163,6 +169,7 @@ impl Registry {
             browsers: BTreeMap::new(),
             limits: Limits::default(),
             sessions: HashMap::new(),
+            departed: VecDeque::new(),
             next_key: 1,
             last_focus: None,
             ring: VecDeque::with_capacity(ring_capacity.min(4096)),
@@ -242,6 +249,11 @@ impl Registry {
         (backlog, gap)
     }
 
+    /// Session ids known (connected or remembered for a reconnect).
+    pub fn remembered_sessions(&self) -> usize {
+        self.sessions.len()
+    }
+
     pub fn last_seq(&self) -> u64 {
         self.next_seq - 1
     }
@@ -307,6 +319,19 @@ impl Registry {
         let browser = self.browsers.remove(&key)?;
         if matches!(self.last_focus, Some((k, _)) if k == key) {
             self.last_focus = None;
+        }
+        self.departed
+            .push_back((browser.dialect, browser.session_id.clone()));
+        while self.departed.len() > REMEMBERED_SESSIONS {
+            let Some(old) = self.departed.pop_front() else {
+                break;
+            };
+            // A session that came back since is still in use.
+            if let Some(&k) = self.sessions.get(&old) {
+                if !self.browsers.contains_key(&k) {
+                    self.sessions.remove(&old);
+                }
+            }
         }
         let tabs: Vec<String> = browser.tabs.keys().map(|&t| tab_ref(key, t)).collect();
         self.publish(
@@ -1261,5 +1286,37 @@ mod tests {
             .is_err());
         // Updating an existing tab at the limit is fine.
         r.upsert_tab(a, 1, tab(2, &["z"], true), None).unwrap();
+    }
+
+    #[test]
+    fn departed_sessions_are_remembered_boundedly() {
+        let mut r = Registry::new(16, 16);
+        let (kept, _) = r.attach(
+            "bridge",
+            "kept",
+            BrowserInfo::default(),
+            ConnHandle::test(1),
+            "t".into(),
+        );
+        for i in 0..(REMEMBERED_SESSIONS as u64 * 2) {
+            let (k, _) = r.attach(
+                "register",
+                &format!("inst_{i}"),
+                BrowserInfo::default(),
+                ConnHandle::test(10 + i),
+                "t".into(),
+            );
+            r.detach(k, 10 + i);
+        }
+        assert!(r.remembered_sessions() <= REMEMBERED_SESSIONS + 1);
+        // A connected browser is never forgotten, and a recent one comes back with its key.
+        let (again, _) = r.attach(
+            "bridge",
+            "kept",
+            BrowserInfo::default(),
+            ConnHandle::test(2),
+            "t".into(),
+        );
+        assert_eq!(again, kept);
     }
 }

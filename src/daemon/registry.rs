@@ -609,8 +609,26 @@ impl Registry {
     /// Parses a tab reference: `b1:12`, or a bare `12` when only one browser has tab 12.
     pub fn parse_tab(&self, s: &str) -> Result<Target, Error> {
         let not_found = || Error::new(ErrorCode::TabNotFound, format!("no tab `{s}`"));
+        // A browser we know that is not connected now (reconnecting, or gone for good) is
+        // NO_BROWSER, which a caller may retry; a name we never handed out is TAB_NOT_FOUND.
+        let absent = |b: &str| {
+            let known = b
+                .strip_prefix('b')
+                .and_then(|k| k.parse::<BrowserKey>().ok())
+                .filter(|k| self.sessions.values().any(|v| v == k));
+            match known {
+                Some(k) => Error::new(
+                    ErrorCode::NoBrowser,
+                    format!(
+                        "browser {} is not connected (it may be reconnecting)",
+                        browser_ref(k)
+                    ),
+                ),
+                None => not_found(),
+            }
+        };
         if let Some((b, t)) = s.split_once(':') {
-            let key = self.parse_browser(b).map_err(|_| not_found())?;
+            let key = self.parse_browser(b).map_err(|_| absent(b))?;
             let id: TabId = t.parse().map_err(|_| not_found())?;
             return match self.browsers[&key].tabs.contains_key(&id) {
                 true => Ok(Target {
@@ -622,7 +640,7 @@ impl Registry {
         }
         if s.starts_with('b') {
             // A browser used as a target: its browser-level tools.
-            let key = self.parse_browser(s).map_err(|_| not_found())?;
+            let key = self.parse_browser(s).map_err(|_| absent(s))?;
             return Ok(Target {
                 browser: key,
                 tab: None,
@@ -1318,5 +1336,23 @@ mod tests {
             "t".into(),
         );
         assert_eq!(again, kept);
+    }
+
+    #[test]
+    fn a_disconnected_browser_is_no_browser_not_a_missing_tab() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        r.detach(a, 1);
+        let e = r.parse_tab("b1:1").unwrap_err();
+        assert_eq!(e.code, ErrorCode::NoBrowser, "{e:?}");
+        assert!(e.retryable);
+        assert_eq!(r.parse_tab("b1").unwrap_err().code, ErrorCode::NoBrowser);
+        assert_eq!(
+            r.parse_tab("b9:1").unwrap_err().code,
+            ErrorCode::TabNotFound
+        );
+        assert_eq!(
+            r.parse_tab("b2:9").unwrap_err().code,
+            ErrorCode::TabNotFound
+        );
     }
 }

@@ -72,7 +72,9 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_BACKOFF_MAX", default_value = "5s", value_parser = parse_duration)]
     pub backoff_max: Duration,
 
-    /// Time a new connection has to finish its HTTP handshake and say `connected`.
+    /// Time a client has to send an HTTP request's head, and again its body, on the extension
+    /// port and the control socket (an idle kept-alive connection is closed after it too), and
+    /// a new bridge connection to say `connected`.
     #[arg(long, env = "BROWSER_MCP_HANDSHAKE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
     pub handshake_timeout: Duration,
 

@@ -9,6 +9,7 @@ mod common;
 mod control;
 mod dialects;
 mod discovery;
+mod fuzz_smoke;
 mod man;
 mod mcp;
 mod peers;

@@ -52,6 +52,15 @@ impl TestDaemon {
 
     /// Starts a daemon using an existing temp dir (to restart on the same paths).
     pub fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> TestDaemon {
+        TestDaemon::start_in_with_env(dir, extra, &[])
+    }
+
+    /// [`TestDaemon::start_in`] with extra environment variables.
+    pub fn start_in_with_env(
+        dir: tempfile::TempDir,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> TestDaemon {
         let socket = dir.path().join("ctl.sock");
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
@@ -66,6 +75,7 @@ impl TestDaemon {
             .env("LOG_LEVEL", "debug")
             .env_remove("RUST_LOG")
             .env_remove("NOTIFY_SOCKET")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

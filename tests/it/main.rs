@@ -1,6 +1,7 @@
 //! Integration tests: a real browser-mcpd process, real sockets, a scripted extension and
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
+mod attacks;
 mod bridge;
 mod calls;
 mod cancel;
@@ -9,11 +10,17 @@ mod common;
 mod control;
 mod dialects;
 mod discovery;
+mod faults;
 mod fuzz_smoke;
+mod harness;
+mod hostile;
+mod limits;
 mod man;
 mod mcp;
 mod peers;
 mod python;
+mod registry_model;
 mod security;
 mod service;
 mod setup;
+mod soak;

@@ -442,8 +442,9 @@ async fn ten_thousand_connections_come_and_go_and_leave_nothing_behind() {
                     // Connect and go.
                     0 => None,
                     1 => Some(upgrade_request("/", port, "")),
+                    // A new session id each time: nothing may be kept per session forever.
                     2 => Some(upgrade_request(
-                        "/ws?sessionId=c&clientType=browser",
+                        &format!("/ws?sessionId=c{i}&clientType=browser"),
                         port,
                         "",
                     )),
@@ -498,7 +499,14 @@ async fn ten_thousand_connections_come_and_go_and_leave_nothing_behind() {
 /// recurse without bound (a stack overflow would abort the whole daemon).
 #[tokio::test(flavor = "multi_thread")]
 async fn deep_json_is_refused_or_passed_through_never_recursed() {
-    let d = TestDaemon::start();
+    // On the default single runtime thread (the main thread's 8 MiB stack), and on worker
+    // threads (2 MiB stacks), where deep recursion would overflow first.
+    deep_json(&[]).await;
+    deep_json(&["--threads", "2"]).await;
+}
+
+async fn deep_json(flags: &[&str]) {
+    let d = TestDaemon::start_with(flags);
     let tools = [
         format!(r#"{{"name":"deep","inputSchema":{}}}"#, deep_schema(60)),
         format!(r#"{{"name":"over","inputSchema":{{"type":"object","x":{}}}}}"#, nested(100_000)),
@@ -603,4 +611,48 @@ async fn rmcp_client(
             .auth_header(auth.trim_start_matches("Bearer ").to_owned()),
     );
     ().serve(transport).await.expect("an MCP session")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hundreds_of_event_streams_block_no_one() {
+    use tokio::io::AsyncBufReadExt;
+    let d = TestDaemon::start();
+    let base = status(&d).await;
+    let mut streams = Vec::new();
+    for i in 0..300 {
+        let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+        // Some ask for the whole backlog; none reads until later (most never do).
+        let q = if i % 3 == 0 { "?since=0" } else { "" };
+        s.write_all(format!("GET /v1/events{q} HTTP/1.1\r\nHost: d\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        streams.push(tokio::io::BufReader::new(s));
+    }
+    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
+    for i in 0..200 {
+        ext.send(json!({"type": "tabUpdated", "tab": {"id": 1, "title": format!("t{i}"), "url": "https://x"}}))
+            .await;
+    }
+    // Calls and status go on meanwhile.
+    still_serves(&d, &mut ext).await;
+    let s = status_until(&d, "300 streams", |s| s["controlConnections"] == 301).await;
+    assert!(s["lastEventSeq"].as_u64().unwrap() >= 200);
+    // A reader that does read sees events.
+    let r = &mut streams[0];
+    let mut line = String::new();
+    let mut seen = 0;
+    while seen < 5 {
+        line.clear();
+        r.read_line(&mut line).await.unwrap();
+        if line.starts_with('{') {
+            seen += 1;
+        }
+    }
+    drop(streams);
+    let after = status_until(&d, "the streams gone", |s| {
+        s["controlConnections"] == 1
+            && s["tasks"].as_u64() <= Some(base["tasks"].as_u64().unwrap() + 1)
+    })
+    .await;
+    assert_eq!(after["browsers"], 1);
 }

@@ -19,6 +19,10 @@ export const Code = Object.freeze({
   EVALUATE_DISABLED: 'EVALUATE_DISABLED',
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   TOOL_ERROR: 'TOOL_ERROR',
+  // The user's per-site policy (policy.js, consent.js).
+  SITE_DISABLED: 'SITE_DISABLED',
+  USER_DENIED: 'USER_DENIED',
+  USER_CONSENT_TIMEOUT: 'USER_CONSENT_TIMEOUT',
 });
 
 export function errorBody(err) {
@@ -38,7 +42,6 @@ export async function loadSessionId() {
   return sessionId;
 }
 
-export const currentSessionId = () => sessionId;
 
 function message(type, fields = {}) {
   return { type, sessionId, ...fields };

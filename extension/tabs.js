@@ -2,6 +2,7 @@
 import * as proto from './protocol.js';
 import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
+import { exposedTools } from './policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const openRequests = new Map(); // tabId -> requestId of the openTab that created it
@@ -20,9 +21,13 @@ function serial(fn) {
   };
 }
 
+// What the daemons see: the tab's offer, filtered by the user's site policy (policy.js).
 export function toolsOf(tabId, url) {
-  return [...(pageTools.get(tabId) || []), ...(isWebUrl(url) ? BUILTIN_TOOLS : [])];
+  return exposedTools(url, pageToolsOf(tabId), isWebUrl(url) ? BUILTIN_TOOLS : []);
 }
+
+// The page's own tools, whether exposed or not (the popup shows both).
+export const pageToolsOf = (tabId) => pageTools.get(tabId) || [];
 
 function toTab(tab) {
   const url = tab.url || tab.pendingUrl || '';
@@ -154,6 +159,14 @@ const onPageMessage = (msg, sender) => {
   if (msg?.type !== 'pageTools' || !sender.tab || sender.frameId !== 0) return;
   serial(setPageTools)(sender.tab.id, msg.tools);
 };
+
+// The site policy changed: every tab it covers sends its new list at once.
+export const republish = serial(async (affects) => {
+  for (const tab of await chrome.tabs.query({})) {
+    const url = tab.url || tab.pendingUrl;
+    if (isWebUrl(url) && affects(url)) emit(proto.toolsChanged(tab.id, toolsOf(tab.id, url)));
+  }
+});
 
 // Listeners must be added synchronously at service-worker start, or the events that wake the
 // worker are lost; hence a separate init rather than registering inside async code.

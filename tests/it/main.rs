@@ -9,6 +9,7 @@ mod common;
 mod control;
 mod dialects;
 mod discovery;
+mod extension_face;
 mod man;
 mod mcp;
 mod peers;

@@ -11,7 +11,7 @@ let native = { state: 'starting', detail: 'asking the native-messaging host', si
 const entry = (port) => {
   let e = entries.get(port);
   if (!e) {
-    e = { port, state: 'connecting', source: 'port scan', version: null, since: Date.now(), reason: null, attempts: 0, retryAt: null, identified: false };
+    e = { port, state: 'connecting', source: 'port scan', version: null, since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: false };
     entries.set(port, e);
   }
   return e;
@@ -21,14 +21,15 @@ export function connecting(port, source) {
   const e = entry(port);
   e.source = source;
   e.attempts += 1;
-  if (e.state !== 'reconnecting') e.state = 'connecting';
+  // A retry does not erase why the last attempt failed; `opened` will.
+  if (!['reconnecting', 'failed', 'lost'].includes(e.state)) e.state = 'connecting';
   e.retryAt = null;
   publish();
 }
 
 export function opened(port) {
   const e = entry(port);
-  Object.assign(e, { state: 'connected', since: Date.now(), reason: null, attempts: 0, retryAt: null, identified: true });
+  Object.assign(e, { state: 'connected', since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: true });
   publish();
 }
 
@@ -36,7 +37,8 @@ export function opened(port) {
 export function closed(port, { code, reason }, { wasOpen, retryInMs }) {
   const e = entries.get(port);
   if (!e) return;
-  const why = describeClose(code, reason, wasOpen);
+  // A socket that never opened says nothing (1006); what `GET /` answered says why.
+  const why = !wasOpen && e.refusal ? e.refusal : describeClose(code, reason, wasOpen);
   // A scanned port that never opened and never said it is browser-mcpd is some other program.
   if (!wasOpen && !e.identified && retryInMs == null) {
     entries.delete(port);
@@ -76,8 +78,9 @@ export async function probed(port, response) {
     if (body.version) e.version = String(body.version);
   } else if (body?.error?.code) {
     e.identified = true;
-    e.state = 'failed';
-    e.reason = `refused: ${body.error.code} — ${body.error.message || 'no reason given'}`;
+    e.version = null; // whoever answered before on this port may not be who refuses now
+    e.refusal = `refused: ${body.error.code} — ${body.error.message || 'no reason given'}`;
+    if (e.state !== 'connected') Object.assign(e, { state: 'failed', reason: e.refusal });
   }
   publish();
 }

@@ -53,7 +53,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     };
     let _lock = machine_wide_lock();
     let pages = PageServer::start();
-    let d = daemon_in_scan_range();
+    let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
     let shots = artifacts_dir();
@@ -299,6 +299,30 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     assert_eq!(b.eval(&popup, "chrome.action.getBadgeText({})"), "!");
     b.screenshot(&popup, &shots.join("popup-daemon-lost.png"));
+
+    // A daemon that wants its token, which a port scan cannot know: failed, and why.
+    let strict = daemon_in_scan_range(&["--require-token"]);
+    let (first, last) = (d.port.min(strict.port), d.port.max(strict.port));
+    b.eval(
+        &options,
+        &format!("chrome.storage.local.set({{ scanPorts: {{ first: {first}, last: {last} }} }})"),
+    );
+    let failed = b.wait_for(
+        &popup,
+        "the popup to show the refusing daemon",
+        &format!(
+            "(() => {{ const li = [...document.querySelectorAll('#daemons li.daemon')]
+                .find((li) => li.textContent.includes('127.0.0.1:{}'));
+                return li?.classList.contains('state-failed') && li.textContent; }})()",
+            strict.port
+        ),
+    );
+    assert!(
+        failed.as_str().unwrap().contains("refused: UNAUTHORIZED"),
+        "{failed}"
+    );
+    assert_eq!(b.eval(&popup, "chrome.action.getBadgeText({})"), "!");
+    b.screenshot(&popup, &shots.join("popup-daemon-refused.png"));
 }
 
 #[test]
@@ -310,7 +334,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     };
     let _lock = machine_wide_lock();
     let pages = PageServer::start();
-    let d = daemon_in_scan_range();
+    let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let url = pages.url("recipes");
     let mut b = Browser::launch(&exe, profile.path(), &url);
@@ -529,13 +553,13 @@ fn machine_wide_lock() -> nix::fcntl::Flock<File> {
 }
 
 /// A daemon on a free port the extension scans; ports taken meanwhile are skipped.
-fn daemon_in_scan_range() -> TestDaemon {
+fn daemon_in_scan_range(extra: &[&str]) -> TestDaemon {
     let mut failures = Vec::new();
     for port in 8765..=8785u16 {
         if TcpListener::bind(("127.0.0.1", port)).is_err() {
             continue;
         }
-        match TestDaemon::try_start(tempfile::tempdir().unwrap(), port, &[]) {
+        match TestDaemon::try_start(tempfile::tempdir().unwrap(), port, extra) {
             Ok(d) => return d,
             Err(e) => failures.push(format!("{port}: {e}")),
         }

@@ -175,6 +175,10 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let switch = b.eval(&popup, "(() => { const s = document.getElementById('expose'); return [s.getAttribute('role'), s.labels[0].textContent.trim().split('\\n')[0], s.getAttribute('aria-describedby')]; })()");
     assert_eq!(switch, json!(["switch", "Expose this site", "expose-hint"]));
+    let status = d.status();
+    let seq = status["lastEventSeq"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("lastEventSeq in {status}"));
     b.focus(&popup, "expose");
     b.press(&popup, "Space");
     b.wait_for(
@@ -198,6 +202,23 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         },
     );
     assert_eq!(gone["url"], pages.url("recipes"));
+    let event = d.ctl(&[
+        "events",
+        "--type",
+        "toolsChanged",
+        "--tab",
+        &tab_ref,
+        "--since",
+        &seq.to_string(),
+        "--count",
+        "1",
+    ]);
+    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    assert_eq!(
+        event["data"]["tools"],
+        json!([]),
+        "toolsChanged went out: {event}"
+    );
     let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
     assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
     assert!(

@@ -191,6 +191,11 @@ impl Discovery {
             let mut watcher = match notify::recommended_watcher(
                 move |res: notify::Result<notify::Event>| {
                     if let Ok(event) = res {
+                        // Our own `intact()` reads open the file: an access is not a change,
+                        // and waking on it would re-check in a busy loop.
+                        if event.kind.is_access() {
+                            return;
+                        }
                         if event.paths.iter().any(|p| watched.iter().any(|w| p == w)) {
                             // A full channel already has a check queued.
                             let _ = tx.try_send(());

@@ -39,7 +39,12 @@ fn deleted_or_altered_file_comes_back() {
     wait_until(Duration::from_secs(2), "the file to be repaired", || {
         (std::fs::read(&d.discovery_file).ok()? == original).then_some(())
     });
-    std::fs::remove_dir_all(&d.discovery_dir).unwrap();
+    // The daemon may put its file back between remove_dir_all's unlink and rmdir.
+    wait_until(
+        Duration::from_secs(5),
+        "the directory to be removed",
+        || std::fs::remove_dir_all(&d.discovery_dir).ok(),
+    );
     wait_until(
         Duration::from_secs(5),
         "the directory to be restored",

@@ -39,6 +39,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         let _ = stream.set_nodelay(true);
         let d2 = d.clone();
         let handshake = d.config.handshake_timeout;
+        let shutdown = d.shutdown.clone();
         d.tasks.spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let d = d2.clone();
@@ -49,7 +50,17 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
                 .header_read_timeout(handshake)
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
-            if let Err(e) = conn.await {
+            tokio::pin!(conn);
+            // An idle keep-alive connection (a browser's port probe) would otherwise hold up
+            // the shutdown until its deadline.
+            let result = tokio::select! {
+                r = conn.as_mut() => r,
+                _ = shutdown.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = result {
                 tracing::debug!(%peer, error = %e, "extension HTTP connection ended with an error");
             }
         });

@@ -98,3 +98,21 @@ fn plain_get_explains_itself() {
     let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(body["name"], "browser-mcpd");
 }
+
+#[test]
+fn an_idle_probe_connection_does_not_hold_up_shutdown() {
+    // What the extension's port scan leaves behind: a kept-alive connection after one GET.
+    let mut d = TestDaemon::start();
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 426"));
+    assert!(d.terminate().success());
+    assert!(
+        !d.log().contains("did not close"),
+        "the probe's connection held up the shutdown:\n{}",
+        d.log()
+    );
+}

@@ -32,8 +32,9 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", default_value = paths::DEFAULT_DISCOVERY_DIR)]
     pub discovery_dir: PathBuf,
 
-    /// Origins allowed to open an extension WebSocket (`*` at the end matches any suffix).
-    /// Connections without an Origin header are allowed; web origins never are by default.
+    /// Origins allowed to open an extension WebSocket without the token (`*` at the end
+    /// matches any suffix). Connections without an Origin header are allowed; web origins
+    /// never are by default. Presenting the token is enough whatever the Origin.
     #[arg(
         long = "allow-origin",
         env = "BROWSER_MCP_ALLOW_ORIGINS",

@@ -2,8 +2,9 @@
 //! `127.0.0.1:PORT` whose upgrades become WebSockets, each handed to its dialect adapter.
 //!
 //! Every request is checked first: the `Host` must be a loopback name (a page on another
-//! origin cannot reach us through DNS rebinding) and an `Origin`, when present, must be in
-//! the allowed set (extension origins by default; web pages never).
+//! origin cannot reach us through DNS rebinding), and either the daemon's token is presented
+//! or an `Origin`, when present, is in the allowed set (extension origins by default; web
+//! pages never). See [`admit`].
 
 use super::Daemon;
 use crate::error::{Error, ErrorBody, ErrorCode};
@@ -136,7 +137,13 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Checks Host, Origin and token; `Err` is the refusal to send.
+/// Checks Host, token and Origin; `Err` is the refusal to send.
+///
+/// Pairing: the token from the discovery file (readable only by our user; our extension gets
+/// it from the native host) is proof enough. Without one, `--require-token` refuses, and
+/// otherwise an `Origin` must be an allowed (extension) origin. No `Origin` at all passes:
+/// browsers always send one on a WebSocket upgrade, so its absence means a local program,
+/// which could forge an extension origin anyway, and seed-001 clients know no token.
 fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
     let host = req
         .headers()
@@ -148,14 +155,6 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>>
             "Host `{host}` is not a loopback name; browser-mcpd only answers to localhost"
         ))));
     }
-    if let Some(origin) = req.headers().get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("<invalid>");
-        if !d.config.origin_allowed(origin) {
-            return Err(Box::new(forbidden(format!(
-                "Origin `{origin}` may not connect to browser-mcpd"
-            ))));
-        }
-    }
     let token = query_param(req.uri().query(), "token").or_else(|| {
         req.headers()
             .get(header::AUTHORIZATION)
@@ -164,15 +163,30 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>>
             .map(str::to_owned)
     });
     match token {
-        Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => Err(Box::new(
-            error_response(Error::new(ErrorCode::Unauthorized, "wrong token")),
-        )),
-        None if d.config.require_token => Err(Box::new(error_response(Error::new(
-            ErrorCode::Unauthorized,
-            "this daemon requires a token (see the discovery file)",
-        )))),
-        _ => Ok(()),
+        Some(t) if constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => return Ok(()),
+        Some(_) => {
+            return Err(Box::new(error_response(Error::new(
+                ErrorCode::Unauthorized,
+                "wrong token",
+            ))))
+        }
+        None if d.config.require_token => {
+            return Err(Box::new(error_response(Error::new(
+                ErrorCode::Unauthorized,
+                "this daemon requires a token (see the discovery file)",
+            ))))
+        }
+        None => {}
     }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("<invalid>");
+        if !d.config.origin_allowed(origin) {
+            return Err(Box::new(forbidden(format!(
+                "Origin `{origin}` may not connect to browser-mcpd without the token"
+            ))));
+        }
+    }
+    Ok(())
 }
 
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -116,3 +116,31 @@ fn an_idle_probe_connection_does_not_hold_up_shutdown() {
         d.log()
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_pairs_and_a_wrong_one_never_passes() {
+    let d = TestDaemon::start();
+    let url = d.ws_url();
+    let ext = (
+        "Origin",
+        "chrome-extension://jldadifenendlhihnlmegbljijfhnffa",
+    );
+    let web = ("Origin", "https://evil.example");
+    let with_token = format!("{url}?token={}", d.token);
+    // Without a token: extension origins only.
+    assert!(FakeExtension::raw(&url, &[ext]).await.is_ok());
+    assert!(FakeExtension::raw(&url, &[web]).await.is_err());
+    // The right token is trusted whatever the Origin; a wrong one is refused even from an
+    // extension origin.
+    assert!(FakeExtension::raw(&with_token, &[ext]).await.is_ok());
+    assert!(FakeExtension::raw(&with_token, &[web]).await.is_ok());
+    let wrong = format!("{url}?token=x{}", d.token);
+    assert!(FakeExtension::raw(&wrong, &[ext]).await.is_err());
+
+    // --require-token: an extension origin alone is not enough.
+    let strict = TestDaemon::start_with(&["--require-token"]);
+    let url = strict.ws_url();
+    assert!(FakeExtension::raw(&url, &[ext]).await.is_err());
+    let ok = format!("{url}?token={}", strict.token);
+    assert!(FakeExtension::raw(&ok, &[ext]).await.is_ok());
+}

@@ -7,7 +7,9 @@
 pub mod call;
 pub mod client;
 pub mod events;
+pub mod install_host;
 pub mod listing;
+pub mod native_host;
 pub mod output;
 pub mod wait;
 
@@ -109,6 +111,10 @@ pub enum Command {
     Events(events::EventsArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
+    /// The browser's native-messaging host (the browser starts it; see install-native-host).
+    NativeHost(native_host::NativeHostArgs),
+    /// Register `browserctl native-host` with Chromium-family browsers for this user.
+    InstallNativeHost(install_host::InstallArgs),
 }
 
 /// Runs browserctl and returns its exit code.
@@ -136,6 +142,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
+        Command::InstallNativeHost(args) => install_host::run(args, json),
+        // Talks to the browser over stdio, not to the daemon, and has its own exit.
+        Command::NativeHost(args) => return native_host::run(args),
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

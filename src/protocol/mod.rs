@@ -3,9 +3,11 @@
 //! - [`bridge`]: seed 001, the primary extension protocol (`GET /` upgrade).
 //! - [`control`]: the daemon's Unix-socket HTTP/JSON API under `/v1/`.
 //! - [`tool`]: the MCP tool schema every dialect shares.
+//! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
 
 pub mod bridge;
 pub mod control;
+pub mod native;
 pub mod tool;
 
 pub use tool::Tool;

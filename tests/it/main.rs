@@ -7,4 +7,5 @@ mod client;
 mod common;
 mod control;
 mod discovery;
+mod native_host;
 mod security;

@@ -7,5 +7,6 @@ mod client;
 mod common;
 mod control;
 mod discovery;
+mod e2e;
 mod native_host;
 mod security;

@@ -71,8 +71,8 @@ pub fn prepare(
             )))
         }
     };
-    let schema = tool.map(Tool::input_schema_value).unwrap_or(Value::Null);
     if !flags.is_empty() {
+        let schema = tool.map(Tool::input_schema_value).unwrap_or(Value::Null);
         apply_flags(&mut object, flags, &schema)?;
     }
     let instance = Value::Object(object);

@@ -75,7 +75,7 @@ where
                 c.close(CloseCode::Away, "browser-mcpd is shutting down").await;
                 break "daemon shutdown";
             }
-            Some(cmd) = rx.recv() => c.command(cmd).await,
+            Some(cmd) = rx.recv() => c.commands(cmd, &mut rx).await,
             frame = c.ws.next() => match frame {
                 Some(Ok(Message::Text(text))) => c.text(text.as_str()).await,
                 Some(Ok(Message::Binary(_))) => {
@@ -137,6 +137,27 @@ where
         );
     }
 
+    /// Writes a command and whatever else is already queued, then flushes once: under load
+    /// many calls share one write.
+    async fn commands(&mut self, first: Command, rx: &mut mpsc::Receiver<Command>) -> Flow {
+        const BATCH: usize = 64;
+        let mut flow = self.command(first).await;
+        for _ in 1..BATCH {
+            if !matches!(flow, Flow::Continue) {
+                break;
+            }
+            match rx.try_recv() {
+                Ok(cmd) => flow = self.command(cmd).await,
+                Err(_) => break,
+            }
+        }
+        if self.ws.flush().await.is_err() {
+            return Flow::Stop;
+        }
+        flow
+    }
+
+    /// Queues one command's message (the caller flushes).
     async fn command(&mut self, cmd: Command) -> Flow {
         let session = self.session.clone();
         let (id, waiter, message) = match cmd {
@@ -190,12 +211,12 @@ where
             }
             Command::CloseTab { tab, reply } => {
                 self.pending.insert_close(tab, reply);
-                let ok = self
-                    .send(ServerMessage::CloseTab {
-                        session_id: &session,
-                        tab_id: tab,
-                    })
-                    .await;
+                let text = ServerMessage::CloseTab {
+                    session_id: &session,
+                    tab_id: tab,
+                }
+                .to_json();
+                let ok = self.ws.feed(Message::text(text)).await.is_ok();
                 return if ok { Flow::Continue } else { Flow::Stop };
             }
             Command::Forget { id } => {
@@ -208,7 +229,7 @@ where
             }
         };
         self.pending.insert(id.clone(), waiter);
-        if self.ws.send(Message::text(message)).await.is_err() {
+        if self.ws.feed(Message::text(message)).await.is_err() {
             // The frame did not go out: fail this one as never sent; the rest fail on finish.
             if let Ok(w) = self.pending.take(Some(&id)) {
                 w.fail(Error::new(

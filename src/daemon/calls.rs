@@ -108,7 +108,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         .registry()
         .resolve_call(&req.tool, req.tab.as_deref(), req.browser.as_deref())?;
     let tool = first.tool.clone();
-    let args = super::args::prepare(req.args, &req.flags, tool.as_ref(), &d.validators)?;
+    let args = super::args::prepare(req.args, &req.flags, tool.as_deref(), &d.validators)?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();
@@ -135,7 +135,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let repeatable = should_retry(&e, tool.as_ref(), policy.retry_on_timeout);
+        let repeatable = should_retry(&e, tool.as_deref(), policy.retry_on_timeout);
         let retry = attempt < policy.retries && repeatable;
         let delay = if retry {
             policy.delay(attempt)

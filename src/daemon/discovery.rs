@@ -191,9 +191,8 @@ impl Discovery {
             let mut watcher = match notify::recommended_watcher(
                 move |res: notify::Result<notify::Event>| {
                     if let Ok(event) = res {
-                        // Our own `intact()` reads open the file: an access is not a change,
-                        // and waking on it would re-check in a busy loop.
-                        if event.kind.is_access() {
+                        // Our own check reads the file: reads must not trigger another check.
+                        if matches!(event.kind, notify::EventKind::Access(_)) {
                             return;
                         }
                         if event.paths.iter().any(|p| watched.iter().any(|w| p == w)) {

@@ -78,13 +78,27 @@ pub struct Published {
     pub line: Bytes,
 }
 
+/// A tool as the registry holds it: shared with the registry, not copied, on the call path.
+#[derive(Debug, Clone)]
+pub struct ToolRef {
+    set: Arc<Vec<Tool>>,
+    index: usize,
+}
+
+impl std::ops::Deref for ToolRef {
+    type Target = Tool;
+    fn deref(&self) -> &Tool {
+        &self.set[self.index]
+    }
+}
+
 /// What a call needs once its target is chosen: where to send, and the tool's declaration.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub target: Target,
     pub conn: ConnHandle,
     pub session_id: String,
-    pub tool: Option<Tool>,
+    pub tool: Option<ToolRef>,
 }
 
 pub struct Registry {
@@ -572,13 +586,17 @@ impl Registry {
         })
     }
 
-    fn find_tool(&self, target: Target, name: &str) -> Option<&Tool> {
+    fn find_tool(&self, target: Target, name: &str) -> Option<ToolRef> {
         let b = self.browsers.get(&target.browser)?;
-        let tools = match target.tab {
+        let set = match target.tab {
             Some(t) => &b.tabs.get(&t)?.tools,
             None => &b.tools,
         };
-        tools.iter().find(|t| t.name == name)
+        let index = set.iter().position(|t| t.name == name)?;
+        Some(ToolRef {
+            set: set.clone(),
+            index,
+        })
     }
 
     /// The connection behind a target, without looking at tools (open/close/discover).
@@ -642,7 +660,7 @@ impl Registry {
                 ));
             }
         }
-        let found = self.find_tool(target, tool).cloned();
+        let found = self.find_tool(target, tool);
         if found.is_none() {
             return Err(self.tool_not_found(tool, Some(target)));
         }

@@ -43,9 +43,9 @@ pub struct TabInfo {
 /// Every field of every extension→server message, read in one pass.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Inbound {
-    #[serde(rename = "type")]
-    kind: String,
+struct Inbound<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
     #[serde(default)]
     session_id: Option<String>,
     #[serde(default, deserialize_with = "super::string_or_number::deserialize")]
@@ -183,7 +183,7 @@ fn need<T>(v: Option<T>, kind: &'static str, field: &'static str) -> Result<T, D
 /// Decodes one text frame from an extension.
 pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
     let m: Inbound = serde_json::from_str(text)?;
-    let message = match m.kind.as_str() {
+    let message = match m.kind.as_ref() {
         "connected" => ExtensionMessage::Connected {
             browser: m.browser.unwrap_or_default(),
             tabs: m.tabs.unwrap_or_default(),
@@ -235,7 +235,9 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
         }
         "ping" => ExtensionMessage::Ping,
         "pong" => ExtensionMessage::Pong,
-        _ => ExtensionMessage::Unknown { kind: m.kind },
+        _ => ExtensionMessage::Unknown {
+            kind: m.kind.into_owned(),
+        },
     };
     Ok(Decoded {
         session_id: m.session_id,

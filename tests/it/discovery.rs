@@ -39,12 +39,10 @@ fn deleted_or_altered_file_comes_back() {
     wait_until(Duration::from_secs(2), "the file to be repaired", || {
         (std::fs::read(&d.discovery_file).ok()? == original).then_some(())
     });
-    // The daemon may put its file back between remove_dir_all's unlink and rmdir.
-    wait_until(
-        Duration::from_secs(5),
-        "the directory to be removed",
-        || std::fs::remove_dir_all(&d.discovery_dir).ok(),
-    );
+    // Moved away in one step (a recursive delete would race with the daemon's repair).
+    let moved = d.dir.path().join("moved-away");
+    std::fs::rename(&d.discovery_dir, &moved).unwrap();
+    std::fs::remove_dir_all(&moved).unwrap();
     wait_until(
         Duration::from_secs(5),
         "the directory to be restored",

@@ -1,0 +1,779 @@
+//! `cargo bench --bench bridge [-- --check] [-- --quick]`
+//!
+//! Measures browser-mcpd against the physical limit of this machine, every row in the same run:
+//! the raw hops (a minimal hyper HTTP/1.1 echo on a Unix socket, a minimal tokio-tungstenite
+//! echo on loopback) are the baseline, and each daemon figure is printed beside it with the
+//! ratio. `--check` exits non-zero when a target is missed; `--quick` runs fewer iterations.
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, UnixListener, UnixStream};
+use tokio_tungstenite::tungstenite::Message;
+
+const DAEMON: &str = env!("CARGO_BIN_EXE_browser-mcpd");
+const CTL: &str = env!("CARGO_BIN_EXE_browserctl");
+
+// ---------------------------------------------------------------------------------------------
+// Measurements
+
+#[derive(Clone, Copy)]
+struct Lat {
+    p50: Duration,
+    p99: Duration,
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> Lat {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    Lat {
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+struct Row {
+    name: String,
+    value: String,
+    baseline: String,
+    ratio: String,
+    target: String,
+    ok: Option<bool>,
+}
+
+fn row(
+    name: &str,
+    value: String,
+    baseline: String,
+    ratio: String,
+    target: &str,
+    ok: Option<bool>,
+) -> Row {
+    Row {
+        name: name.to_owned(),
+        value,
+        baseline,
+        ratio,
+        target: target.to_owned(),
+        ok,
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    let header = ["row", "measured", "baseline", "ratio", "target", ""];
+    let cells: Vec<[String; 6]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.name.clone(),
+                r.value.clone(),
+                r.baseline.clone(),
+                r.ratio.clone(),
+                r.target.clone(),
+                match r.ok {
+                    Some(true) => "ok".into(),
+                    Some(false) => "MISSED".into(),
+                    None => "".into(),
+                },
+            ]
+        })
+        .collect();
+    let mut w = header.map(|h| h.chars().count());
+    for c in &cells {
+        for i in 0..6 {
+            w[i] = w[i].max(c[i].chars().count());
+        }
+    }
+    let line = |c: [&str; 6]| {
+        let mut s = String::from("|");
+        for i in 0..6 {
+            s.push_str(&format!(
+                " {}{} |",
+                c[i],
+                " ".repeat(w[i] - c[i].chars().count())
+            ));
+        }
+        s
+    };
+    println!("{}", line(header));
+    println!(
+        "|{}",
+        w.iter()
+            .map(|n| format!("{}|", "-".repeat(n + 2)))
+            .collect::<String>()
+    );
+    for c in &cells {
+        println!("{}", line([&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]]));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row 1: the raw hops
+
+async fn raw_uds_echo(dir: &Path, n: usize) -> Lat {
+    let path = dir.join("echo.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                    let body = req.into_body().collect().await?.to_bytes();
+                    Ok::<_, hyper::Error>(Response::new(Full::new(body)))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(s), svc)
+                    .await;
+            });
+        }
+    });
+    let mut sender = http1_client(&path).await;
+    let body = Bytes::from_static(br#"{"tool":"echo","tab":"b1:1","args":{"x":1}}"#);
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + n / 10 {
+        let req = Request::post("/echo")
+            .header("host", "d")
+            .body(Full::new(body.clone()))
+            .unwrap();
+        let t = Instant::now();
+        let resp = {
+            sender.ready().await.unwrap();
+            sender.send_request(req).await.unwrap()
+        };
+        let _ = resp.into_body().collect().await.unwrap();
+        if i >= n / 10 {
+            samples.push(t.elapsed());
+        }
+    }
+    percentiles(samples)
+}
+
+async fn raw_ws_echo(n: usize) -> Lat {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            let _ = s.set_nodelay(true);
+            tokio::spawn(async move {
+                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_text() && ws.send(m).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/"))
+        .await
+        .unwrap();
+    let msg = r#"{"type":"callTool","callId":"call_1","tabId":1,"toolName":"echo","args":{"x":1}}"#;
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + n / 10 {
+        let t = Instant::now();
+        ws.send(Message::text(msg)).await.unwrap();
+        let _ = ws.next().await.unwrap().unwrap();
+        if i >= n / 10 {
+            samples.push(t.elapsed());
+        }
+    }
+    percentiles(samples)
+}
+
+async fn http1_client(path: &Path) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+    let stream = UnixStream::connect(path).await.unwrap();
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    sender
+}
+
+// ---------------------------------------------------------------------------------------------
+// The daemon under test and a fast scripted extension
+
+struct Daemon {
+    child: Child,
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+    port: u16,
+}
+
+impl Daemon {
+    fn start() -> Daemon {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("ctl.sock");
+        let disco = dir.path().join("discovery");
+        let child = Command::new(DAEMON)
+            .args(["--port", "0", "--log-level", "error", "--socket"])
+            .arg(&socket)
+            .arg("--discovery-dir")
+            .arg(&disco)
+            .env_remove("NOTIFY_SOCKET")
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let file = disco.join(format!("server-{}.json", child.id()));
+        let start = Instant::now();
+        let port = loop {
+            if let Some(v) = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            {
+                break v["port"].as_u64().unwrap() as u16;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "daemon did not start"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        Daemon {
+            child,
+            dir,
+            socket,
+            port,
+        }
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// CPU time (user + system) the daemon used so far.
+    fn cpu(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        let after = stat.rsplit_once(')').unwrap().1;
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+        let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .unwrap_or(100) as u64;
+        Duration::from_secs_f64(ticks as f64 / hz as f64)
+    }
+
+    async fn wait_tabs(&self, n: usize) {
+        let mut client = http1_client(&self.socket).await;
+        let start = Instant::now();
+        loop {
+            let req = Request::get("/v1/status")
+                .header("host", "d")
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let body = {
+                client.ready().await.unwrap();
+                client.send_request(req).await.unwrap()
+            }
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes();
+            let v: Value = serde_json::from_slice(&body).unwrap();
+            if v["tabs"].as_u64().unwrap() as usize >= n {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "tabs did not appear"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = &self.dir;
+    }
+}
+
+fn tool_json(i: usize) -> Value {
+    json!({"name": format!("tool_{i}"), "description": "A benchmark tool that answers at once",
+        "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}, "label": {"type": "string"}}},
+        "annotations": {"readOnlyHint": true}})
+}
+
+/// Connects a scripted extension with `tabs` tabs of `tools` tools (tab ids from 1) and answers
+/// every callTool at once. Returns when `connected` has been sent.
+async fn extension(
+    port: u16,
+    session: &str,
+    tabs: usize,
+    tools: usize,
+) -> tokio::task::JoinHandle<()> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    let _connect = ws.next().await;
+    let tool_list: Vec<Value> =
+        std::iter::once(json!({"name": "echo", "inputSchema": {"type": "object"}}))
+            .chain((1..tools).map(tool_json))
+            .collect();
+    let tab_list: Vec<Value> = (1..=tabs)
+        .map(|i| json!({"id": i, "title": format!("Tab {i}"), "url": format!("https://example.com/{i}"), "tools": tool_list}))
+        .collect();
+    let hello = json!({"type": "connected", "sessionId": session,
+        "browser": {"name": "Bench", "version": "1"}, "tabs": tab_list});
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    tokio::spawn(async move {
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(rename = "type")]
+            kind: &'a str,
+            #[serde(rename = "callId")]
+            call_id: Option<&'a str>,
+        }
+        while let Some(Ok(m)) = ws.next().await {
+            let Message::Text(t) = m else { continue };
+            let Ok(c) = serde_json::from_str::<Call>(t.as_str()) else {
+                continue;
+            };
+            if c.kind == "callTool" {
+                let reply = format!(
+                    r#"{{"type":"toolResult","callId":"{}","result":{{"ok":true}},"error":null}}"#,
+                    c.call_id.unwrap_or("")
+                );
+                if ws.send(Message::text(reply)).await.is_err() {
+                    break;
+                }
+            }
+        }
+    })
+}
+
+fn call_body(tab: &str) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"tool":"echo","tab":"{tab}","args":{{"x":1}}}}"#
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows 2–3: calls through the daemon
+
+async fn call_latency(d: &Daemon, n: usize) -> Lat {
+    let mut client = http1_client(&d.socket).await;
+    let body = call_body("b1:1");
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n + n / 10 {
+        let req = Request::post("/v1/call")
+            .header("host", "d")
+            .body(Full::new(body.clone()))
+            .unwrap();
+        let t = Instant::now();
+        let resp = {
+            client.ready().await.unwrap();
+            client.send_request(req).await.unwrap()
+        };
+        assert!(resp.status().is_success());
+        let _ = resp.into_body().collect().await.unwrap();
+        if i >= n / 10 {
+            samples.push(t.elapsed());
+        }
+    }
+    percentiles(samples)
+}
+
+async fn throughput(d: &Daemon, clients: usize, run_for: Duration) -> (f64, Lat) {
+    let done = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    let start = Instant::now();
+    for c in 0..clients {
+        let path = d.socket.clone();
+        let done = done.clone();
+        // 16 tabs over 4 browsers: b1..b4, tabs 1..4.
+        let tab = format!("b{}:{}", c % 4 + 1, (c / 4) % 4 + 1);
+        tasks.push(tokio::spawn(async move {
+            let mut client = http1_client(&path).await;
+            let body = call_body(&tab);
+            let mut samples = Vec::new();
+            while start.elapsed() < run_for {
+                let req = Request::post("/v1/call")
+                    .header("host", "d")
+                    .body(Full::new(body.clone()))
+                    .unwrap();
+                let t = Instant::now();
+                let resp = {
+                    client.ready().await.unwrap();
+                    client.send_request(req).await.unwrap()
+                };
+                assert!(resp.status().is_success());
+                let _ = resp.into_body().collect().await.unwrap();
+                samples.push(t.elapsed());
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            samples
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let elapsed = start.elapsed();
+    (
+        done.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64(),
+        percentiles(all),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row 4: event fan-out
+
+async fn fanout(d: &Daemon, subscribers: usize, churn: usize) -> (f64, u64, f64, u64) {
+    let delivered = Arc::new(AtomicU64::new(0));
+    let lagged = Arc::new(AtomicU64::new(0));
+    let mut readers = Vec::new();
+    for _ in 0..subscribers {
+        let mut s = UnixStream::connect(&d.socket).await.unwrap();
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        s.write_all(b"GET /v1/events?type=tabUpdated,lagged HTTP/1.1\r\nHost: d\r\n\r\n")
+            .await
+            .unwrap();
+        let delivered = delivered.clone();
+        let lagged = lagged.clone();
+        readers.push(tokio::spawn(async move {
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                let n = match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let chunk = &buf[..n];
+                delivered.fetch_add(
+                    chunk.windows(11).filter(|w| w == b"\"tabUpdated").count() as u64,
+                    Ordering::Relaxed,
+                );
+                lagged.fetch_add(
+                    chunk.windows(8).filter(|w| w == b"\"lagged\"").count() as u64,
+                    Ordering::Relaxed,
+                );
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{}/", d.port))
+        .await
+        .unwrap();
+    let _ = ws.next().await;
+    let tabs: Vec<Value> = (1..=10)
+        .map(|i| json!({"id": i, "title": "t", "url": "https://e.x/", "tools": []}))
+        .collect();
+    ws.send(Message::text(json!({"type": "connected", "sessionId": "churn", "browser": {"name": "B", "version": "1"}, "tabs": tabs}).to_string())).await.unwrap();
+    d.wait_tabs(10).await;
+    let cpu0 = d.cpu();
+    let start = Instant::now();
+    for i in 0..churn {
+        let m = json!({"type": "tabUpdated", "tab": {"id": i % 10 + 1, "title": format!("title {i}"), "url": "https://e.x/"}});
+        ws.send(Message::text(m.to_string())).await.unwrap();
+    }
+    let expected = (churn * subscribers) as u64;
+    let limit = Instant::now() + Duration::from_secs(60);
+    while delivered.load(Ordering::Relaxed) + lagged.load(Ordering::Relaxed) < expected
+        && Instant::now() < limit
+    {
+        // Stop waiting once delivery has settled (lagged readers never get every event).
+        let before = delivered.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        if delivered.load(Ordering::Relaxed) == before && start.elapsed() > Duration::from_secs(1) {
+            break;
+        }
+    }
+    let elapsed = start.elapsed();
+    let cpu = d.cpu() - cpu0;
+    for r in readers {
+        r.abort();
+    }
+    let n = delivered.load(Ordering::Relaxed);
+    (
+        n as f64 / elapsed.as_secs_f64(),
+        lagged.load(Ordering::Relaxed),
+        cpu.as_secs_f64() / elapsed.as_secs_f64() * 100.0,
+        n,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row 6: start-up to READY=1
+
+fn start_to_ready(runs: usize) -> Duration {
+    let mut samples = Vec::new();
+    for _ in 0..runs {
+        let dir = tempfile::tempdir().unwrap();
+        let notify_path = dir.path().join("notify.sock");
+        let notify = std::os::unix::net::UnixDatagram::bind(&notify_path).unwrap();
+        notify
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let t = Instant::now();
+        let mut child = Command::new(DAEMON)
+            .args(["--port", "0", "--log-level", "error", "--socket"])
+            .arg(dir.path().join("ctl.sock"))
+            .arg("--discovery-dir")
+            .arg(dir.path().join("d"))
+            .env("NOTIFY_SOCKET", &notify_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = notify.recv(&mut buf).expect("READY=1 from the daemon");
+            if String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .any(|l| l == "READY=1")
+            {
+                break;
+            }
+        }
+        samples.push(t.elapsed());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row 7: one browserctl process against curl doing the same request
+
+fn one_shot(d: &Daemon, runs: usize) -> (Duration, Duration) {
+    let body = r#"{"tool":"echo","tab":"b1:1","args":{"x":1}}"#;
+    let time = |cmd: &mut Command| {
+        let t = Instant::now();
+        let out = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(out.success());
+        t.elapsed()
+    };
+    let mut ctl = Vec::new();
+    let mut curl = Vec::new();
+    for _ in 0..runs {
+        ctl.push(time(Command::new(CTL).arg("--socket").arg(&d.socket).args(
+            [
+                "--json",
+                "call",
+                "echo",
+                "--tab",
+                "b1:1",
+                "--args",
+                r#"{"x":1}"#,
+            ],
+        )));
+        curl.push(time(
+            Command::new("curl")
+                .args(["-sf", "--unix-socket"])
+                .arg(&d.socket)
+                .args([
+                    "-H",
+                    "content-type: application/json",
+                    "-d",
+                    body,
+                    "http://d/v1/call",
+                ]),
+        ));
+    }
+    ctl.sort();
+    curl.sort();
+    (ctl[runs / 2], curl[runs / 2])
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let check = args.iter().any(|a| a == "--check");
+    let quick = args.iter().any(|a| a == "--quick");
+    let n = if quick { 2_000 } else { 10_000 };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut rows = Vec::new();
+
+    let (uds, ws) =
+        rt.block_on(async { (raw_uds_echo(scratch.path(), n).await, raw_ws_echo(n).await) });
+    rows.push(row(
+        "1 raw UDS HTTP echo p50/p99",
+        format!("{} / {}", us(uds.p50), us(uds.p99)),
+        "-".into(),
+        "-".into(),
+        "the limit",
+        None,
+    ));
+    rows.push(row(
+        "1 raw WS echo p50/p99",
+        format!("{} / {}", us(ws.p50), us(ws.p99)),
+        "-".into(),
+        "-".into(),
+        "the limit",
+        None,
+    ));
+    let base50 = uds.p50 + ws.p50;
+    let base99 = uds.p99 + ws.p99;
+
+    let d = Daemon::start();
+    let idle_rss = d.rss_kib();
+    let (lat, (cps, tp)) = rt.block_on(async {
+        let mut exts = Vec::new();
+        for b in 1..=4 {
+            exts.push(extension(d.port, &format!("bench-{b}"), 4, 1).await);
+        }
+        d.wait_tabs(16).await;
+        let lat = call_latency(&d, n).await;
+        let tp = throughput(&d, 64, Duration::from_secs(if quick { 2 } else { 5 })).await;
+        (lat, tp)
+    });
+    let r50 = lat.p50.as_secs_f64() / base50.as_secs_f64();
+    let r99 = lat.p99.as_secs_f64() / base99.as_secs_f64();
+    rows.push(row(
+        "2 call latency p50",
+        us(lat.p50),
+        format!("{} (UDS+WS)", us(base50)),
+        format!("{r50:.2}x"),
+        "<= 1.5x",
+        Some(r50 <= 1.5),
+    ));
+    rows.push(row(
+        "2 call latency p99",
+        us(lat.p99),
+        format!("{} (UDS+WS)", us(base99)),
+        format!("{r99:.2}x"),
+        "<= 3x",
+        Some(r99 <= 3.0),
+    ));
+    rows.push(row(
+        "3 throughput, 64 clients/16 tabs/4 browsers",
+        format!("{cps:.0} calls/s"),
+        "-".into(),
+        "-".into(),
+        ">= 50000/s",
+        Some(cps >= 50_000.0),
+    ));
+    rows.push(row(
+        "3 throughput p99",
+        ms(tp.p99),
+        "-".into(),
+        "-".into(),
+        "< 5 ms",
+        Some(tp.p99 < Duration::from_millis(5)),
+    ));
+
+    let (ctl, curl) = one_shot(&d, if quick { 10 } else { 40 });
+    let r7 = ctl.as_secs_f64() / curl.as_secs_f64();
+    rows.push(row(
+        "7 one-shot browserctl call",
+        ms(ctl),
+        format!("{} (curl)", ms(curl)),
+        format!("{r7:.2}x"),
+        "<= 1.0x",
+        Some(r7 <= 1.0),
+    ));
+    drop(d);
+
+    let d = Daemon::start();
+    let (eps, lagged, cpu, delivered) =
+        rt.block_on(fanout(&d, 100, if quick { 2_000 } else { 10_000 }));
+    rows.push(row(
+        "4 event fan-out, 100 subscribers",
+        format!("{eps:.0} events/s ({delivered} delivered)"),
+        "-".into(),
+        "-".into(),
+        "report",
+        None,
+    ));
+    rows.push(row(
+        "4 fan-out lagged notices / daemon CPU",
+        format!("{lagged} / {cpu:.0}%"),
+        "-".into(),
+        "-".into(),
+        "report",
+        None,
+    ));
+    drop(d);
+
+    let d = Daemon::start();
+    let idle2 = d.rss_kib();
+    let loaded = rt.block_on(async {
+        let mut exts = Vec::new();
+        for b in 0..10 {
+            exts.push(extension(d.port, &format!("mem-{b}"), 100, 20).await);
+        }
+        d.wait_tabs(1000).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        d.rss_kib()
+    });
+    let idle = idle_rss.max(idle2);
+    rows.push(row(
+        "5 RSS idle",
+        format!("{:.1} MiB", idle as f64 / 1024.0),
+        "-".into(),
+        "-".into(),
+        "<= 10 MiB",
+        Some(idle <= 10 * 1024),
+    ));
+    rows.push(row(
+        "5 RSS, 10 browsers x 100 tabs x 20 tools",
+        format!("{:.1} MiB", loaded as f64 / 1024.0),
+        "-".into(),
+        "-".into(),
+        "<= 64 MiB",
+        Some(loaded <= 64 * 1024),
+    ));
+    drop(d);
+
+    let start = start_to_ready(if quick { 5 } else { 11 });
+    rows.push(row(
+        "6 start: exec -> READY=1 (median)",
+        ms(start),
+        "-".into(),
+        "-".into(),
+        "<= 20 ms",
+        Some(start <= Duration::from_millis(20)),
+    ));
+
+    print_table(&rows);
+    let missed: Vec<&Row> = rows.iter().filter(|r| r.ok == Some(false)).collect();
+    if check && !missed.is_empty() {
+        eprintln!(
+            "missed targets: {}",
+            missed
+                .iter()
+                .map(|r| r.name.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        std::process::exit(1);
+    }
+}

@@ -73,6 +73,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         .spawn(control::serve(control_listener, daemon.clone()));
     daemon.tasks.spawn(extension::serve(tcp, daemon.clone()));
 
+    // Handlers first: a SIGTERM right after the discovery file appears must stop us cleanly.
+    let stop = shutdown_signal();
     let disco = discovery::Discovery::new(&daemon);
     discovery::sweep_stale(&daemon.config.discovery_dir, pid);
     disco
@@ -89,7 +91,7 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     );
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
 
-    wait_for_signal().await;
+    stop.await;
     tracing::info!("shutting down");
     let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     daemon.shutdown.cancel();
@@ -106,12 +108,15 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     Ok(())
 }
 
-async fn wait_for_signal() {
+/// Installs the SIGTERM/SIGINT handlers now; the future resolves on the first signal.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
     let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
     }
 }

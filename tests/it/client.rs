@@ -90,19 +90,34 @@ async fn the_example_program_waits_calls_and_follows_events() {
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
     let req = ext.answer_call(json!("example result")).await;
     assert_eq!(req["args"]["query"], "from the example");
-    ext.send(json!({"type": "tabCreated", "tab": tab(2, "U", vec![])}))
-        .await;
-    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        use tokio::io::AsyncBufReadExt;
+        let mut out = out.lines();
+        while let Ok(Some(line)) = out.next_line().await {
+            let _ = tx.send(line);
+        }
+    });
+    // The example subscribes to events only after printing the answer, so a tab created
+    // before that is not for it to see: announce new tabs until it reports one.
     let mut text = String::new();
-    use tokio::io::AsyncBufReadExt;
-    while !text.contains("tabCreated b1:2") {
-        let mut line = String::new();
-        let n = tokio::time::timeout(Duration::from_secs(10), out.read_line(&mut line))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(n > 0, "example exited early: {text}");
-        text.push_str(&line);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut id = 2;
+    while !text.contains("tabCreated b1:") {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no tabCreated from the example: {text}"
+        );
+        ext.send(json!({"type": "tabCreated", "tab": tab(id, "U", vec![])}))
+            .await;
+        id += 1;
+        let wait = tokio::time::Instant::now() + Duration::from_millis(500);
+        while let Ok(line) = tokio::time::timeout_at(wait, lines.recv()).await {
+            let line = line.unwrap_or_else(|| panic!("example exited early: {text}"));
+            text.push_str(&line);
+            text.push('\n');
+        }
     }
     assert!(text.contains("`search` is offered by b1:1"), "{text}");
     assert!(text.contains("\"example result\""), "{text}");

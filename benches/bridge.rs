@@ -332,7 +332,6 @@ async fn extension(
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
         .await
         .unwrap();
-    let _connect = ws.next().await;
     let tool_list: Vec<Value> =
         std::iter::once(json!({"name": "echo", "inputSchema": {"type": "object"}}))
             .chain((1..tools).map(tool_json))
@@ -343,6 +342,8 @@ async fn extension(
     let hello = json!({"type": "connected", "sessionId": session,
         "browser": {"name": "Bench", "version": "1"}, "tabs": tab_list});
     ws.send(Message::text(hello.to_string())).await.unwrap();
+    // Speaking first (as the extension does) lets `GET /` pick the dialect without waiting.
+    let _connect = ws.next().await;
     tokio::spawn(async move {
         #[derive(serde::Deserialize)]
         struct Call<'a> {
@@ -481,11 +482,11 @@ async fn fanout(d: &Daemon, subscribers: usize, churn: usize) -> (f64, u64, f64,
     let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{}/", d.port))
         .await
         .unwrap();
-    let _ = ws.next().await;
     let tabs: Vec<Value> = (1..=10)
         .map(|i| json!({"id": i, "title": "t", "url": "https://e.x/", "tools": []}))
         .collect();
     ws.send(Message::text(json!({"type": "connected", "sessionId": "churn", "browser": {"name": "B", "version": "1"}, "tabs": tabs}).to_string())).await.unwrap();
+    let _ = ws.next().await;
     d.wait_tabs(10).await;
     let cpu0 = d.cpu();
     let start = Instant::now();

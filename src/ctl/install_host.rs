@@ -44,7 +44,8 @@ impl Browser {
         Browser::Vivaldi,
     ];
 
-    fn name(self) -> &'static str {
+    /// The `--browser` value.
+    pub fn name(self) -> &'static str {
         match self {
             Browser::Chromium => "chromium",
             Browser::Chrome => "chrome",
@@ -54,6 +55,20 @@ impl Browser {
             Browser::Brave => "brave",
             Browser::Edge => "edge",
             Browser::Vivaldi => "vivaldi",
+        }
+    }
+
+    /// How people call it.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "Chromium",
+            Browser::Chrome => "Google Chrome",
+            Browser::ChromeBeta => "Google Chrome Beta",
+            Browser::ChromeDev => "Google Chrome Dev",
+            Browser::ChromeCanary => "Google Chrome Canary",
+            Browser::Brave => "Brave",
+            Browser::Edge => "Microsoft Edge",
+            Browser::Vivaldi => "Vivaldi",
         }
     }
 
@@ -103,11 +118,22 @@ fn config_base() -> Result<PathBuf, Error> {
     }
 }
 
+/// The browsers whose default profile exists here, each with the directory its native host
+/// manifests go to.
+pub fn detected() -> Result<Vec<(Browser, PathBuf)>, Error> {
+    let base = config_base()?;
+    Ok(Browser::ALL
+        .into_iter()
+        .filter(|b| base.join(b.profile_dir()).is_dir())
+        .map(|b| (b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
+        .collect())
+}
+
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// The browser to register with (repeatable) [default: every one whose profile directory
     /// exists].
-    #[arg(long = "browser", value_enum)]
+    #[arg(long = "browser", value_enum, value_name = "BROWSER")]
     pub browsers: Vec<Browser>,
     /// A custom user-data directory (`--user-data-dir` of the browser): the host goes into
     /// DIR/NativeMessagingHosts.
@@ -151,13 +177,13 @@ fn targets(a: &InstallArgs) -> Result<Vec<Target>, Error> {
         }]);
     }
     let base = config_base()?;
-    let chosen: Vec<Browser> = if a.browsers.is_empty() {
-        Browser::ALL
-            .into_iter()
-            .filter(|b| base.join(b.profile_dir()).is_dir())
-            .collect()
+    let chosen: Vec<(Browser, PathBuf)> = if a.browsers.is_empty() {
+        detected()?
     } else {
-        a.browsers.clone()
+        a.browsers
+            .iter()
+            .map(|b| (*b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
+            .collect()
     };
     if chosen.is_empty() {
         return Err(Error::bad_request(format!(
@@ -167,9 +193,9 @@ fn targets(a: &InstallArgs) -> Result<Vec<Target>, Error> {
     }
     Ok(chosen
         .into_iter()
-        .map(|b| Target {
+        .map(|(b, dir)| Target {
             browser: b.name().into(),
-            dir: base.join(b.profile_dir()).join("NativeMessagingHosts"),
+            dir,
         })
         .collect())
 }

@@ -6,11 +6,14 @@
 
 pub mod call;
 pub mod client;
+pub mod completions;
+pub mod doctor;
 pub mod events;
 pub mod install_host;
 pub mod listing;
 pub mod native_host;
 pub mod output;
+pub mod setup;
 pub mod wait;
 
 use crate::error::ErrorCode;
@@ -115,6 +118,16 @@ pub enum Command {
     NativeHost(native_host::NativeHostArgs),
     /// Register `browserctl native-host` with Chromium-family browsers for this user.
     InstallNativeHost(install_host::InstallArgs),
+    /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent.
+    Setup(setup::SetupArgs),
+    /// Check the daemon, its socket and directories, the native host and the extensions; each
+    /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.
+    Doctor,
 }
 
 /// Runs browserctl and returns its exit code.
@@ -145,6 +158,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
+        Command::Completions { shell } => completions::run(shell),
+        Command::Setup(args) => setup::run(args),
+        Command::Doctor => match doctor::run(&client, json).await {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,

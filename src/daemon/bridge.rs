@@ -38,8 +38,14 @@ enum Flow {
     Stop,
 }
 
-pub async fn run<S>(ws: WebSocketStream<S>, d: Arc<Daemon>, origin: Option<String>)
-where
+/// `first` is the peer's first message if it already sent one (the listener reads it to
+/// tell the dialects of `GET /` apart).
+pub async fn run<S>(
+    ws: WebSocketStream<S>,
+    d: Arc<Daemon>,
+    origin: Option<String>,
+    first: Option<String>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let (tx, mut rx) = mpsc::channel(COMMAND_QUEUE);
@@ -67,11 +73,18 @@ where
     if c.ws.send(Message::text(hello)).await.is_err() {
         return;
     }
-    let handshake = tokio::time::sleep(d.config.handshake_timeout);
+    if let Some(text) = first {
+        if let Flow::Stop = c.text(&text).await {
+            c.finish("closed by the daemon");
+            return;
+        }
+    }
+    let handshake = tokio::time::sleep(d.config().handshake_timeout);
     tokio::pin!(handshake);
     let reason = loop {
         let flow = tokio::select! {
             _ = d.shutdown.cancelled() => {
+                c.pending.fail_all(ErrorCode::ShuttingDown, "browser-mcpd is shutting down");
                 c.close(CloseCode::Away, "browser-mcpd is shutting down").await;
                 break "daemon shutdown";
             }

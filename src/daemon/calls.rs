@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
@@ -34,7 +35,7 @@ pub struct Policy {
 
 impl Policy {
     pub fn for_request(d: &Daemon, req: &CallRequest) -> Policy {
-        let c = &d.config;
+        let c = d.config();
         Policy {
             timeout: req
                 .timeout_ms
@@ -81,7 +82,9 @@ impl<'a> InFlight<'a> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed);
+        if self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.0.idle.notify_waiters();
+        }
     }
 }
 
@@ -99,7 +102,7 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
 }
 
 async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
-    if d.shutdown.is_cancelled() {
+    if d.draining.is_cancelled() {
         return Err(shutting_down());
     }
     let started = Instant::now();
@@ -247,6 +250,7 @@ async fn wait_for_route(
 /// Hands a command to a connection and waits for its answer under a timeout. `id` is the
 /// command's correlation id, forgotten by the connection when we stop waiting.
 async fn exchange<T>(
+    stop: &CancellationToken,
     conn: &ConnHandle,
     id: Option<String>,
     command: Command,
@@ -260,7 +264,14 @@ async fn exchange<T>(
             format!("{what}: the browser connection closed before the message was sent"),
         ));
     }
-    match tokio::time::timeout(timeout, rx).await {
+    // At the last stage of shutdown a call still waiting fails as SHUTTING_DOWN, whatever the
+    // connection does meanwhile.
+    let answer = tokio::select! {
+        biased;
+        _ = stop.cancelled() => return Err(shutting_down()),
+        answer = tokio::time::timeout(timeout, rx) => answer,
+    };
+    match answer {
         Ok(Ok(answer)) => answer,
         // The connection dropped the command before writing it: it never reached the browser.
         Ok(Err(_)) => Err(Error::new(
@@ -292,7 +303,7 @@ async fn exchange<T>(
 }
 
 async fn attempt_once(
-    _d: &Daemon,
+    d: &Daemon,
     route: &Resolved,
     tool: &str,
     args: &RawValue,
@@ -308,17 +319,26 @@ async fn attempt_once(
         reply,
     };
     let what = format!("callTool `{tool}` on {}", route.target.display());
-    exchange(&route.conn, Some(id), command, rx, timeout, &what).await
+    exchange(
+        &d.shutdown,
+        &route.conn,
+        Some(id),
+        command,
+        rx,
+        timeout,
+        &what,
+    )
+    .await
 }
 
 fn open_timeout(d: &Daemon, ms: Option<u64>) -> Duration {
     ms.map(Duration::from_millis)
-        .unwrap_or(d.config.call_timeout)
+        .unwrap_or(d.config().call_timeout)
 }
 
 /// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
 pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error> {
-    if d.shutdown.is_cancelled() {
+    if d.draining.is_cancelled() {
         return Err(shutting_down());
     }
     let (target, conn) = {
@@ -343,7 +363,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
     };
     let what = format!("openTab {}", req.url);
     let timeout = open_timeout(d, req.timeout_ms);
-    let tab: TabInfo = exchange(&conn, Some(id), command, rx, timeout, &what).await?;
+    let tab: TabInfo = exchange(&d.shutdown, &conn, Some(id), command, rx, timeout, &what).await?;
     let view = d.registry().tab_view(Target {
         browser: target.browser,
         tab: Some(tab.id),
@@ -368,6 +388,7 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     let what = format!("closeTab {}", target.display());
     let timeout = open_timeout(d, timeout_ms);
     exchange(
+        &d.shutdown,
         &conn,
         None,
         Command::CloseTab { tab: tab_id, reply },
@@ -401,6 +422,7 @@ pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<
     };
     let what = format!("discoverTools on {}", target.display());
     exchange(
+        &d.shutdown,
         &conn,
         Some(id),
         command,
@@ -437,13 +459,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_message_that_never_left_is_a_send_error() {
+        let stop = CancellationToken::new();
         // The connection is gone before the send.
         let (tx, rx) = mpsc::channel(1);
         drop(rx);
         let conn = ConnHandle { id: 1, tx };
         let (reply, answer) = oneshot::channel::<Result<(), Error>>();
         let cmd = Command::CloseTab { tab: 1, reply };
-        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        let e = exchange(&stop, &conn, None, cmd, answer, Duration::from_secs(5), "x").await;
         assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
         // The connection ends with the command still queued: it never reached the browser.
         let (tx, mut rx) = mpsc::channel(1);
@@ -451,7 +474,7 @@ mod tests {
         let (reply, answer) = oneshot::channel::<Result<(), Error>>();
         let cmd = Command::CloseTab { tab: 1, reply };
         let dropper = tokio::spawn(async move { drop(rx.recv().await) });
-        let e = exchange(&conn, None, cmd, answer, Duration::from_secs(5), "x").await;
+        let e = exchange(&stop, &conn, None, cmd, answer, Duration::from_secs(5), "x").await;
         assert_eq!(e.unwrap_err().code, ErrorCode::SendError);
         dropper.await.unwrap();
     }

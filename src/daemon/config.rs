@@ -1,4 +1,5 @@
-//! browser-mcpd's settings: flags, each with its environment variable.
+//! browser-mcpd's settings: flags, each with its environment variable, and the same names as
+//! keys of the optional config file (see [`super::settings`] for how the layers combine).
 
 use crate::paths::{self, parse_duration};
 use clap::Parser;
@@ -32,9 +33,8 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", default_value = paths::DEFAULT_DISCOVERY_DIR)]
     pub discovery_dir: PathBuf,
 
-    /// Origins allowed to open an extension WebSocket without the token (`*` at the end
-    /// matches any suffix). Connections without an Origin header are allowed; web origins
-    /// never are by default. Presenting the token is enough whatever the Origin.
+    /// Origins allowed to open an extension WebSocket (`*` at the end matches any suffix).
+    /// Connections without an Origin header are allowed; web origins never are by default.
     #[arg(
         long = "allow-origin",
         env = "BROWSER_MCP_ALLOW_ORIGINS",
@@ -79,12 +79,75 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_EVENT_BUFFER", default_value_t = 4096)]
     pub event_buffer: usize,
 
-    /// Log filter (error, warn, info, debug, trace, or a tracing directive).
+    /// Worker threads of the async runtime (1 runs everything on one thread, which avoids
+    /// cross-thread wake-ups; 0 uses one per CPU).
+    #[arg(long, env = "BROWSER_MCP_THREADS", default_value_t = 1)]
+    pub threads: usize,
+
+    /// Interval of the WebSocket ping frames sent to register- and JSON-RPC-dialect peers; a
+    /// peer that leaves two pings unanswered is dropped (0 turns pings off).
+    #[arg(long, env = "BROWSER_MCP_WS_PING_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    pub ws_ping_interval: Duration,
+
+    /// How long `GET /` waits for a new connection's first message to tell a register-dialect
+    /// `hello` from a bridge extension; a peer that says nothing by then is a bridge
+    /// extension waiting for `connect`.
+    #[arg(long, env = "BROWSER_MCP_SNIFF_WINDOW", default_value = "500ms", value_parser = parse_duration)]
+    pub sniff_window: Duration,
+
+    /// Calls one JSON-RPC agent may have in flight; more are refused with LIMIT_EXCEEDED.
+    #[arg(long, env = "BROWSER_MCP_AGENT_MAX_IN_FLIGHT", default_value_t = 16)]
+    pub agent_max_in_flight: usize,
+
+    /// Tool calls per second one JSON-RPC agent may start (bursts up to this many; 0 means
+    /// no limit); more are refused with LIMIT_EXCEEDED.
+    #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
+    pub agent_rate_limit: f64,
+
+    /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG, when set,
+    /// wins. Reloaded on SIGHUP.
     #[arg(long, env = "LOG_LEVEL", default_value = "info")]
     pub log_level: String,
+
+    /// Log format on stderr; under systemd the journal is used instead when it is reachable.
+    #[arg(long, env = "BROWSER_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// On SIGTERM/SIGINT, how long calls in flight may take to finish before they fail with
+    /// SHUTTING_DOWN.
+    #[arg(long, env = "BROWSER_MCP_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
+    /// Config file (TOML; keys are the long option names)
+    /// [default: $XDG_CONFIG_HOME/browser-mcp/config.toml, if present].
+    #[arg(long, env = "BROWSER_MCP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    /// Print each setting in force and where it came from (flag, environment, file, default),
+    /// as TOML, and exit.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 impl Config {
+    /// Takes the settings that only apply at start (see [`super::settings::RESTART_ONLY`])
+    /// from the configuration that started the daemon.
+    pub fn keep_restart_only(&mut self, started: &Config) {
+        self.port = started.port;
+        self.bind = started.bind;
+        self.socket.clone_from(&started.socket);
+        self.discovery_dir.clone_from(&started.discovery_dir);
+        self.event_buffer = started.event_buffer;
+        self.log_format = started.log_format;
+        self.threads = started.threads;
+    }
+
     pub fn socket_path(&self) -> PathBuf {
         self.socket
             .clone()

@@ -102,6 +102,25 @@ pub enum Match {
     Unknown,
 }
 
+/// Counts and logs an answer that matched no waiting call (dialect adapters share this).
+pub fn note_stray(stats: &super::Stats, conn: u64, m: Match, kind: &str, id: Option<&str>) {
+    match m {
+        Match::Late => {
+            super::Stats::bump(&stats.late_responses);
+            tracing::warn!(
+                conn,
+                kind,
+                id,
+                "late answer after the call timed out; dropped"
+            );
+        }
+        Match::Unknown => {
+            super::Stats::bump(&stats.unknown_responses);
+            tracing::warn!(conn, kind, id, "answer to no known call; dropped");
+        }
+    }
+}
+
 /// The calls of one connection that wait for an answer.
 #[derive(Debug)]
 pub struct Pending {

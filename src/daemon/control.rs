@@ -105,7 +105,7 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
     let me = nix::unistd::geteuid().as_raw();
     loop {
         let stream = tokio::select! {
-            _ = d.shutdown.cancelled() => break,
+            _ = d.draining.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((s, _)) => s,
                 Err(e) => {
@@ -145,16 +145,22 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
             let conn = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
-            let shutdown = d.shutdown.clone();
             tokio::select! {
                 r = conn.as_mut() => {
                     if let Err(e) = r {
                         tracing::debug!(error = %e, "control connection ended with an error");
                     }
                 }
-                _ = shutdown.cancelled() => {
+                _ = d.draining.cancelled() => {
+                    // A request in progress (a call in flight) is answered, then the
+                    // connection closes; at the last stage that answer is SHUTTING_DOWN.
                     conn.as_mut().graceful_shutdown();
-                    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), conn).await;
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        _ = d.shutdown.cancelled() => {
+                            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), conn).await;
+                        }
+                    }
                 }
             }
         });
@@ -457,7 +463,7 @@ async fn pump(
             }
         }
         let next = tokio::select! {
-            _ = d.shutdown.cancelled() => return,
+            _ = d.draining.cancelled() => return,
             _ = tx.closed() => return,
             r = rx.recv() => r,
         };

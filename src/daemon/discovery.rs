@@ -111,12 +111,12 @@ impl Discovery {
             "version": env!("CARGO_PKG_VERSION"),
             "token": r.token,
             "socket": r.socket,
-            "protocols": ["bridge"],
+            "protocols": ["bridge", "register", "jsonrpc"],
         });
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');
         Discovery {
-            dir: d.config.discovery_dir.clone(),
+            dir: d.config().discovery_dir.clone(),
             path: r.discovery_file.clone(),
             contents: Arc::new(contents),
         }

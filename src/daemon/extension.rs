@@ -2,9 +2,8 @@
 //! `127.0.0.1:PORT` whose upgrades become WebSockets, each handed to its dialect adapter.
 //!
 //! Every request is checked first: the `Host` must be a loopback name (a page on another
-//! origin cannot reach us through DNS rebinding), and either the daemon's token is presented
-//! or an `Origin`, when present, is in the allowed set (extension origins by default; web
-//! pages never). See [`admit`].
+//! origin cannot reach us through DNS rebinding) and an `Origin`, when present, must be in
+//! the allowed set (extension origins by default; web pages never).
 
 use super::Daemon;
 use crate::error::{Error, ErrorBody, ErrorCode};
@@ -26,7 +25,7 @@ pub type Body = Full<Bytes>;
 pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
     loop {
         let (stream, peer) = tokio::select! {
-            _ = d.shutdown.cancelled() => break,
+            _ = d.draining.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
@@ -39,12 +38,12 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         };
         let _ = stream.set_nodelay(true);
         let d2 = d.clone();
-        let handshake = d.config.handshake_timeout;
-        let shutdown = d.shutdown.clone();
+        let handshake = d.config().handshake_timeout;
+        let draining = d.draining.clone();
         d.tasks.spawn(async move {
             let service = hyper::service::service_fn(move |req| {
                 let d = d2.clone();
-                async move { Ok::<_, Infallible>(route(req, d)) }
+                async move { Ok::<_, Infallible>(route(req, d).await) }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -52,16 +51,15 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
                 .serve_connection(TokioIo::new(stream), service)
                 .with_upgrades();
             tokio::pin!(conn);
-            // An idle keep-alive connection (a browser's port probe) would otherwise hold up
-            // the shutdown until its deadline.
-            let result = tokio::select! {
+            let r = tokio::select! {
                 r = conn.as_mut() => r,
-                _ = shutdown.cancelled() => {
+                _ = draining.cancelled() => {
+                    // Upgraded WebSockets live on in their own tasks; this ends idle HTTP.
                     conn.as_mut().graceful_shutdown();
                     conn.await
                 }
             };
-            if let Err(e) = result {
+            if let Err(e) = r {
                 tracing::debug!(%peer, error = %e, "extension HTTP connection ended with an error");
             }
         });
@@ -137,13 +135,7 @@ pub fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Checks Host, token and Origin; `Err` is the refusal to send.
-///
-/// Pairing: the token from the discovery file (readable only by our user; our extension gets
-/// it from the native host) is proof enough. Without one, `--require-token` refuses, and
-/// otherwise an `Origin` must be an allowed (extension) origin. No `Origin` at all passes:
-/// browsers always send one on a WebSocket upgrade, so its absence means a local program,
-/// which could forge an extension origin anyway, and seed-001 clients know no token.
+/// Checks Host, Origin and token; `Err` is the refusal to send.
 fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
     let host = req
         .headers()
@@ -155,51 +147,64 @@ fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>>
             "Host `{host}` is not a loopback name; browser-mcpd only answers to localhost"
         ))));
     }
-    let token = query_param(req.uri().query(), "token").or_else(|| {
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("<invalid>");
+        if !d.config().origin_allowed(origin) {
+            return Err(Box::new(forbidden(format!(
+                "Origin `{origin}` may not connect to browser-mcpd"
+            ))));
+        }
+    }
+    match presented_token(req) {
+        Some(t) if !constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => Err(Box::new(
+            error_response(Error::new(ErrorCode::Unauthorized, "wrong token")),
+        )),
+        None if d.config().require_token => Err(Box::new(error_response(Error::new(
+            ErrorCode::Unauthorized,
+            "this daemon requires a token (see the discovery file)",
+        )))),
+        _ => Ok(()),
+    }
+}
+
+/// The token a request presents, as `?token=` or `Authorization: Bearer`.
+fn presented_token(req: &Request<Incoming>) -> Option<String> {
+    query_param(req.uri().query(), "token").or_else(|| {
         req.headers()
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::to_owned)
-    });
-    match token {
-        Some(t) if constant_time_eq(t.as_bytes(), d.runtime.token.as_bytes()) => return Ok(()),
-        Some(_) => {
-            return Err(Box::new(error_response(Error::new(
-                ErrorCode::Unauthorized,
-                "wrong token",
-            ))))
-        }
-        None if d.config.require_token => {
-            return Err(Box::new(error_response(Error::new(
-                ErrorCode::Unauthorized,
-                "this daemon requires a token (see the discovery file)",
-            ))))
-        }
-        None => {}
-    }
-    if let Some(origin) = req.headers().get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("<invalid>");
-        if !d.config.origin_allowed(origin) {
-            return Err(Box::new(forbidden(format!(
-                "Origin `{origin}` may not connect to browser-mcpd without the token"
-            ))));
-        }
-    }
-    Ok(())
+    })
 }
 
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
+async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     if let Err(refusal) = admit(&req, &d) {
         tracing::warn!(uri = %req.uri(), status = %refusal.status(), "refused an extension request");
         return *refusal;
     }
     match (req.method(), req.uri().path()) {
-        (&hyper::Method::GET, "/") if is_upgrade(&req) => upgrade(req, d, Dialect::Bridge),
+        // Bridge (seed 001) or register (seed 002): told apart by the first message.
+        (&hyper::Method::GET, "/") if is_upgrade(&req) => upgrade(req, d, Dialect::Root),
+        (&hyper::Method::POST, "/register") => super::register::handle_register(req, &d).await,
+        (&hyper::Method::GET, "/ws") => {
+            let token = presented_token(&req).is_some();
+            match super::jsonrpc::check_request(req.uri().query(), token) {
+                Ok(params) if is_upgrade(&req) => upgrade(req, d, Dialect::JsonRpc(params)),
+                Ok(_) => json_response(
+                    StatusCode::UPGRADE_REQUIRED,
+                    &serde_json::json!({"hint": "connect with a WebSocket (seed-003 JSON-RPC)"}),
+                ),
+                Err(e) => {
+                    tracing::warn!(path = "/ws", code = %e.code, "refused a JSON-RPC upgrade: {}", e.message);
+                    error_response(e)
+                }
+            }
+        }
         (&hyper::Method::GET, "/") => json_response(
             StatusCode::UPGRADE_REQUIRED,
             &serde_json::json!({"name": "browser-mcpd", "version": env!("CARGO_PKG_VERSION"),
@@ -223,9 +228,37 @@ fn is_upgrade(req: &Request<Incoming>) -> bool {
     has(header::CONNECTION, "upgrade") && has(header::UPGRADE, "websocket")
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Dialect {
-    Bridge,
+    /// `GET /`: seed 001 or seed 002, see [`sniff`].
+    Root,
+    JsonRpc(crate::protocol::jsonrpc::ConnectParams),
+}
+
+/// Tells the two dialects of `GET /` apart by the first message: `hello` with an
+/// `instanceId` is a seed-002 extension; anything else (`connected`) is a seed-001 bridge
+/// extension, and so is a peer that says nothing within the sniff window, because a
+/// bridge extension may wait for our `connect` before it speaks. `Err` means the peer left.
+async fn sniff<S>(
+    ws: &mut WebSocketStream<S>,
+    window: std::time::Duration,
+) -> Result<Option<String>, ()>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let deadline = tokio::time::Instant::now() + window;
+    loop {
+        match tokio::time::timeout_at(deadline, ws.next()).await {
+            Err(_) => return Ok(None),
+            Ok(Some(Ok(Message::Text(t)))) => return Ok(Some(t.as_str().to_owned())),
+            Ok(Some(Ok(
+                Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_),
+            ))) => continue,
+            Ok(_) => return Err(()),
+        }
+    }
 }
 
 fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Response<Body> {
@@ -258,13 +291,21 @@ fn upgrade(mut req: Request<Incoming>, d: Arc<Daemon>, dialect: Dialect) -> Resp
             }
         };
         let mut config = WebSocketConfig::default();
-        config.max_message_size = Some(d2.config.max_frame_bytes);
-        config.max_frame_size = Some(d2.config.max_frame_bytes);
-        let ws =
+        let max_frame = d2.config().max_frame_bytes;
+        config.max_message_size = Some(max_frame);
+        config.max_frame_size = Some(max_frame);
+        let mut ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;
         match dialect {
-            Dialect::Bridge => super::bridge::run(ws, d2, origin).await,
+            Dialect::Root => match sniff(&mut ws, d2.config().sniff_window).await {
+                Ok(Some(first)) if crate::protocol::register::is_hello(&first) => {
+                    super::register::run(ws, d2, first).await
+                }
+                Ok(first) => super::bridge::run(ws, d2, origin, first).await,
+                Err(()) => tracing::debug!("a WebSocket closed before its first message"),
+            },
+            Dialect::JsonRpc(params) => super::jsonrpc::run(ws, d2, params).await,
         }
     });
     let mut r = Response::new(Full::new(Bytes::new()));

@@ -4,9 +4,13 @@
 //! - [`conn`]: the handle to a browser connection and its table of pending calls.
 //! - [`calls`]: the call path (target choice, validation, timeout, retry, backoff).
 //! - [`extension`]: the loopback listener and [`bridge`], the seed-001 dialect adapter.
+//! - [`register`] (seed 002, register/hello) and [`jsonrpc`] (seed 003, JSON-RPC browsers
+//!   and agents): the other dialect adapters on the same port; [`keepalive`]: their pings.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
-//! - [`service`]: logging, signals, readiness.
+//! - [`service`]: start-up, signals, reload and shutdown; [`settings`] (flags, environment,
+//!   config file), [`logging`] (journal or stderr), [`sd`] (sd_notify, watchdog, socket
+//!   activation).
 
 pub mod args;
 pub mod bridge;
@@ -17,15 +21,21 @@ pub mod conn;
 pub mod control;
 pub mod discovery;
 pub mod extension;
+pub mod jsonrpc;
+pub mod keepalive;
+pub mod logging;
+pub mod register;
 pub mod registry;
+pub mod sd;
 pub mod service;
+pub mod settings;
 
 pub use config::Config;
 
 use registry::Registry;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -41,6 +51,8 @@ pub struct Stats {
     pub late_responses: AtomicU64,
     pub unknown_responses: AtomicU64,
     pub bad_messages: AtomicU64,
+    /// Woken when the last call in flight ends (shutdown waits on it).
+    pub idle: tokio::sync::Notify,
 }
 
 impl Stats {
@@ -62,12 +74,20 @@ pub struct Runtime {
 
 /// Everything the tasks of the daemon share.
 pub struct Daemon {
-    pub config: Config,
+    // Swapped whole by a SIGHUP reload. Read it with `config()`, which clones the Arc under
+    // the lock, so no reader ever holds the lock across an `.await`.
+    config: RwLock<Arc<Config>>,
     pub runtime: Runtime,
     // Why a std Mutex: every critical section is a few map operations and never awaits.
     registry: Mutex<Registry>,
     pub stats: Stats,
     pub validators: args::ValidatorCache,
+    /// Seed-002 registrations (`POST /register`) waiting for or holding a connection.
+    pub instances: register::Instances,
+    /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
+    pub draining: CancellationToken,
+    /// Last stage: close every connection (WebSockets with 1001), fail what is left. Cancelling
+    /// it also cancels `draining`.
     pub shutdown: CancellationToken,
     pub tasks: TaskTracker,
 }
@@ -75,15 +95,30 @@ pub struct Daemon {
 impl Daemon {
     pub fn new(config: Config, runtime: Runtime) -> Daemon {
         let registry = Registry::new(config.event_buffer, 1024);
+        let shutdown = CancellationToken::new();
         Daemon {
-            config,
+            config: RwLock::new(Arc::new(config)),
             runtime,
             registry: Mutex::new(registry),
             stats: Stats::default(),
             validators: args::ValidatorCache::default(),
-            shutdown: CancellationToken::new(),
+            instances: register::Instances::default(),
+            draining: shutdown.child_token(),
+            shutdown,
             tasks: TaskTracker::new(),
         }
+    }
+
+    /// The settings in force now (they change on SIGHUP).
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_config(&self, config: Arc<Config>) {
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
     }
 
     /// The registry, locked. Keep the guard for a few statements; never across an `.await`.

@@ -673,9 +673,24 @@ impl Registry {
     }
 
     fn choose_target(&self, tool: &str, browser: Option<BrowserKey>) -> Result<Target, Error> {
+        self.choose_among(
+            tool,
+            |b| browser.is_none_or(|k| k == b.key),
+            || self.tool_not_found(tool, None),
+        )
+    }
+
+    /// The focused candidate, else the only one, else AMBIGUOUS_TARGET; candidates are the
+    /// targets offering `tool` in the browsers `keep` accepts.
+    fn choose_among(
+        &self,
+        tool: &str,
+        keep: impl Fn(&Browser) -> bool,
+        not_found: impl FnOnce() -> Error,
+    ) -> Result<Target, Error> {
         let candidates: Vec<Target> = self
             .tool_sets()
-            .filter(|(t, _)| browser.is_none_or(|k| k == t.browser))
+            .filter(|(t, _)| keep(&self.browsers[&t.browser]))
             .filter(|(_, tools)| tools.iter().any(|x| x.name == tool))
             .map(|(t, _)| t)
             .collect();
@@ -689,7 +704,7 @@ impl Registry {
             }
         }
         match candidates.as_slice() {
-            [] => Err(self.tool_not_found(tool, None)),
+            [] => Err(not_found()),
             [only] => Ok(*only),
             many => {
                 let list: Vec<Value> = many
@@ -733,6 +748,82 @@ impl Registry {
             format!("no tool `{tool}` on {place}"),
         )
         .with_details(json!({"available": available}))
+    }
+
+    // ---- sessions (JSON-RPC agents see the browsers of their session, any dialect) -------
+
+    fn in_session(&self, key: BrowserKey, session: &str) -> bool {
+        self.browsers
+            .get(&key)
+            .is_some_and(|b| b.session_id == session)
+    }
+
+    /// The browsers whose session id is `session`.
+    pub fn session_browsers(&self, session: &str) -> Vec<BrowserKey> {
+        self.browsers
+            .values()
+            .filter(|b| b.session_id == session)
+            .map(|b| b.key)
+            .collect()
+    }
+
+    /// Every tool of every browser in a session, with where it lives.
+    pub fn session_tool_views(&self, session: &str) -> Vec<ToolView> {
+        self.tool_sets()
+            .filter(|(t, _)| self.in_session(t.browser, session))
+            .flat_map(|(t, tools)| {
+                tools
+                    .iter()
+                    .map(move |tool| ToolView::new(t.display(), browser_ref(t.browser), tool))
+            })
+            .collect()
+    }
+
+    /// Where a session's call goes: `target` (a tab or browser reference, which must belong to
+    /// the session and offer the tool), else the session's focused or only offer of the tool.
+    pub fn resolve_in_session(
+        &self,
+        session: &str,
+        tool: &str,
+        target: Option<&str>,
+    ) -> Result<Target, Error> {
+        if self.session_browsers(session).is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoBrowser,
+                format!("no browser is connected in session `{session}`"),
+            ));
+        }
+        if let Some(t) = target {
+            let target = self.parse_tab(t)?;
+            if !self.in_session(target.browser, session) {
+                return Err(Error::new(
+                    ErrorCode::TabNotFound,
+                    format!("`{t}` is not in session `{session}`"),
+                ));
+            }
+            if self.find_tool(target, tool).is_none() {
+                return Err(self.tool_not_found(tool, Some(target)));
+            }
+            return Ok(target);
+        }
+        self.choose_among(
+            tool,
+            |b| b.session_id == session,
+            || {
+                let mut available: Vec<String> = self
+                    .session_tool_views(session)
+                    .into_iter()
+                    .map(|v| v.name)
+                    .collect();
+                available.sort();
+                available.dedup();
+                Error::new(
+                    ErrorCode::ToolNotFound,
+                    format!("no tool `{tool}` in session `{session}`"),
+                )
+                .with_details(json!({"available": available}))
+            },
+        )
     }
 
     /// The browser a new tab opens in when none is named: the one focused last, else the only
@@ -902,6 +993,66 @@ mod tests {
         assert_eq!(
             r.resolve_call("nope", None, None).unwrap_err().code,
             ErrorCode::ToolNotFound
+        );
+    }
+
+    #[test]
+    fn a_session_sees_its_browsers_of_every_dialect_and_no_others() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        let (c, _) = r.attach(
+            "jsonrpc",
+            "s1",
+            BrowserInfo::default(),
+            ConnHandle::test(5),
+            "t".into(),
+        );
+        r.set_browser_tools(c, 5, vec![tool("greet"), tool("search")]);
+        assert_eq!(r.session_browsers("s1"), vec![a, c]);
+        let mut names: Vec<String> = r
+            .session_tool_views("s1")
+            .into_iter()
+            .map(|v| format!("{}/{}", v.tab, v.name))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["b1:1/search", "b1:2/click", "b3/greet", "b3/search"]
+        );
+        let t = r.resolve_in_session("s1", "greet", None).unwrap();
+        assert_eq!(
+            t,
+            Target {
+                browser: c,
+                tab: None
+            }
+        );
+        let e = r.resolve_in_session("s1", "search", None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AmbiguousTarget);
+        assert_eq!(
+            r.resolve_in_session("s1", "search", Some("b3")).unwrap(),
+            Target {
+                browser: c,
+                tab: None
+            }
+        );
+        // s2's tab is not reachable from s1, even when named.
+        assert_eq!(
+            r.resolve_in_session("s1", "search", Some("b2:1"))
+                .unwrap_err()
+                .code,
+            ErrorCode::TabNotFound
+        );
+        let e = r.resolve_in_session("s1", "nope", None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolNotFound);
+        assert_eq!(
+            e.details.unwrap()["available"],
+            json!(["click", "greet", "search"])
+        );
+        assert_eq!(
+            r.resolve_in_session("empty", "greet", None)
+                .unwrap_err()
+                .code,
+            ErrorCode::NoBrowser
         );
     }
 

@@ -1,11 +1,22 @@
-//! The daemon's life: logging, start-up in order, readiness, signals and a clean shutdown.
+//! The daemon's life: start-up in order, readiness, reload on SIGHUP, and a shutdown in two
+//! stages on SIGTERM/SIGINT (drain within the grace period, then close everything).
 
-use super::{control, discovery, extension, Config, Daemon, Runtime};
+use super::sd::{self, Activation};
+use super::settings::{self, Loaded};
+use super::{control, discovery, extension, logging, Daemon, Runtime};
+use sd_notify::NotifyState;
+use std::ffi::OsString;
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
-use tracing_subscriber::EnvFilter;
+use tokio::net::{TcpListener, UnixListener};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// Exit status for a configuration error (sysexits' EX_CONFIG); the unit file tells systemd
+/// not to restart on it.
+pub const EXIT_CONFIG: u8 = 78;
 
 /// Why the daemon could not start; printed as `browser-mcpd: <message>`.
 #[derive(Debug, thiserror::Error)]
@@ -16,16 +27,21 @@ fn start_error(context: &str, e: impl std::fmt::Display) -> StartError {
     StartError(format!("{context}: {e}"))
 }
 
-pub fn init_logging(config: &Config) {
-    // RUST_LOG wins over LOG_LEVEL/--log-level when set, as tracing users expect.
-    let filter = EnvFilter::try_from_env("RUST_LOG")
-        .or_else(|_| EnvFilter::try_new(&config.log_level))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
+/// Everything `run` needs, gathered by the binary before the runtime started.
+pub struct Start {
+    /// The command line, kept to re-read the settings on SIGHUP.
+    pub argv: Vec<OsString>,
+    pub loaded: Loaded,
+    pub activation: Activation,
+}
+
+/// How the daemon ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Drained and closed everything.
+    Clean,
+    /// A second signal cut the shutdown short; the value is the signal number.
+    Forced(i32),
 }
 
 fn random_token() -> String {
@@ -34,9 +50,106 @@ fn random_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// SIGTERM, SIGINT and SIGHUP, installed before anything else so none of them can kill us
+/// with its default action once we are up.
+struct Signals {
+    term: Signal,
+    int: Signal,
+    hup: Signal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sig {
+    Term,
+    Int,
+    Hup,
+}
+
+impl Signals {
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    async fn next(&mut self) -> Sig {
+        tokio::select! {
+            _ = self.term.recv() => Sig::Term,
+            _ = self.int.recv() => Sig::Int,
+            _ = self.hup.recv() => Sig::Hup,
+        }
+    }
+
+    /// The next SIGTERM or SIGINT (a SIGHUP while stopping is ignored).
+    async fn next_stop(&mut self) -> i32 {
+        loop {
+            match self.next().await {
+                Sig::Term => return nix::libc::SIGTERM,
+                Sig::Int => return nix::libc::SIGINT,
+                Sig::Hup => tracing::info!("ignoring SIGHUP while shutting down"),
+            }
+        }
+    }
+}
+
+/// The control socket: inherited from the service manager, or bound here. Only a socket we
+/// bound is ours to remove at exit; an inherited one stays for the next activation.
+fn control_listener(
+    inherited: Option<std::os::unix::net::UnixListener>,
+    configured: PathBuf,
+) -> Result<(UnixListener, PathBuf, bool), StartError> {
+    let Some(l) = inherited else {
+        let l = control::bind(&configured).map_err(|e| start_error("control socket", e))?;
+        return Ok((l, configured, true));
+    };
+    let path = l
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(|p| p.to_path_buf()))
+        .ok_or_else(|| StartError("the inherited control socket has no path".into()))?;
+    l.set_nonblocking(true)
+        .map_err(|e| start_error("inherited control socket", e))?;
+    let l = UnixListener::from_std(l).map_err(|e| start_error("inherited control socket", e))?;
+    tracing::info!(path = %path.display(), "using the control socket handed over by the service manager");
+    Ok((l, path, false))
+}
+
+async fn extension_listener(
+    inherited: Option<std::net::TcpListener>,
+    addr: SocketAddr,
+) -> Result<TcpListener, StartError> {
+    match inherited {
+        Some(l) => {
+            l.set_nonblocking(true)
+                .map_err(|e| start_error("inherited extension port", e))?;
+            let l =
+                TcpListener::from_std(l).map_err(|e| start_error("inherited extension port", e))?;
+            if let Ok(a) = l.local_addr() {
+                tracing::info!(addr = %a, "using the extension port handed over by the service manager");
+            }
+            Ok(l)
+        }
+        None => TcpListener::bind(addr)
+            .await
+            .map_err(|e| start_error(&format!("extension port {addr}"), e)),
+    }
+}
+
 /// Runs the daemon until SIGTERM or SIGINT.
-pub async fn run(config: Config) -> Result<(), StartError> {
-    init_logging(&config);
+pub async fn run(start: Start) -> Result<Exit, StartError> {
+    let Start {
+        argv,
+        loaded,
+        activation,
+    } = start;
+    let config = loaded.config.clone();
+    let logging = logging::init(&config);
+    let mut signals = Signals::install().map_err(|e| start_error("signal handlers", e))?;
+    if let (Some(path), true) = (&loaded.file.path, loaded.file.present) {
+        tracing::info!(path = %path.display(), "read the config file");
+    }
     if !config.bind.is_loopback() {
         return Err(StartError(format!(
             "refusing to bind {}: browser-mcpd only listens on loopback addresses (127.0.0.1, ::1)",
@@ -45,17 +158,13 @@ pub async fn run(config: Config) -> Result<(), StartError> {
     }
     discovery::prepare_dir(&config.discovery_dir)
         .map_err(|e| start_error("discovery directory", e))?;
-    let socket_path = config.socket_path();
-    let control_listener =
-        control::bind(&socket_path).map_err(|e| start_error("control socket", e))?;
-    let tcp = TcpListener::bind(SocketAddr::new(config.bind, config.port))
-        .await
-        .map_err(|e| {
-            start_error(
-                &format!("extension port {}:{}", config.bind, config.port),
-                e,
-            )
-        })?;
+    let (control_listener, socket_path, socket_ours) =
+        control_listener(activation.control, config.socket_path())?;
+    let tcp = extension_listener(
+        activation.extension,
+        SocketAddr::new(config.bind, config.port),
+    )
+    .await?;
     let port = tcp.local_addr().map_err(|e| start_error("port", e))?.port();
     let pid = std::process::id();
     let runtime = Runtime {
@@ -73,10 +182,8 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         .spawn(control::serve(control_listener, daemon.clone()));
     daemon.tasks.spawn(extension::serve(tcp, daemon.clone()));
 
-    // Handlers first: a SIGTERM right after the discovery file appears must stop us cleanly.
-    let stop = shutdown_signal();
     let disco = discovery::Discovery::new(&daemon);
-    discovery::sweep_stale(&daemon.config.discovery_dir, pid);
+    discovery::sweep_stale(&daemon.config().discovery_dir, pid);
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;
@@ -86,37 +193,135 @@ pub async fn run(config: Config) -> Result<(), StartError> {
         port,
         socket = %socket_path.display(),
         discovery = %daemon.runtime.discovery_file.display(),
+        logs = ?logging.destination,
         "browser-mcpd {} ready",
         env!("CARGO_PKG_VERSION")
     );
-    let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);
+    sd::notify(&[
+        NotifyState::Ready,
+        NotifyState::Status(&sd::status_line(&daemon)),
+    ]);
+    sd::spawn_status(daemon.clone());
+    sd::spawn_watchdog(daemon.clone());
 
-    stop.await;
-    tracing::info!("shutting down");
-    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
-    daemon.shutdown.cancel();
-    daemon.tasks.close();
-    if tokio::time::timeout(Duration::from_secs(5), daemon.tasks.wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!("some connections did not close within 5 s");
-    }
-    let _ = watcher.await;
+    let mut current = loaded;
+    let first = loop {
+        match signals.next().await {
+            Sig::Hup => reload(&daemon, &logging, &argv, &mut current),
+            Sig::Term => break "SIGTERM",
+            Sig::Int => break "SIGINT",
+        }
+    };
+
+    let exit = shut_down(&daemon, &mut signals, first).await;
+    let _ = tokio::time::timeout(Duration::from_secs(1), watcher).await;
     disco.remove();
-    control::unlink(&socket_path);
-    Ok(())
+    if socket_ours {
+        control::unlink(&socket_path);
+    }
+    tracing::info!("stopped");
+    Ok(exit)
 }
 
-/// Installs the SIGTERM/SIGINT handlers now; the future resolves on the first signal.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
-    async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
+/// Stage one: stop accepting and let calls in flight finish within the grace period. Stage
+/// two: close every connection, failing what is left with SHUTTING_DOWN. A second signal at
+/// any point skips the rest.
+async fn shut_down(d: &Arc<Daemon>, signals: &mut Signals, first: &str) -> Exit {
+    let grace = d.config().shutdown_grace;
+    let in_flight = d.stats.calls_in_flight.load(Ordering::Relaxed);
+    tracing::info!(
+        signal = first,
+        calls_in_flight = in_flight,
+        grace_ms = grace.as_millis() as u64,
+        "shutting down; a second signal stops at once"
+    );
+    let status = format!("stopping: waiting up to {grace:?} for {in_flight} calls in flight");
+    sd::notify(&[NotifyState::Stopping, NotifyState::Status(&status)]);
+    d.draining.cancel();
+
+    let drained = tokio::select! {
+        drained = calls_finished(d, grace) => drained,
+        sig = signals.next_stop() => return forced(d, sig),
+    };
+    if !drained {
+        let left = d.stats.calls_in_flight.load(Ordering::Relaxed);
+        tracing::warn!(
+            calls = left,
+            "grace period over; failing the calls still in flight with SHUTTING_DOWN"
+        );
     }
+    d.shutdown.cancel();
+    d.tasks.close();
+    tokio::select! {
+        done = tokio::time::timeout(Duration::from_secs(3), d.tasks.wait()) => {
+            if done.is_err() {
+                tracing::warn!("some connections did not close within 3 s");
+            }
+        }
+        sig = signals.next_stop() => return forced(d, sig),
+    }
+    Exit::Clean
+}
+
+fn forced(d: &Daemon, sig: i32) -> Exit {
+    tracing::warn!(signal = sig, "second signal: stopping at once");
+    d.shutdown.cancel();
+    Exit::Forced(sig)
+}
+
+/// Waits until no call is in flight; false when the grace period ran out first.
+async fn calls_finished(d: &Daemon, grace: Duration) -> bool {
+    let wait = async {
+        loop {
+            let idle = d.stats.idle.notified();
+            tokio::pin!(idle);
+            // Register before checking, so a call ending in between still wakes us.
+            idle.as_mut().enable();
+            if d.stats.calls_in_flight.load(Ordering::Relaxed) == 0 {
+                return;
+            }
+            idle.await;
+        }
+    };
+    tokio::time::timeout(grace, wait).await.is_ok()
+}
+
+/// SIGHUP: re-reads flags, environment and the config file and applies what can change while
+/// running (log level, limits, origins, timeouts). Connections stay up.
+fn reload(d: &Daemon, logging: &logging::Logging, argv: &[OsString], current: &mut Loaded) {
+    let now = NotifyState::monotonic_usec_now();
+    let mut states = vec![NotifyState::Reloading];
+    if let Ok(now) = now {
+        states.push(now);
+    }
+    sd::notify(&states);
+    match settings::load(argv) {
+        Ok(mut next) => {
+            for key in next.restart_only_changes(current) {
+                tracing::warn!(key, "changed, but only takes effect at the next start");
+            }
+            let old = d.config();
+            next.config.keep_restart_only(&old);
+            for key in settings::RESTART_ONLY {
+                if let Some(v) = current.values.get(*key) {
+                    next.values.insert((*key).to_owned(), v.clone());
+                }
+            }
+            if let Err(e) = logging.set_level(&next.config.log_level) {
+                tracing::warn!("keeping the old log level: {e}");
+                next.config.log_level = old.log_level.clone();
+            }
+            let changed: Vec<&str> = next
+                .values
+                .iter()
+                .filter(|(k, v)| current.values.get(*k).map(|c| &c.0) != Some(&v.0))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            d.set_config(Arc::new(next.config.clone()));
+            tracing::info!(changed = ?changed, "configuration reloaded");
+            *current = next;
+        }
+        Err(e) => tracing::error!("reload failed; keeping the configuration in force: {e}"),
+    }
+    sd::notify(&[NotifyState::Ready, NotifyState::Status(&sd::status_line(d))]);
 }

@@ -2,12 +2,16 @@
 //!
 //! - [`bridge`]: seed 001, the primary extension protocol (`GET /` upgrade).
 //! - [`control`]: the daemon's Unix-socket HTTP/JSON API under `/v1/`.
+//! - [`register`]: seed 002, the register/hello dialect (`POST /register`, then `hello`).
+//! - [`jsonrpc`]: seed 003, JSON-RPC 2.0 over WebSocket for browsers and agents (`GET /ws`).
 //! - [`tool`]: the MCP tool schema every dialect shares.
 //! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
 
 pub mod bridge;
 pub mod control;
+pub mod jsonrpc;
 pub mod native;
+pub mod register;
 pub mod tool;
 
 pub use tool::Tool;

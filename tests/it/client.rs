@@ -90,34 +90,31 @@ async fn the_example_program_waits_calls_and_follows_events() {
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
     let req = ext.answer_call(json!("example result")).await;
     assert_eq!(req["args"]["query"], "from the example");
-    let out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        use tokio::io::AsyncBufReadExt;
-        let mut out = out.lines();
-        while let Ok(Some(line)) = out.next_line().await {
-            let _ = tx.send(line);
-        }
-    });
-    // The example subscribes to events only after printing the answer, so a tab created
-    // before that is not for it to see: announce new tabs until it reports one.
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
     let mut text = String::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let mut id = 2;
+    use tokio::io::AsyncBufReadExt;
+    // The example subscribes to events only after it printed the answer, so a tab created
+    // before that is not in its stream: keep creating tabs until one shows up.
+    let mut next_tab = 2;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    // Outside the loop: a read cut short by the timeout keeps what it read so far.
+    let mut line = String::new();
     while !text.contains("tabCreated b1:") {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "no tabCreated from the example: {text}"
+            "no tabCreated: {text}"
         );
-        ext.send(json!({"type": "tabCreated", "tab": tab(id, "U", vec![])}))
-            .await;
-        id += 1;
-        let wait = tokio::time::Instant::now() + Duration::from_millis(500);
-        while let Ok(line) = tokio::time::timeout_at(wait, lines.recv()).await {
-            let line = line.unwrap_or_else(|| panic!("example exited early: {text}"));
-            text.push_str(&line);
-            text.push('\n');
+        if text.contains("following tab events") {
+            ext.send(json!({"type": "tabCreated", "tab": tab(next_tab, "U", vec![])}))
+                .await;
+            next_tab += 1;
         }
+        match tokio::time::timeout(Duration::from_millis(200), out.read_line(&mut line)).await {
+            Ok(n) => assert!(n.unwrap() > 0, "example exited early: {text}"),
+            Err(_) => continue,
+        }
+        text.push_str(&line);
+        line.clear();
     }
     assert!(text.contains("`search` is offered by b1:1"), "{text}");
     assert!(text.contains("\"example result\""), "{text}");

@@ -236,7 +236,8 @@ impl FakeExtension {
             .map(|(ws, _)| ws)
     }
 
-    /// Connects, reads `connect`, sends `connected` with these tabs.
+    /// Connects, sends `connected` with these tabs, reads `connect`. Speaking first, like
+    /// the real extension, lets the daemon tell the dialects of `GET /` apart at once.
     pub async fn connect(d: &TestDaemon, session: &str, tabs: Vec<Value>) -> FakeExtension {
         let ws = FakeExtension::raw(
             &d.ws_url(),
@@ -248,11 +249,11 @@ impl FakeExtension {
             ws,
             session: session.to_owned(),
         };
-        let hello = ext.recv().await;
-        assert_eq!(hello["type"], "connect", "{hello}");
         ext.send(json!({"type": "connected", "sessionId": session,
             "browser": {"name": "Chrome", "version": "120.0.0.0"}, "tabs": tabs}))
             .await;
+        let hello = ext.recv().await;
+        assert_eq!(hello["type"], "connect", "{hello}");
         ext
     }
 

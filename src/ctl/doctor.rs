@@ -1,0 +1,256 @@
+//! `browserctl doctor`: checks the pieces a working setup needs, each ✓ or ✗ with a fix.
+
+use super::client::Client;
+use super::output::{print, print_json, Stop};
+use crate::protocol::control::{BrowserView, Status};
+use serde::Serialize;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The native messaging host name our extension connects to (`NATIVE_HOST` in
+/// extension/background.js).
+pub const NATIVE_HOST: &str = crate::protocol::native::HOST_NAME;
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub ok: bool,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        ok: true,
+        detail: detail.into(),
+        fix: None,
+    }
+}
+
+fn fail(name: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Check {
+    Check {
+        name: name.into(),
+        ok: false,
+        detail: detail.into(),
+        fix: Some(fix.into()),
+    }
+}
+
+fn me() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}
+
+/// A private directory: ours, and not open to others (a sticky world-writable /tmp-like
+/// directory is accepted for the discovery directory's parent, not for the directory itself).
+fn private_dir(name: &str, dir: &Path) -> Check {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) => fail(
+            name,
+            format!("{}: {e}", dir.display()),
+            "start browser-mcpd once; it creates the directory",
+        ),
+        Ok(m) if !m.is_dir() => fail(
+            name,
+            format!("{} is not a directory", dir.display()),
+            format!("remove {} and restart browser-mcpd", dir.display()),
+        ),
+        Ok(m) if m.uid() != me() => fail(
+            name,
+            format!("{} belongs to uid {}, not to you", dir.display(), m.uid()),
+            format!(
+                "remove {} (it may be another user's) or use --discovery-dir / --socket",
+                dir.display()
+            ),
+        ),
+        Ok(m) if m.mode() & 0o077 != 0 => fail(
+            name,
+            format!(
+                "{} has mode {:o}; others can read or enter it",
+                dir.display(),
+                m.mode() & 0o7777
+            ),
+            format!("chmod 700 {}", dir.display()),
+        ),
+        Ok(_) => pass(name, format!("{}: yours, mode 700", dir.display())),
+    }
+}
+
+fn socket_check(socket: &Path) -> Check {
+    let name = "control socket";
+    match std::fs::symlink_metadata(socket) {
+        Err(_) => fail(
+            name,
+            format!("no socket at {}", socket.display()),
+            "start the daemon: systemctl --user start browser-mcpd (or run browser-mcpd)",
+        ),
+        Ok(m) if !m.file_type().is_socket() => fail(
+            name,
+            format!("{} is not a socket", socket.display()),
+            format!("remove {} and restart browser-mcpd", socket.display()),
+        ),
+        Ok(m) if m.uid() != me() => fail(
+            name,
+            format!("{} belongs to uid {}", socket.display(), m.uid()),
+            "use your own socket path (--socket, BROWSER_MCP_SOCKET)",
+        ),
+        Ok(m) if m.mode() & 0o077 != 0 => fail(
+            name,
+            format!("{} has mode {:o}", socket.display(), m.mode() & 0o777),
+            format!(
+                "chmod 600 {} (browser-mcpd sets it at start)",
+                socket.display()
+            ),
+        ),
+        Ok(_) => pass(name, format!("{}: yours, mode 600", socket.display())),
+    }
+}
+
+/// One check per browser whose profile exists: is our host manifest where it looks for it?
+/// (The browsers and their directories are install-native-host's.)
+fn native_host_checks() -> Vec<Check> {
+    let browsers = match super::install_host::detected() {
+        Ok(b) => b,
+        Err(e) => return vec![fail("native host", e.message, "set HOME")],
+    };
+    if browsers.is_empty() {
+        return vec![fail(
+            "native host",
+            "no Chrome, Chromium, Brave, Edge or Vivaldi profile found",
+            "start your browser once so it creates its profile",
+        )];
+    }
+    browsers
+        .into_iter()
+        .map(|(browser, dir)| {
+            let manifest = dir.join(format!("{NATIVE_HOST}.json"));
+            let name = format!("native host for {}", browser.display_name());
+            if manifest.is_file() {
+                pass(name, format!("{}", manifest.display()))
+            } else {
+                fail(
+                    name,
+                    format!("no {}", manifest.display()),
+                    format!(
+                        "browserctl install-native-host --browser {}",
+                        browser.name()
+                    ),
+                )
+            }
+        })
+        .collect()
+}
+
+pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
+    let mut checks = vec![socket_check(client.socket())];
+    if let Some(dir) = client.socket().parent() {
+        checks.push(private_dir("control socket directory", dir));
+    }
+    let status: Option<Status> = match client.get::<Status>("/v1/status").await {
+        Ok(s) => {
+            checks.push(pass(
+                "daemon reachable",
+                format!(
+                    "browser-mcpd {} (pid {}), up {}s",
+                    s.version,
+                    s.pid,
+                    s.uptime_ms / 1000
+                ),
+            ));
+            Some(s)
+        }
+        Err(e) => {
+            checks.push(fail(
+                "daemon reachable",
+                format!("{}: {}", e.code, e.message),
+                "start it: systemctl --user start browser-mcpd (or run browser-mcpd; `browserctl setup` installs the service)",
+            ));
+            None
+        }
+    };
+    let mine = env!("CARGO_PKG_VERSION");
+    let discovery_dir = match &status {
+        Some(s) => {
+            checks.push(if s.version == mine {
+                pass(
+                    "versions match",
+                    format!("browserctl {mine}, browser-mcpd {}", s.version),
+                )
+            } else {
+                fail(
+                    "versions match",
+                    format!("browserctl {mine}, browser-mcpd {}", s.version),
+                    "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
+                )
+            });
+            Path::new(&s.discovery_file).parent().map(Path::to_path_buf)
+        }
+        None => Some(PathBuf::from(crate::paths::DEFAULT_DISCOVERY_DIR)),
+    };
+    if let Some(dir) = discovery_dir {
+        checks.push(private_dir("discovery directory", &dir));
+    }
+    if let Some(s) = &status {
+        let file = Path::new(&s.discovery_file);
+        checks.push(match std::fs::symlink_metadata(file) {
+            Ok(m) if m.is_file() && m.mode() & 0o077 == 0 && m.uid() == me() => pass(
+                "discovery file",
+                format!("{}: yours, mode 600", file.display()),
+            ),
+            Ok(m) => fail(
+                "discovery file",
+                format!(
+                    "{}: mode {:o}, uid {}",
+                    file.display(),
+                    m.mode() & 0o7777,
+                    m.uid()
+                ),
+                format!("rm {}; browser-mcpd writes it afresh", file.display()),
+            ),
+            Err(e) => fail(
+                "discovery file",
+                format!("{}: {e}", file.display()),
+                "browser-mcpd puts it back within seconds; if not, restart it",
+            ),
+        });
+    }
+    checks.extend(native_host_checks());
+    if status.is_some() {
+        let browsers = client
+            .get::<serde_json::Value>("/v1/browsers")
+            .await
+            .ok()
+            .and_then(|v| serde_json::from_value::<Vec<BrowserView>>(v["browsers"].clone()).ok())
+            .unwrap_or_default();
+        checks.push(if browsers.is_empty() {
+            fail(
+                "extensions connected",
+                "no browser is connected",
+                "install the browser-mcp extension (extension/ in the source) and open the browser",
+            )
+        } else {
+            let names: Vec<String> = browsers
+                .iter()
+                .map(|b| format!("{} {} {} ({} tabs)", b.id, b.name, b.version, b.tabs))
+                .collect();
+            pass("extensions connected", names.join(", "))
+        });
+    }
+
+    let all_ok = checks.iter().all(|c| c.ok);
+    if json {
+        print_json(&serde_json::json!({"ok": all_ok, "checks": checks}))?;
+    } else {
+        let mut text = String::new();
+        for c in &checks {
+            let mark = if c.ok { "✓" } else { "✗" };
+            text.push_str(&format!("{mark} {}: {}\n", c.name, c.detail));
+            if let Some(fix) = &c.fix {
+                text.push_str(&format!("    fix: {fix}\n"));
+            }
+        }
+        print(&text)?;
+    }
+    Ok(all_ok)
+}

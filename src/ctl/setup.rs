@@ -1,0 +1,213 @@
+//! `browserctl setup [--uninstall]`: for users who installed with cargo, writes (or removes)
+//! the systemd user units or the launchd LaunchAgent, from the same files the packages ship.
+
+use super::output::{print, Stop};
+use crate::error::Error;
+use std::path::{Path, PathBuf};
+
+const SERVICE: &str = include_str!("../../systemd/browser-mcpd.service");
+const SOCKET: &str = include_str!("../../systemd/browser-mcpd.socket");
+const PLIST: &str = include_str!("../../launchd/dev.browsermcp.browser-mcpd.plist");
+pub const LAUNCHD_LABEL: &str = "dev.browsermcp.browser-mcpd";
+/// The ExecStart of the shipped unit, replaced by the daemon found here.
+const PACKAGED_EXEC: &str = "ExecStart=/usr/bin/browser-mcpd";
+/// Marks the files `setup` wrote, so `--uninstall` removes only those. (No `--` in it: it
+/// also goes into an XML comment.)
+const MARK: &str =
+    "Written by browserctl setup, which removes it again when given the uninstall flag.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Manager {
+    /// systemd user units in $XDG_CONFIG_HOME/systemd/user
+    Systemd,
+    /// a LaunchAgent in ~/Library/LaunchAgents
+    Launchd,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// Remove the files `setup` wrote (files it did not write are left alone).
+    #[arg(long)]
+    pub uninstall: bool,
+    /// The service manager to set up [default: launchd on macOS, systemd elsewhere].
+    #[arg(long, value_enum)]
+    pub manager: Option<Manager>,
+    /// The browser-mcpd to run [default: the one beside browserctl, else the first on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub daemon: Option<PathBuf>,
+}
+
+fn fail(message: impl Into<String>) -> Stop {
+    Stop::Api(Error::bad_request(message))
+}
+
+fn home() -> Result<PathBuf, Stop> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| fail("HOME is not set"))
+}
+
+fn systemd_dir() -> Result<PathBuf, Stop> {
+    Ok(
+        match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir).join("systemd/user"),
+            None => home()?.join(".config/systemd/user"),
+        },
+    )
+}
+
+fn find_daemon(given: Option<PathBuf>) -> Result<PathBuf, Stop> {
+    let candidate = given.or_else(|| {
+        let beside = std::env::current_exe().ok()?.with_file_name("browser-mcpd");
+        beside.is_file().then_some(beside)
+    });
+    let candidate = candidate.or_else(|| {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join("browser-mcpd"))
+            .find(|p| p.is_file())
+    });
+    let path = candidate.ok_or_else(|| {
+        fail("cannot find browser-mcpd beside browserctl or on PATH; pass --daemon PATH")
+    })?;
+    let path = path
+        .canonicalize()
+        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    if !path.is_file() {
+        return Err(fail(format!("{} is not a file", path.display())));
+    }
+    Ok(path)
+}
+
+/// The files to write for a manager: (path, contents).
+fn files(manager: Manager, daemon: &Path) -> Result<Vec<(PathBuf, String)>, Stop> {
+    let daemon = daemon.display().to_string();
+    if daemon.contains(char::is_whitespace) {
+        // Neither ExecStart= nor the plist template would keep such a path in one piece.
+        return Err(fail(format!(
+            "the path {daemon} contains whitespace; install browser-mcpd elsewhere or pass --daemon"
+        )));
+    }
+    Ok(match manager {
+        Manager::Systemd => {
+            let dir = systemd_dir()?;
+            let service = SERVICE.replace(PACKAGED_EXEC, &format!("ExecStart={daemon}"));
+            vec![
+                (
+                    dir.join("browser-mcpd.service"),
+                    format!("# {MARK}\n{service}"),
+                ),
+                (
+                    dir.join("browser-mcpd.socket"),
+                    format!("# {MARK}\n{SOCKET}"),
+                ),
+            ]
+        }
+        Manager::Launchd => {
+            let home = home()?;
+            let plist = PLIST
+                .replace("@BIN@", &xml_escape(&daemon))
+                .replace("@HOME@", &xml_escape(&home.display().to_string()))
+                .replacen("<plist ", &format!("<!-- {MARK} -->\n<plist "), 1);
+            vec![(
+                home.join(format!("Library/LaunchAgents/{LAUNCHD_LABEL}.plist")),
+                plist,
+            )]
+        }
+    })
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn ours(path: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(text.contains(MARK))
+}
+
+pub fn run(args: SetupArgs) -> Result<(), Stop> {
+    let manager = args.manager.unwrap_or(if cfg!(target_os = "macos") {
+        Manager::Launchd
+    } else {
+        Manager::Systemd
+    });
+    if args.uninstall {
+        return uninstall(manager);
+    }
+    let daemon = find_daemon(args.daemon)?;
+    let files = files(manager, &daemon)?;
+    for (path, _) in &files {
+        if ours(path) == Some(false) {
+            return Err(fail(format!(
+                "{} exists and was not written by browserctl setup; remove it or edit it by hand",
+                path.display()
+            )));
+        }
+    }
+    let mut report = String::new();
+    for (path, contents) in &files {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        std::fs::write(path, contents)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        report.push_str(&format!("wrote {}\n", path.display()));
+    }
+    report.push_str(&format!("the service runs {}\n", daemon.display()));
+    report.push_str(match manager {
+        Manager::Systemd => {
+            "next:\n  systemctl --user daemon-reload\n  systemctl --user enable --now browser-mcpd.service\n\
+             (or enable browser-mcpd.socket instead, to start the daemon on first use)\n"
+        }
+        Manager::Launchd => {
+            "next:\n  launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.browsermcp.browser-mcpd.plist\n"
+        }
+    });
+    print(&report)
+}
+
+fn uninstall(manager: Manager) -> Result<(), Stop> {
+    // The daemon path does not matter for knowing which files to remove.
+    let files = files(manager, Path::new("/usr/bin/browser-mcpd"))?;
+    let mut report = String::new();
+    for (path, _) in &files {
+        match ours(path) {
+            None => report.push_str(&format!("not present: {}\n", path.display())),
+            Some(false) => report.push_str(&format!(
+                "left alone (not written by browserctl setup): {}\n",
+                path.display()
+            )),
+            Some(true) => {
+                remove_enablement(path, &mut report);
+                std::fs::remove_file(path)
+                    .map_err(|e| fail(format!("cannot remove {}: {e}", path.display())))?;
+                report.push_str(&format!("removed {}\n", path.display()));
+            }
+        }
+    }
+    report.push_str(match manager {
+        Manager::Systemd => "next, if it is running:\n  systemctl --user stop browser-mcpd.service browser-mcpd.socket\n  systemctl --user daemon-reload\n",
+        Manager::Launchd => "next, if it is running:\n  launchctl bootout gui/$(id -u)/dev.browsermcp.browser-mcpd\n",
+    });
+    print(&report)
+}
+
+/// What `systemctl --user disable` would remove: the `*.wants/` links to a unit we wrote, so
+/// none is left dangling once the unit is gone.
+fn remove_enablement(unit: &Path, report: &mut String) {
+    let (Some(dir), Some(name)) = (unit.parent(), unit.file_name()) else {
+        return;
+    };
+    for wants in ["default.target.wants", "sockets.target.wants"] {
+        let link = dir.join(wants).join(name);
+        if std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::remove_file(&link).is_ok()
+        {
+            report.push_str(&format!("removed {}\n", link.display()));
+        }
+    }
+}

@@ -8,6 +8,8 @@
 //!   discovery file, service life.
 //! - [`client`]: a typed async client of the control API.
 //! - [`ctl`]: `browserctl` — a thin client of the control API, built on [`client`].
+//! - [`mcp`]: the MCP server (tool naming, listing, calls) shared by `browserctl mcp` (stdio)
+//!   and the daemon's `/mcp` (Streamable HTTP).
 //! - `src/bin/*`: parse flags, call `daemon::run` / `ctl::run`.
 #![deny(clippy::await_holding_lock)]
 
@@ -15,6 +17,7 @@ pub mod client;
 pub mod ctl;
 pub mod daemon;
 pub mod error;
+pub mod mcp;
 pub mod paths;
 pub mod pattern;
 pub mod protocol;

@@ -216,6 +216,26 @@ impl Client {
             .closed)
     }
 
+    /// Cancels the call sent with this `callId` ([`CallRequest::call_id`]): it ends at once
+    /// with `CANCELLED`. `false` when no such call is in flight (it ended, or not started yet).
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon with a call in flight.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// if client.cancel("job-7").await? {
+    ///     println!("cancelled");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
+        let path = format!("/v1/calls/{}", encode(call_id));
+        match self.json::<Value>(Method::DELETE, &path, None::<&()>).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.code == ErrorCode::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Asks a tab for its tools afresh.
     ///
     /// ```no_run

@@ -158,6 +158,7 @@ pub async fn run(c: &Client, mut a: CallArgs, json: bool) -> Result<(), Stop> {
         timeout_ms: a.timeout.map(|t| t.as_millis() as u64),
         retries: a.retries,
         retry_on_timeout: a.retry_on_timeout,
+        call_id: None,
     };
     let resp: CallResponse = c.json(Method::POST, "/v1/call", Some(&req)).await?;
     print_result(&resp, json)

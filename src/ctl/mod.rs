@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod events;
 pub mod install_host;
 pub mod listing;
+pub mod mcp;
 pub mod native_host;
 pub mod output;
 pub mod setup;
@@ -112,6 +113,12 @@ pub enum Command {
     },
     /// Follow the event stream (NDJSON, one event a line).
     Events(events::EventsArgs),
+    /// Serve the tabs' tools to an AI client over MCP (stdio), or print its config.
+    ///
+    /// Every tool of the connected tabs becomes an MCP tool (names made unique with the tab,
+    /// e.g. search_b1_7), plus browserctl_list_tabs, browserctl_open_tab and
+    /// browserctl_close_tab. The scoping flags limit what the client sees.
+    Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
     /// The browser's native-messaging host (the browser starts it; see install-native-host).
@@ -136,6 +143,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         .socket
         .clone()
         .unwrap_or_else(crate::paths::default_socket_path);
+    let explicit_socket = cli.socket.is_some();
     let client = Client::new(socket);
     let json = cli.json;
     let result = match cli.command {
@@ -154,6 +162,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,
+        Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.

@@ -17,7 +17,10 @@ use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabVie
 use crate::protocol::Tool;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use std::sync::atomic::Ordering;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -92,9 +95,98 @@ fn shutting_down() -> Error {
     Error::new(ErrorCode::ShuttingDown, "browser-mcpd is shutting down")
 }
 
+/// The calls in flight that carry a caller-chosen `callId`, so that `DELETE /v1/calls/{id}`
+/// can end them. Calls without an id never touch it, which keeps the common path free of an
+/// extra lock.
+#[derive(Debug, Default)]
+pub struct Cancels(Mutex<HashMap<String, (u64, CancellationToken)>>);
+
+impl Cancels {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
+        // Each critical section is one map operation: a poisoned map is still consistent.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn register(&self, id: &str) -> Result<Registered<'_>, Error> {
+        static GENERATION: AtomicU64 = AtomicU64::new(1);
+        let generation = GENERATION.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        match self.lock().entry(id.to_owned()) {
+            Entry::Occupied(_) => {
+                return Err(Error::bad_request(format!(
+                    "callId `{id}` is already in flight; choose a unique one"
+                )))
+            }
+            Entry::Vacant(slot) => {
+                slot.insert((generation, token.clone()));
+            }
+        }
+        Ok(Registered {
+            cancels: self,
+            id: id.to_owned(),
+            generation,
+            token,
+        })
+    }
+
+    /// Cancels the call with this id; false when no such call is in flight.
+    pub fn cancel(&self, id: &str) -> bool {
+        match self.lock().remove(id) {
+            Some((_, token)) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A call's entry in [`Cancels`], removed when the call ends however it ends.
+struct Registered<'a> {
+    cancels: &'a Cancels,
+    id: String,
+    generation: u64,
+    token: CancellationToken,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        let mut map = self.cancels.lock();
+        // Only our own entry: after a cancel the id may already be reused by a new call.
+        if map
+            .get(&self.id)
+            .is_some_and(|(g, _)| *g == self.generation)
+        {
+            map.remove(&self.id);
+        }
+    }
+}
+
 pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     let _in_flight = InFlight::new(&d.stats);
-    let result = call_inner(d, req).await;
+    let result = match req.call_id.clone() {
+        None => call_inner(d, req).await,
+        Some(id) => {
+            let entry = d.cancels.register(&id)?;
+            tokio::select! {
+                r = call_inner(d, req) => r,
+                // Dropping call_inner drops the attempt in flight, whose guard tells the
+                // connection to forget the pending entry (a later answer counts as late).
+                _ = entry.token.cancelled() => {
+                    Stats::bump(&d.stats.calls_cancelled);
+                    Err(Error::new(ErrorCode::Cancelled, format!("call `{id}` was cancelled by its caller")))
+                }
+            }
+        }
+    };
     if result.is_err() {
         Stats::bump(&d.stats.calls_failed);
     }
@@ -264,40 +356,58 @@ async fn exchange<T>(
             format!("{what}: the browser connection closed before the message was sent"),
         ));
     }
+    // From here on, if we stop waiting for any reason (timeout, cancel, a caller that went
+    // away), the connection must forget the pending entry.
+    let mut forget = ForgetOnDrop { conn, id };
     // At the last stage of shutdown a call still waiting fails as SHUTTING_DOWN, whatever the
     // connection does meanwhile.
-    let answer = tokio::select! {
+    let outcome = tokio::select! {
         biased;
         _ = stop.cancelled() => return Err(shutting_down()),
-        answer = tokio::time::timeout(timeout, rx) => answer,
+        outcome = tokio::time::timeout(timeout, rx) => outcome,
     };
-    match answer {
+    if outcome.is_ok() {
+        forget.id = None;
+    }
+    drop(forget);
+    match outcome {
         Ok(Ok(answer)) => answer,
         // The connection dropped the command before writing it: it never reached the browser.
         Ok(Err(_)) => Err(Error::new(
             ErrorCode::SendError,
             format!("{what}: the browser connection closed before the message was sent"),
         )),
-        Err(_) => {
-            if let Some(id) = id {
-                // The connection must drop its waiter or the table grows without bound; when
-                // its queue is full, hand the notice to a task rather than delay our caller.
-                if let Err(mpsc::error::TrySendError::Full(forget)) =
-                    conn.tx.try_send(Command::Forget { id })
-                {
-                    let tx = conn.tx.clone();
-                    tokio::spawn(async move {
+        Err(_) => Err(Error::new(
+            ErrorCode::MessageTimeout,
+            format!(
+                "{what}: no answer from the browser within {} ms",
+                timeout.as_millis()
+            ),
+        )),
+    }
+}
+
+/// Tells a connection to forget a pending command unless disarmed (`id = None`).
+struct ForgetOnDrop<'a> {
+    conn: &'a ConnHandle,
+    id: Option<String>,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            // The connection must drop its waiter or the table grows without bound; when
+            // its queue is full, hand the notice to a task rather than delay our caller.
+            if let Err(mpsc::error::TrySendError::Full(forget)) =
+                self.conn.tx.try_send(Command::Forget { id })
+            {
+                let tx = self.conn.tx.clone();
+                if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                    rt.spawn(async move {
                         let _ = tx.send(forget).await;
                     });
                 }
             }
-            Err(Error::new(
-                ErrorCode::MessageTimeout,
-                format!(
-                    "{what}: no answer from the browser within {} ms",
-                    timeout.as_millis()
-                ),
-            ))
         }
     }
 }

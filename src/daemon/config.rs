@@ -47,6 +47,11 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_REQUIRE_TOKEN")]
     pub require_token: bool,
 
+    /// How MCP clients authenticate on /mcp: `bearer` (the daemon's token, from the discovery
+    /// file, as `Authorization: Bearer TOKEN`) or `none` (any local process; for experiments).
+    #[arg(long, env = "BROWSER_MCP_MCP_AUTH", value_enum, default_value_t = McpAuth::Bearer)]
+    pub mcp_auth: McpAuth,
+
     /// Per-attempt timeout of a tool call.
     #[arg(long, env = "BROWSER_MCP_CALL_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub call_timeout: Duration,
@@ -133,6 +138,13 @@ pub struct Config {
 pub enum LogFormat {
     Text,
     Json,
+}
+
+/// Authentication on the MCP endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpAuth {
+    Bearer,
+    None,
 }
 
 impl Config {

@@ -282,7 +282,18 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             }
             Ok(ok(&calls::call(&d, body).await?))
         }
+        (&Method::DELETE, ["v1", "calls", id]) => match d.cancels.cancel(id) {
+            true => Ok(ok(&json!({"cancelled": id}))),
+            false => Err(Error::new(
+                ErrorCode::NotFound,
+                format!("no call with callId `{id}` is in flight"),
+            )),
+        },
         (&Method::GET, ["v1", "events"]) => events(&d, &q),
+        (_, ["v1", "calls", _]) => Err(Error::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {path}"),
+        )),
         (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
         | (_, ["v1", "tabs", ..]) => Err(Error::new(
             ErrorCode::MethodNotAllowed,
@@ -318,6 +329,7 @@ fn status(d: &Daemon) -> Status {
         pending_calls: s.pending.load(Ordering::Relaxed),
         calls_total: s.calls_total.load(Ordering::Relaxed),
         calls_failed: s.calls_failed.load(Ordering::Relaxed),
+        calls_cancelled: s.calls_cancelled.load(Ordering::Relaxed),
         late_responses: s.late_responses.load(Ordering::Relaxed),
         unknown_responses: s.unknown_responses.load(Ordering::Relaxed),
         bad_messages: s.bad_messages.load(Ordering::Relaxed),

@@ -41,9 +41,14 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         let handshake = d.config().handshake_timeout;
         let draining = d.draining.clone();
         d.tasks.spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
                 let d = d2.clone();
-                async move { Ok::<_, Infallible>(route(req, d).await) }
+                async move {
+                    if req.uri().path() == "/mcp" {
+                        return Ok::<_, Infallible>(super::mcp_http::serve(req, d).await);
+                    }
+                    Ok(route(req, d).await.map(http_body_util::BodyExt::boxed))
+                }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -136,7 +141,7 @@ pub fn percent_decode(s: &str) -> String {
 }
 
 /// Checks Host, Origin and token; `Err` is the refusal to send.
-fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
+pub(super) fn admit(req: &Request<Incoming>, d: &Daemon) -> Result<(), Box<Response<Body>>> {
     let host = req
         .headers()
         .get(header::HOST)

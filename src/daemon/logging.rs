@@ -29,6 +29,8 @@ fn filter_for(level: &str) -> Result<EnvFilter, String> {
         Ok(directives) if !directives.is_empty() => {
             EnvFilter::try_new(&directives).map_err(|e| format!("RUST_LOG={directives}: {e}"))
         }
+        // rmcp logs every MCP message at info; keep the default log about our own events.
+        _ if level == "info" => Ok(EnvFilter::new("info,rmcp=warn")),
         _ => EnvFilter::try_new(level).map_err(|e| format!("log level `{level}`: {e}")),
     }
 }

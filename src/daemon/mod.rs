@@ -7,6 +7,7 @@
 //! - [`register`] (seed 002, register/hello) and [`jsonrpc`] (seed 003, JSON-RPC browsers
 //!   and agents): the other dialect adapters on the same port; [`keepalive`]: their pings.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
+//! - [`mcp_http`]: MCP over Streamable HTTP at `/mcp` on the loopback port.
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
 //! - [`service`]: start-up, signals, reload and shutdown; [`settings`] (flags, environment,
 //!   config file), [`logging`] (journal or stderr), [`sd`] (sd_notify, watchdog, socket
@@ -24,6 +25,7 @@ pub mod extension;
 pub mod jsonrpc;
 pub mod keepalive;
 pub mod logging;
+pub mod mcp_http;
 pub mod register;
 pub mod registry;
 pub mod sd;
@@ -48,6 +50,7 @@ pub struct Stats {
     pub pending: Arc<AtomicU64>,
     pub calls_total: AtomicU64,
     pub calls_failed: AtomicU64,
+    pub calls_cancelled: AtomicU64,
     pub late_responses: AtomicU64,
     pub unknown_responses: AtomicU64,
     pub bad_messages: AtomicU64,
@@ -82,6 +85,10 @@ pub struct Daemon {
     registry: Mutex<Registry>,
     pub stats: Stats,
     pub validators: args::ValidatorCache,
+    /// Calls in flight that a caller may cancel by their `callId`.
+    pub cancels: calls::Cancels,
+    /// The MCP Streamable HTTP service behind `/mcp`, built on first use.
+    pub mcp_http: std::sync::OnceLock<mcp_http::Service>,
     /// Seed-002 registrations (`POST /register`) waiting for or holding a connection.
     pub instances: register::Instances,
     /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
@@ -102,6 +109,8 @@ impl Daemon {
             registry: Mutex::new(registry),
             stats: Stats::default(),
             validators: args::ValidatorCache::default(),
+            cancels: calls::Cancels::default(),
+            mcp_http: std::sync::OnceLock::new(),
             instances: register::Instances::default(),
             draining: shutdown.child_token(),
             shutdown,

@@ -11,6 +11,7 @@
 //! | POST | /v1/tabs/{tab}/discover | | [`TabView`] with fresh tools |
 //! | GET | /v1/tools | `?tab=&browser=&name=` | `{"tools": [ToolView]}` |
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
+//! | DELETE | /v1/calls/{callId} | | `{"cancelled": "<callId>"}`; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
 //!
 //! Errors: `{"error": {"code", "message", "retryable", "details"}}` with a fitting status.
@@ -38,6 +39,9 @@ pub struct Status {
     pub pending_calls: u64,
     pub calls_total: u64,
     pub calls_failed: u64,
+    /// Calls ended by `DELETE /v1/calls/{callId}`.
+    #[serde(default)]
+    pub calls_cancelled: u64,
     /// Responses that arrived after their call had timed out.
     pub late_responses: u64,
     /// Responses whose id matched no call this daemon made (or had no id).
@@ -159,6 +163,10 @@ pub struct CallRequest {
     /// Retry after MESSAGE_TIMEOUT even when the tool is not marked read-only or idempotent.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retry_on_timeout: bool,
+    /// A caller-chosen id, unique among the calls in flight, that `DELETE /v1/calls/{callId}`
+    /// cancels the call by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 
 mod bridge;
 mod calls;
+mod cancel;
 mod client;
 mod common;
 mod control;
@@ -10,8 +11,10 @@ mod dialects;
 mod discovery;
 mod e2e;
 mod man;
+mod mcp;
 mod native_host;
 mod peers;
+mod python;
 mod security;
 mod service;
 mod setup;

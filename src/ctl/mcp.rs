@@ -1,0 +1,216 @@
+//! `browserctl mcp`: an MCP server on stdin/stdout for AI clients (Claude Desktop and Code,
+//! Cursor, the SDKs), a thin client of the daemon's control API. `--print-config` prints the
+//! snippets to paste into a client's configuration.
+
+use super::output::{print, print_json, Stop};
+use crate::client::{Client, EventFilter, ToolFilter};
+use crate::error::Error;
+use crate::mcp::{Backend, McpServer, Scope, Snapshot};
+use crate::protocol::control::{
+    event_kind, CallRequest, CallResponse, OpenTabRequest, Status, TabView,
+};
+use hyper::Method;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use tokio::sync::mpsc;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct McpArgs {
+    /// Expose only this tab's tools (b1:7, or 7 for tab 7 of any browser); repeatable.
+    #[arg(long = "tab", value_name = "TAB")]
+    pub tabs: Vec<String>,
+    /// Expose only tabs whose URL matches (`*` matches anything; without `*`, a substring); repeatable.
+    #[arg(long = "url", value_name = "PATTERN")]
+    pub urls: Vec<String>,
+    /// Expose only this browser's tabs (b1); repeatable.
+    #[arg(long = "browser", value_name = "BROWSER")]
+    pub browsers: Vec<String>,
+    /// Expose only the browser with this session id; repeatable.
+    #[arg(long = "session", value_name = "SESSION")]
+    pub sessions: Vec<String>,
+    /// Print the MCP client configuration (stdio and HTTP) instead of serving.
+    #[arg(long)]
+    pub print_config: bool,
+}
+
+impl McpArgs {
+    pub fn scope(&self) -> Scope {
+        Scope {
+            tabs: self.tabs.clone(),
+            urls: self.urls.clone(),
+            browsers: self.browsers.clone(),
+            sessions: self.sessions.clone(),
+        }
+    }
+
+    /// The scoping flags again, for the printed stdio command line.
+    fn flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (flag, values) in [
+            ("--tab", &self.tabs),
+            ("--url", &self.urls),
+            ("--browser", &self.browsers),
+            ("--session", &self.sessions),
+        ] {
+            for v in values {
+                out.push(flag.to_owned());
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+}
+
+/// The control API as an MCP backend.
+pub struct ClientBackend(Client);
+
+impl Backend for ClientBackend {
+    async fn snapshot(&self) -> Result<Snapshot, Error> {
+        let (c, every_tool) = (&self.0, ToolFilter::default());
+        let (browsers, tabs, tools) =
+            tokio::try_join!(c.browsers(), c.tabs(None), c.tools(&every_tool))?;
+        Ok(Snapshot {
+            browsers,
+            tabs,
+            tools,
+        })
+    }
+
+    async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
+        self.0.call_with(req).await
+    }
+
+    async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
+        self.0.cancel(call_id).await
+    }
+
+    async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
+        // The typed `open` has no browser choice; the route does.
+        self.0.json(Method::POST, "/v1/tabs", Some(&req)).await
+    }
+
+    async fn close_tab(&self, tab: &str) -> Result<String, Error> {
+        self.0.close(tab).await
+    }
+
+    async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
+        let filter = EventFilter {
+            // Focus changes no tool; a `lagged` notice comes whatever the filter.
+            types: event_kind::ALL
+                .iter()
+                .filter(|k| **k != event_kind::TAB_FOCUSED && **k != event_kind::LAGGED)
+                .map(|k| k.to_string())
+                .collect(),
+            ..EventFilter::default()
+        };
+        let mut events = self.0.events(&filter).await?;
+        let (tx, rx) = mpsc::channel(1);
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = tx.closed() => return,
+                    e = events.next_event() => e,
+                };
+                match event {
+                    Some(Ok(_)) => {
+                        // A full channel already holds a signal that covers this event.
+                        if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(()) {
+                            return;
+                        }
+                    }
+                    // The daemon went away: dropping tx ends the stream for the watcher.
+                    Some(Err(_)) | None => return,
+                }
+            }
+        });
+        Ok(rx)
+    }
+}
+
+fn init_logging() {
+    // stdout carries the protocol: logs go to stderr, which MCP clients show or keep.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -> Result<(), Stop> {
+    if args.print_config {
+        return print_config(c, &args, json, explicit_socket).await;
+    }
+    init_logging();
+    let server = McpServer::new(ClientBackend(Client::new(c.socket())), args.scope());
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::internal(format!("MCP session did not start: {e}")))?;
+    // Ends when the client closes stdin.
+    let _ = running.waiting().await;
+    Ok(())
+}
+
+/// The token of the daemon behind `status`, read from its discovery file.
+fn token_of(status: &Status) -> Option<String> {
+    let text = std::fs::read_to_string(&status.discovery_file).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    v.get("token")?.as_str().map(str::to_owned)
+}
+
+async fn print_config(
+    c: &Client,
+    args: &McpArgs,
+    json: bool,
+    explicit_socket: bool,
+) -> Result<(), Stop> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .unwrap_or_else(|_| PathBuf::from("browserctl"));
+    let mut argv = Vec::new();
+    if explicit_socket {
+        argv.push("--socket".to_owned());
+        argv.push(c.socket().display().to_string());
+    }
+    argv.push("mcp".to_owned());
+    argv.extend(args.flags());
+    let stdio = json!({"mcpServers": {"browser": {
+        "command": exe.display().to_string(),
+        "args": argv,
+    }}});
+    let http = match c.status().await {
+        Ok(status) => {
+            let url = format!("http://127.0.0.1:{}/mcp", status.port);
+            let mut server = json!({"type": "http", "url": url});
+            if let Some(token) = token_of(&status) {
+                server["headers"] = json!({"Authorization": format!("Bearer {token}")});
+            }
+            Ok(json!({"mcpServers": {"browser": server}}))
+        }
+        Err(e) => Err(e),
+    };
+    if json {
+        return print_json(&json!({"stdio": stdio, "http": http.as_ref().ok()}));
+    }
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).expect("JSON");
+    let mut out = format!(
+        "# stdio: Claude Desktop (claude_desktop_config.json), Claude Code (.mcp.json), \
+         Cursor (.cursor/mcp.json)\n{}\n",
+        pretty(&stdio)
+    );
+    match &http {
+        Ok(v) => out.push_str(&format!(
+            "\n# Streamable HTTP, for clients that take a URL. The token changes when \
+             browser-mcpd restarts.\n{}\n",
+            pretty(v)
+        )),
+        Err(e) => out.push_str(&format!(
+            "\n# Streamable HTTP: needs a running browser-mcpd for its port and token ({}).\n",
+            e.code
+        )),
+    }
+    print(&out)
+}

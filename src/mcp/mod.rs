@@ -1,0 +1,15 @@
+//! The MCP front: the tools of every connected tab, offered to AI clients as MCP tools.
+//!
+//! One server, two transports. `browserctl mcp` serves it on stdio as a thin client of the
+//! control API; the daemon serves it over Streamable HTTP at `/mcp` and calls its registry
+//! directly. Both plug a [`Backend`] into the same [`McpServer`], so naming, listing, the
+//! meta tools, error mapping, cancellation and `list_changed` are written once.
+//!
+//! - [`expose`]: which tools are in scope and the names clients see.
+//! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
+
+pub mod expose;
+pub mod server;
+
+pub use expose::{Scope, Snapshot};
+pub use server::{Backend, McpServer};

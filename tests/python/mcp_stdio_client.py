@@ -1,0 +1,68 @@
+"""An independent MCP client (the official Python SDK) driving `browserctl mcp` over stdio.
+
+Run by tests/it/python.rs, which starts a real browser-mcpd with a scripted extension that
+offers tab 7 ("Search", tool `search`) and answers the first callTool with "results for test".
+Environment: BROWSERCTL (the binary), BROWSER_MCP_SOCKET (the daemon's control socket).
+Exits non-zero with a message on the first mismatch.
+"""
+
+import os
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}},
+    "required": ["query"],
+}
+
+
+def check(cond, what):
+    if not cond:
+        print(f"python MCP client: FAILED: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+def texts(result):
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def main():
+    server = StdioServerParameters(
+        command=os.environ["BROWSERCTL"],
+        args=["--socket", os.environ["BROWSER_MCP_SOCKET"], "mcp"],
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "browser-mcp", f"server name {init.server_info!r}")
+            check(init.capabilities.tools is not None, "tools capability")
+
+            await session.send_ping()
+
+            listed = await session.list_tools()
+            tools = {t.name: t for t in listed.tools}
+            for meta in ("browserctl_list_tabs", "browserctl_open_tab", "browserctl_close_tab"):
+                check(meta in tools, f"meta tool {meta} in {sorted(tools)}")
+            check("search" in tools, f"search in {sorted(tools)}")
+            search = tools["search"].model_dump(by_alias=True, mode="json", exclude_none=True)
+            check(search["inputSchema"] == SEARCH_SCHEMA, f"schema intact: {search['inputSchema']}")
+            check("b1:7" in search["description"], f"tab in description: {search['description']}")
+
+            ok = await session.call_tool("search", {"query": "test"})
+            check(not ok.is_error, f"call succeeded: {ok}")
+            check(texts(ok) == "results for test", f"result text {texts(ok)!r}")
+
+            bad = await session.call_tool("search", {})
+            check(bad.is_error, f"missing argument is an error: {bad}")
+            check(texts(bad).startswith("INVALID_ARGUMENTS: "), f"error code in text: {texts(bad)!r}")
+
+            tabs = await session.call_tool("browserctl_list_tabs", {})
+            check(tabs.structured_content["tabs"][0]["tab"] == "b1:7", f"tabs {tabs.structured_content}")
+    print("python MCP client: ok")
+
+
+anyio.run(main)

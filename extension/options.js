@@ -32,6 +32,7 @@ async function renderSites() {
   const sites = await stored('sites');
   const names = Object.keys(sites).sort();
   $('sites-empty').hidden = names.length > 0;
+  $('sites').closest('table').hidden = names.length === 0;
   replace($('sites'), names.map((site) => {
     const p = sites[site];
     const mode = MODES.includes(p.mode) ? p.mode : '';
@@ -69,6 +70,7 @@ async function renderDefaults() {
 
 function renderActivity(calls) {
   $('activity-empty').hidden = calls.length > 0;
+  $('activity').closest('table').hidden = calls.length === 0;
   replace($('activity'), calls.map((c) =>
     el('tr', {},
       el('td', { text: `${new Date(c.at).toLocaleDateString()} ${clock(c.at)}` }),

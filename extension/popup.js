@@ -71,7 +71,12 @@ function renderPending(prompts) {
       el('div', { class: 'actions' },
         el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, true) }),
         el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, false) }),
-        el('span', { class: 'muted', text: `denied in ${Math.max(0, Math.ceil((p.deadline - now) / 1000))} s` })))));
+        el('span', { class: 'muted countdown', 'data-deadline': p.deadline })))));
+  // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
+  // out from under a click.
+  for (const c of $('pending').querySelectorAll('.countdown')) {
+    setText(c, `denied in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
+  }
 }
 
 function renderTools(tab) {

@@ -520,6 +520,58 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     assert_eq!(state, json!([true, true, false]));
 }
 
+#[test]
+fn options_show_the_native_host_and_the_daemon_it_lists() {
+    let Some(exe) = chromium_or_skip("options_show_the_native_host_and_the_daemon_it_lists") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::start();
+    // Off the scan range and wanting its token: only the native host can bring the browser here.
+    let d = TestDaemon::start_with(&["--require-token"]);
+    let profile = tempfile::tempdir().unwrap();
+    let out = d.ctl(&[
+        "install-native-host",
+        "--user-data-dir",
+        profile.path().to_str().unwrap(),
+        "--discovery-dir",
+        d.discovery_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "install: {}", stderr(&out));
+    let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
+    wait_for_tab(&d, &b, &pages.url("recipes"), |n| {
+        n.contains(&"search_recipes")
+    });
+
+    let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    b.viewport(&options, 900, 700);
+    let shown = b.wait_for(
+        &options,
+        "the options page to show the host and its daemon",
+        &format!(
+            r#"(() => {{
+                const li = document.querySelector('#daemons li.daemon');
+                return li?.textContent.includes('127.0.0.1:{}') && li.classList.contains('state-connected') && {{
+                    daemon: li.textContent, native: document.getElementById('native').textContent,
+                    hint: document.getElementById('native-hint').hidden }};
+            }})()"#,
+            d.port
+        ),
+    );
+    assert_eq!(shown["native"], "connected: lists 1 daemon", "{shown}");
+    assert_eq!(
+        shown["hint"], true,
+        "no install hint when the host runs: {shown}"
+    );
+    let daemon = shown["daemon"].as_str().unwrap();
+    assert!(
+        daemon.contains("native host")
+            && daemon.contains(&format!("v{}", env!("CARGO_PKG_VERSION"))),
+        "{shown}"
+    );
+    b.screenshot(&options, &artifacts_dir().join("options-native-host.png"));
+}
+
 // ---- the browser ----------------------------------------------------------------------------
 
 fn scheme(dark: bool) -> &'static str {
@@ -964,8 +1016,14 @@ impl Browser {
         );
     }
 
+    /// Focuses an element, waiting until it can take focus (a disabled control cannot: the
+    /// page may not have caught up with a change yet).
     fn focus(&mut self, page: &Page, id: &str) {
-        self.eval(page, &format!("document.getElementById('{id}').focus()"));
+        self.wait_for(
+            page,
+            &format!("#{id} to take focus"),
+            &format!("(() => {{ const e = document.getElementById('{id}'); e.focus(); return document.activeElement === e; }})()"),
+        );
     }
 
     /// The ids of the first `n` elements Tab reaches from the top of the page.

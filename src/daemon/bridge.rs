@@ -243,13 +243,7 @@ where
         };
         self.pending.insert(id.clone(), waiter);
         if self.ws.feed(Message::text(message)).await.is_err() {
-            // The frame did not go out: fail this one as never sent; the rest fail on finish.
-            if let Ok(w) = self.pending.take(Some(&id)) {
-                w.fail(Error::new(
-                    ErrorCode::SendError,
-                    "could not write to the browser connection",
-                ));
-            }
+            self.pending.fail_unsent(&id);
             return Flow::Stop;
         }
         Flow::Continue

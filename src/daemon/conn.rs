@@ -185,6 +185,17 @@ impl Pending {
         }
     }
 
+    /// A request whose frame could not be written: its waiter fails as never sent (the
+    /// connection's other waiters fail when it ends).
+    pub fn fail_unsent(&mut self, id: &str) {
+        if let Ok(w) = self.take(Some(id)) {
+            w.fail(Error::new(
+                ErrorCode::SendError,
+                "could not write to the browser connection",
+            ));
+        }
+    }
+
     pub fn forget(&mut self, id: String) {
         if self.waiting.remove(&id).is_none() {
             return;

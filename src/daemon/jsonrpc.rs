@@ -334,12 +334,7 @@ where
                 pending.insert(id.clone(), Waiter::Call(reply));
                 if self.ws.send(Message::text(text)).await.is_err() {
                     if let Role::Browser { pending, .. } = &mut self.role {
-                        if let Ok(w) = pending.take(Some(&id)) {
-                            w.fail(Error::new(
-                                ErrorCode::SendError,
-                                "could not write to the browser connection",
-                            ));
-                        }
+                        pending.fail_unsent(&id);
                     }
                     return Flow::Stop;
                 }

@@ -386,12 +386,7 @@ where
                 .to_json();
                 self.pending.insert(id.clone(), Waiter::Call(reply));
                 if self.ws.send(Message::text(text)).await.is_err() {
-                    if let Ok(w) = self.pending.take(Some(&id)) {
-                        w.fail(Error::new(
-                            ErrorCode::SendError,
-                            "could not write to the browser connection",
-                        ));
-                    }
+                    self.pending.fail_unsent(&id);
                     return Flow::Stop;
                 }
             }

@@ -96,7 +96,11 @@ pub async fn run<S>(
                     tracing::warn!(conn = c.handle.id, "ignored a binary frame (the bridge protocol is JSON text)");
                     Flow::Continue
                 }
-                Some(Ok(Message::Close(_))) | None => break "closed by the browser",
+                Some(Ok(Message::Close(_))) => {
+                    super::conn::echo_close(&mut c.ws).await;
+                    break "closed by the browser";
+                }
+                None => break "closed by the browser",
                 Some(Ok(_)) => Flow::Continue,
                 Some(Err(e)) => {
                     tracing::debug!(conn = c.handle.id, error = %e, "WebSocket error");

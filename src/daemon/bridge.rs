@@ -96,7 +96,11 @@ pub async fn run<S>(
                     tracing::warn!(conn = c.handle.id, "ignored a binary frame (the bridge protocol is JSON text)");
                     Flow::Continue
                 }
-                Some(Ok(Message::Close(_))) | None => break "closed by the browser",
+                Some(Ok(Message::Close(_))) => {
+                    super::conn::echo_close(&mut c.ws).await;
+                    break "closed by the browser";
+                }
+                None => break "closed by the browser",
                 Some(Ok(_)) => Flow::Continue,
                 Some(Err(e)) => {
                     tracing::debug!(conn = c.handle.id, error = %e, "WebSocket error");
@@ -243,13 +247,7 @@ where
         };
         self.pending.insert(id.clone(), waiter);
         if self.ws.feed(Message::text(message)).await.is_err() {
-            // The frame did not go out: fail this one as never sent; the rest fail on finish.
-            if let Ok(w) = self.pending.take(Some(&id)) {
-                w.fail(Error::new(
-                    ErrorCode::SendError,
-                    "could not write to the browser connection",
-                ));
-            }
+            self.pending.fail_unsent(&id);
             return Flow::Stop;
         }
         Flow::Continue

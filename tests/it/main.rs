@@ -5,6 +5,7 @@ mod bridge;
 mod calls;
 mod cancel;
 mod client;
+mod closing;
 mod common;
 mod control;
 mod dialects;

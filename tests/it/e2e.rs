@@ -6,21 +6,15 @@
 //! Without Chromium the tests say SKIPPED loudly and pass, except in CI (`CI=true`), where a
 //! missing browser is a failure. `BROWSER_MCP_CHROMIUM` names another binary.
 
+use crate::browser::*;
 use crate::common::*;
 use serde_json::Value;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const DEFAULT_CHROMIUM: &str = "/usr/lib/chromium/chromium";
-/// The ports the extension scans when it has no native host.
-const SCAN_PORTS: std::ops::RangeInclusive<u16> = 8765..=8785;
 /// How long a browser step may take on a loaded machine (passed to `browserctl wait`).
 const WAIT: &str = "60s";
 
@@ -62,127 +56,6 @@ fn port_scan_with_native_webmcp() {
 #[test]
 fn port_scan_with_shim() {
     scenario("port_scan_with_shim", Discovery::PortScan, WebMcp::Shim);
-}
-
-fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("BROWSER_MCP_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_CHROMIUM));
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "CI=true but there is no Chromium at {}: install Debian's chromium package",
-            path.display()
-        );
-    }
-    // Straight to fd 2: eprintln! is captured, and cargo test hides a passing test's output.
-    let _ = std::io::stderr().write_all(
-        format!(
-            "\n\
-             ************************************************************************\n\
-             *** SKIPPED e2e::{test}: no Chromium at {}\n\
-             *** (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n\
-             ************************************************************************\n",
-            path.display()
-        )
-        .as_bytes(),
-    );
-    None
-}
-
-/// One browser test at a time on this machine, across test processes too: a Chromium in
-/// port-scan mode connects to every daemon on 8765–8785, so two at once would see each
-/// other's tabs. Held for the test's life (flock on a file every copy of this test opens).
-fn machine_wide_lock() -> nix::fcntl::Flock<File> {
-    let path = std::env::temp_dir().join("browser-mcp-e2e.lock");
-    // flock needs no write access: another user's lock file is opened read-only.
-    let file = File::options()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .or_else(|_| File::open(&path))
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .expect("flock")
-}
-
-/// A static file server for tests/e2e/pages on 127.0.0.1; stops on drop.
-struct PageServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl PageServer {
-    fn start() -> PageServer {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/pages");
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(stream) = stream else { continue };
-                let root = root.clone();
-                // A thread each: Chromium opens speculative connections it may never use.
-                std::thread::spawn(move || serve_file(stream, &root));
-            }
-        });
-        PageServer { port, stop }
-    }
-
-    fn url(&self, page: &str) -> String {
-        format!("http://127.0.0.1:{}/{page}", self.port)
-    }
-}
-
-impl Drop for PageServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
-fn serve_file(stream: TcpStream, root: &Path) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" || header == "\n" => break,
-            Ok(_) => {}
-        }
-    }
-    let path = request_line.split(' ').nth(1).unwrap_or("/");
-    let name = path.trim_start_matches('/').split('?').next().unwrap_or("");
-    let safe = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_')
-        && !name.starts_with('.');
-    let (status, body) = match safe.then(|| std::fs::read(root.join(name))) {
-        Some(Ok(body)) => ("200 OK", body),
-        _ => ("404 Not Found", b"not found".to_vec()),
-    };
-    let mut out = &stream;
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = out.write_all(&body);
 }
 
 /// Headless Chromium in its own process group; the group is killed and the profile removed
@@ -254,25 +127,6 @@ impl Drop for Chromium {
         let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
     }
-}
-
-/// A daemon on a free port the extension scans. Other programs may take ports meanwhile, so a
-/// daemon that fails to start moves on to the next port.
-fn daemon_in_scan_range() -> TestDaemon {
-    let mut failures = Vec::new();
-    for port in SCAN_PORTS {
-        if TcpListener::bind(("127.0.0.1", port)).is_err() {
-            continue;
-        }
-        match TestDaemon::try_start(tempfile::tempdir().unwrap(), port, &[]) {
-            Ok(d) => return d,
-            Err(e) => failures.push(format!("{port}: {e}")),
-        }
-    }
-    panic!(
-        "no free port in {SCAN_PORTS:?} for the daemon:\n{}",
-        failures.join("\n")
-    );
 }
 
 /// Live `browserctl native-host` processes whose command line mentions `needle`.
@@ -365,21 +219,14 @@ fn url_of(tab: &Value) -> &str {
     tab["url"].as_str().unwrap_or_default()
 }
 
-fn tool_names(tab: &Value) -> Vec<&str> {
-    tab["tools"]
-        .as_array()
-        .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
-        .unwrap_or_default()
-}
-
 fn scenario(test: &str, discovery: Discovery, webmcp: WebMcp) {
     let what = format!("{discovery:?} + {webmcp:?} WebMCP");
-    let Some(exe) = chromium_or_skip(test) else {
+    let Some(exe) = chromium_or_skip(&format!("e2e::{test}")) else {
         return;
     };
     let _lock = machine_wide_lock();
     let started = Instant::now();
-    let pages = PageServer::start();
+    let pages = PageServer::pages();
 
     // Native host: the daemon is on a port the scan never tries and demands its token, so
     // only the host's list can have brought the extension to it.
@@ -389,7 +236,7 @@ fn scenario(test: &str, discovery: Discovery, webmcp: WebMcp) {
     };
     let d = match discovery {
         Discovery::NativeHost => TestDaemon::start_with(token_flag),
-        Discovery::PortScan => daemon_in_scan_range(),
+        Discovery::PortScan => daemon_in_scan_range(&[]),
     };
     let profile = tempfile::tempdir().unwrap();
     if discovery == Discovery::NativeHost {

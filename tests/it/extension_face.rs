@@ -7,22 +7,17 @@
 //! Without Chromium the tests say SKIPPED loudly and pass, except under CI=true, where a
 //! missing browser is a failure. `BROWSER_MCP_CHROMIUM` names another binary.
 
+use crate::browser::*;
 use crate::common::*;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
-const DEFAULT_CHROMIUM: &str = "/usr/lib/chromium/chromium";
-const EXTENSION_ID: &str = "jldadifenendlhihnlmegbljijfhnffa";
 /// Browser steps (start-up, port scan, page load) on a loaded two-core machine.
 const BROWSER_WAIT: Duration = Duration::from_secs(30);
 
@@ -46,13 +41,13 @@ const PAGE: &str = r#"<!doctype html>
 
 #[test]
 fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
-    let Some(exe) =
-        chromium_or_skip("popup_and_options_show_the_daemon_the_tools_and_the_site_switch")
-    else {
+    let Some(exe) = chromium_or_skip(
+        "extension_face::popup_and_options_show_the_daemon_the_tools_and_the_site_switch",
+    ) else {
         return;
     };
     let _lock = machine_wide_lock();
-    let pages = PageServer::start();
+    let pages = PageServer::page(PAGE);
     let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
@@ -348,13 +343,13 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
 
 #[test]
 fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
-    let Some(exe) =
-        chromium_or_skip("ask_mode_waits_for_the_user_and_the_policy_survives_a_restart")
-    else {
+    let Some(exe) = chromium_or_skip(
+        "extension_face::ask_mode_waits_for_the_user_and_the_policy_survives_a_restart",
+    ) else {
         return;
     };
     let _lock = machine_wide_lock();
-    let pages = PageServer::start();
+    let pages = PageServer::page(PAGE);
     let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let url = pages.url("recipes");
@@ -522,11 +517,13 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
 
 #[test]
 fn options_show_the_native_host_and_the_daemon_it_lists() {
-    let Some(exe) = chromium_or_skip("options_show_the_native_host_and_the_daemon_it_lists") else {
+    let Some(exe) =
+        chromium_or_skip("extension_face::options_show_the_native_host_and_the_daemon_it_lists")
+    else {
         return;
     };
     let _lock = machine_wide_lock();
-    let pages = PageServer::start();
+    let pages = PageServer::page(PAGE);
     // Off the scan range and wanting its token: only the native host can bring the browser here.
     let d = TestDaemon::start_with(&["--require-token"]);
     let profile = tempfile::tempdir().unwrap();
@@ -582,64 +579,6 @@ fn scheme(dark: bool) -> &'static str {
     }
 }
 
-fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("BROWSER_MCP_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_CHROMIUM));
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "CI=true but there is no Chromium at {}: install Debian's chromium package",
-            path.display()
-        );
-    }
-    // Straight to fd 2: cargo test hides a passing test's captured output.
-    let _ = std::io::stderr().write_all(
-        format!(
-            "\n************************************************************************\n\
-             *** SKIPPED extension_face::{test}: no Chromium at {}\n\
-             *** (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n\
-             ************************************************************************\n",
-            path.display()
-        )
-        .as_bytes(),
-    );
-    None
-}
-
-/// One browser test at a time on this machine, across test processes too: a Chromium that
-/// scans 8765–8785 connects to every daemon there. The same lock file as the other browser
-/// tests.
-fn machine_wide_lock() -> nix::fcntl::Flock<File> {
-    let path = std::env::temp_dir().join("browser-mcp-e2e.lock");
-    let file = File::options()
-        .append(true)
-        .create(true)
-        .open(&path)
-        .or_else(|_| File::open(&path))
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .expect("flock")
-}
-
-/// A daemon on a free port the extension scans; ports taken meanwhile are skipped.
-fn daemon_in_scan_range(extra: &[&str]) -> TestDaemon {
-    let mut failures = Vec::new();
-    for port in 8765..=8785u16 {
-        if TcpListener::bind(("127.0.0.1", port)).is_err() {
-            continue;
-        }
-        match TestDaemon::try_start(tempfile::tempdir().unwrap(), port, extra) {
-            Ok(d) => return d,
-            Err(e) => failures.push(format!("{port}: {e}")),
-        }
-    }
-    panic!("no free port in 8765–8785:\n{}", failures.join("\n"));
-}
-
 /// target/test-artifacts/extension_face (not committed).
 fn artifacts_dir() -> PathBuf {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -649,13 +588,6 @@ fn artifacts_dir() -> PathBuf {
     let dir = target.join("test-artifacts").join("extension_face");
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn tool_names(tab: &Value) -> Vec<&str> {
-    tab["tools"]
-        .as_array()
-        .map(|ts| ts.iter().filter_map(|t| t["name"].as_str()).collect())
-        .unwrap_or_default()
 }
 
 /// Polls `browserctl tabs` until the tab showing `url` has tools that satisfy `ready`.
@@ -693,68 +625,6 @@ fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<Output> {
             .output()
             .expect("run browserctl")
     })
-}
-
-/// Serves PAGE on 127.0.0.1 at any path; stops on drop.
-struct PageServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl PageServer {
-    fn start() -> PageServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                // A thread each: Chromium opens speculative connections it may never use.
-                if let Ok(stream) = stream {
-                    std::thread::spawn(move || serve_page(stream));
-                }
-            }
-        });
-        PageServer { port, stop }
-    }
-
-    fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}/{path}", self.origin())
-    }
-}
-
-impl Drop for PageServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port)); // wakes the accept loop
-    }
-}
-
-fn serve_page(stream: TcpStream) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(&stream);
-    loop {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if line == "\r\n" || line == "\n" => break,
-            Ok(_) => {}
-        }
-    }
-    let mut out = &stream;
-    let _ = write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n{PAGE}",
-        PAGE.len()
-    );
 }
 
 /// An attached DevTools session on one page.

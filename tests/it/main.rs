@@ -2,6 +2,7 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod bridge;
+mod browser;
 mod calls;
 mod cancel;
 mod client;

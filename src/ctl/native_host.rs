@@ -69,28 +69,9 @@ fn skip_frame(input: &mut impl Read) -> io::Result<bool> {
     Ok(skipped == len)
 }
 
-/// Whether the directory may be trusted, with the daemon's rules: a real directory (not a
-/// symlink), ours, and not writable by others unless sticky.
+/// Whether the directory may be trusted, with the daemon's rules.
 fn dir_trusted(dir: &Path) -> Result<(), String> {
-    let meta = fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    if meta.file_type().is_symlink() || !meta.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
-    }
-    let uid = nix::unistd::geteuid().as_raw();
-    if meta.uid() != uid {
-        return Err(format!(
-            "{} belongs to uid {}, not to us",
-            dir.display(),
-            meta.uid()
-        ));
-    }
-    if meta.mode() & 0o002 != 0 && meta.mode() & 0o1000 == 0 {
-        return Err(format!(
-            "{} is world-writable without the sticky bit",
-            dir.display()
-        ));
-    }
-    Ok(())
+    crate::paths::check_trusted_dir(dir)
 }
 
 fn pid_alive(pid: u32) -> bool {

@@ -149,7 +149,7 @@ async function handle(conn, msg) {
       try {
         conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, await tabs.refreshPageTools(msg.tabId)));
       } catch (e) {
-        conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, [], e));
+        conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, null, e));
       }
       return;
     case 'callTool':

@@ -33,13 +33,29 @@ export function sitePolicy(site, s = settings()) {
   };
 }
 
-export function exposedTools(url, pageTools, builtins, s = settings()) {
+// What a tab offers the daemons, and what the policy keeps back with the reason, computed in one
+// place so the two never disagree. `hidden` ({tools: [names], reason}) is null when nothing is
+// hidden; the daemon uses it to tell a caller why a tool it names is missing.
+export function toolOffer(url, pageTools, builtins, s = settings()) {
+  const all = [...pageTools, ...builtins];
   const site = siteOf(url);
-  if (!site) return [...pageTools, ...builtins]; // not a web page: nothing a site policy covers
+  if (!site) return { tools: all, hidden: null }; // not a web page: nothing a site policy covers
   const p = sitePolicy(site, s);
-  if (p.mode === 'off') return [];
-  const shown = p.builtins ? builtins.filter((t) => t.name !== 'browser_evaluate' || p.evaluate) : [];
-  return [...pageTools, ...shown];
+  let tools = all;
+  let reason = null;
+  if (p.mode === 'off') {
+    tools = [];
+    reason = `this site (${site}) is turned off in the browser-mcp extension`;
+  } else if (!p.builtins) {
+    tools = pageTools;
+    reason = `built-in tools are turned off for this site (${site}) in the browser-mcp extension`;
+  } else if (!p.evaluate) {
+    tools = all.filter((t) => t.name !== 'browser_evaluate');
+    reason = 'browser_evaluate is disabled in the browser-mcp extension\'s options';
+  }
+  const shown = new Set(tools.map((t) => t.name));
+  const hiddenNames = all.map((t) => t.name).filter((name) => !shown.has(name));
+  return { tools, hidden: hiddenNames.length ? { tools: hiddenNames, reason } : null };
 }
 
 // The sites a call on this tab may touch: the committed page and, while a navigation is

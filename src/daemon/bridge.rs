@@ -307,22 +307,35 @@ where
                 self.d.registry().tab_closed(key, id, tab_id);
                 self.pending.tab_closed(tab_id);
             }
-            ExtensionMessage::TabFocused { tab_id, tools } => {
-                self.d.registry().tab_focused(key, id, tab_id, tools);
+            ExtensionMessage::TabFocused {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                self.d
+                    .registry()
+                    .tab_focused(key, id, tab_id, tools, hidden);
             }
-            ExtensionMessage::ToolsChanged { tab_id, tools } => {
-                self.d.registry().set_tools(key, id, tab_id, tools);
+            ExtensionMessage::ToolsChanged {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                self.d.registry().set_tools(key, id, tab_id, tools, hidden);
             }
             ExtensionMessage::ToolsDiscovered {
                 call_id,
                 tab_id,
                 tools,
+                hidden,
                 error,
             } => match (self.pending.take(Some(&call_id)), error) {
                 (Ok(w), Some(failure)) => w.fail(classify::tool_failure(failure)),
                 (Ok(Waiter::Discover(reply)), None) => {
                     if let Some(tab_id) = tab_id {
-                        self.d.registry().set_tools(key, id, tab_id, tools.clone());
+                        self.d
+                            .registry()
+                            .set_tools(key, id, tab_id, tools.clone(), hidden);
                     }
                     let _ = reply.send(Ok(tools));
                 }

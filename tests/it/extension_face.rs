@@ -65,6 +65,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         !names.contains(&"browser_evaluate"),
         "browser_evaluate is off until enabled in the options: {names:?}"
     );
+    assert_eq!(
+        tab["hidden"],
+        json!({"tools": ["browser_evaluate"],
+            "reason": "browser_evaluate is disabled in the browser-mcp extension's options"}),
+        "the daemon is told what is held back, and why"
+    );
 
     // Only this test's daemon: the scan range is a user setting (options page).
     let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
@@ -216,8 +222,13 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
     assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
+    // The caller learns why: the user turned the site off, not a missing tool.
     assert!(
-        stderr(&out).contains("TOOL_NOT_FOUND") && stderr(&out).contains("browser_snapshot"),
+        stderr(&out).contains(&format!(
+            "TOOL_NOT_FOUND: `browser_snapshot` on {tab_ref} is hidden by the browser extension: \
+             this site ({}) is turned off in the browser-mcp extension",
+            pages.origin()
+        )),
         "{}",
         stderr(&out)
     );
@@ -257,6 +268,14 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         (!tool_names(&t).contains(&"browser_snapshot")).then_some(t)
     });
     assert_eq!(tool_names(&t), ["search_recipes"]);
+    let builtins_off = format!(
+        "built-in tools are turned off for this site ({}) in the browser-mcp extension",
+        pages.origin()
+    );
+    assert_eq!(t["hidden"]["reason"], builtins_off.as_str(), "{t}");
+    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
+    assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
+    assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
 
     // The options page lists the site and the calls.
     b.viewport(&options, 900, 700);

@@ -127,7 +127,8 @@ fn print_table(rows: &[Row]) {
 // ---------------------------------------------------------------------------------------------
 // Row 1: the raw hops
 
-async fn raw_uds_echo(dir: &Path, n: usize) -> Lat {
+/// A minimal hyper HTTP/1.1 server on a Unix socket that answers every request with its body.
+fn spawn_uds_echo(dir: &Path) -> PathBuf {
     let path = dir.join("echo.sock");
     let listener = UnixListener::bind(&path).unwrap();
     tokio::spawn(async move {
@@ -143,11 +144,15 @@ async fn raw_uds_echo(dir: &Path, n: usize) -> Lat {
             });
         }
     });
-    let mut sender = http1_client(&path).await;
-    let body = Bytes::from_static(br#"{"tool":"echo","tab":"b1:1","args":{"x":1}}"#);
+    path
+}
+
+/// Sequential round trips of `body` to `route` on a Unix-socket HTTP server.
+async fn uds_latency(path: &Path, route: &str, body: Bytes, n: usize) -> Lat {
+    let mut sender = http1_client(path).await;
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + n / 10 {
-        let req = Request::post("/echo")
+        let req = Request::post(route)
             .header("host", "d")
             .body(Full::new(body.clone()))
             .unwrap();
@@ -156,6 +161,7 @@ async fn raw_uds_echo(dir: &Path, n: usize) -> Lat {
             sender.ready().await.unwrap();
             sender.send_request(req).await.unwrap()
         };
+        assert!(resp.status().is_success(), "{route}: {}", resp.status());
         let _ = resp.into_body().collect().await.unwrap();
         if i >= n / 10 {
             samples.push(t.elapsed());
@@ -380,43 +386,30 @@ fn call_body(tab: &str) -> Bytes {
 // Rows 2–3: calls through the daemon
 
 async fn call_latency(d: &Daemon, n: usize) -> Lat {
-    let mut client = http1_client(&d.socket).await;
-    let body = call_body("b1:1");
-    let mut samples = Vec::with_capacity(n);
-    for i in 0..n + n / 10 {
-        let req = Request::post("/v1/call")
-            .header("host", "d")
-            .body(Full::new(body.clone()))
-            .unwrap();
-        let t = Instant::now();
-        let resp = {
-            client.ready().await.unwrap();
-            client.send_request(req).await.unwrap()
-        };
-        assert!(resp.status().is_success());
-        let _ = resp.into_body().collect().await.unwrap();
-        if i >= n / 10 {
-            samples.push(t.elapsed());
-        }
-    }
-    percentiles(samples)
+    uds_latency(&d.socket, "/v1/call", call_body("b1:1"), n).await
 }
 
-async fn throughput(d: &Daemon, clients: usize, run_for: Duration) -> (f64, Lat) {
+/// `clients` keep-alive connections, each sending requests back to back for `run_for`;
+/// client `c` sends `body_for(c)`. Returns calls/s and the latency percentiles.
+async fn throughput(
+    path: &Path,
+    route: &'static str,
+    body_for: impl Fn(usize) -> Bytes,
+    clients: usize,
+    run_for: Duration,
+) -> (f64, Lat) {
     let done = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     let start = Instant::now();
     for c in 0..clients {
-        let path = d.socket.clone();
+        let path = path.to_path_buf();
         let done = done.clone();
-        // 16 tabs over 4 browsers: b1..b4, tabs 1..4.
-        let tab = format!("b{}:{}", c % 4 + 1, (c / 4) % 4 + 1);
+        let body = body_for(c);
         tasks.push(tokio::spawn(async move {
             let mut client = http1_client(&path).await;
-            let body = call_body(&tab);
             let mut samples = Vec::new();
             while start.elapsed() < run_for {
-                let req = Request::post("/v1/call")
+                let req = Request::post(route)
                     .header("host", "d")
                     .body(Full::new(body.clone()))
                     .unwrap();
@@ -442,6 +435,11 @@ async fn throughput(d: &Daemon, clients: usize, run_for: Duration) -> (f64, Lat)
         done.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64(),
         percentiles(all),
     )
+}
+
+/// 16 tabs over 4 browsers: client `c` calls tab `b{c%4+1}:{(c/4)%4+1}`.
+fn spread_call(c: usize) -> Bytes {
+    call_body(&format!("b{}:{}", c % 4 + 1, (c / 4) % 4 + 1))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -518,6 +516,88 @@ async fn fanout(d: &Daemon, subscribers: usize, churn: usize) -> (f64, u64, f64,
         cpu.as_secs_f64() / elapsed.as_secs_f64() * 100.0,
         n,
     )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row 8: through MCP, with one persistent client of `browserctl mcp` on stdio
+
+async fn mcp_stdio(d: &Daemon, n: usize) -> (Lat, f64) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(CTL)
+        .arg("--socket")
+        .arg(&d.socket)
+        .args(["mcp", "--tab", "b1:1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next_id = 0u64;
+    let mut request = |method: &str, params: Value| {
+        next_id += 1;
+        (
+            next_id,
+            json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params})
+                .to_string()
+                + "\n",
+        )
+    };
+    // Sends a request and returns its response, skipping notifications.
+    async fn exchange(
+        stdin: &mut tokio::process::ChildStdin,
+        lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+        (id, text): (u64, String),
+    ) -> Value {
+        stdin.write_all(text.as_bytes()).await.unwrap();
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("browserctl mcp answered");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+    let init = request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}),
+    );
+    exchange(&mut stdin, &mut lines, init).await;
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    let list = exchange(&mut stdin, &mut lines, request("tools/list", json!({}))).await;
+    let name = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .find(|n| n.starts_with("echo"))
+        .expect("the echo tool is listed")
+        .to_owned();
+    let mut samples = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n + n / 10 {
+        if i == n / 10 {
+            samples.clear();
+        }
+        let call = request("tools/call", json!({"name": name, "arguments": {"x": 1}}));
+        let t = Instant::now();
+        let v = exchange(&mut stdin, &mut lines, call).await;
+        assert!(v["result"]["isError"] != true, "{v}");
+        samples.push(t.elapsed());
+    }
+    let rate = (n + n / 10) as f64 / start.elapsed().as_secs_f64();
+    let _ = child.kill().await;
+    (percentiles(samples), rate)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,8 +703,15 @@ fn main() {
     let scratch = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
 
-    let (uds, ws) =
-        rt.block_on(async { (raw_uds_echo(scratch.path(), n).await, raw_ws_echo(n).await) });
+    let secs = Duration::from_secs(if quick { 2 } else { 5 });
+    let echo_path = rt.block_on(async { spawn_uds_echo(scratch.path()) });
+    let (uds, ws, (raw_cps, raw_tp)) = rt.block_on(async {
+        (
+            uds_latency(&echo_path, "/echo", call_body("b1:1"), n).await,
+            raw_ws_echo(n).await,
+            throughput(&echo_path, "/echo", spread_call, 64, secs).await,
+        )
+    });
     rows.push(row(
         "1 raw UDS HTTP echo p50/p99",
         format!("{} / {}", us(uds.p50), us(uds.p99)),
@@ -641,20 +728,32 @@ fn main() {
         "the limit",
         None,
     ));
+    rows.push(row(
+        "1 raw UDS HTTP echo, 64 clients",
+        format!("{raw_cps:.0} req/s, p99 {}", ms(raw_tp.p99)),
+        "-".into(),
+        "-".into(),
+        "the limit",
+        None,
+    ));
     let base50 = uds.p50 + ws.p50;
     let base99 = uds.p99 + ws.p99;
 
     let d = Daemon::start();
     let idle_rss = d.rss_kib();
-    let (lat, (cps, tp)) = rt.block_on(async {
-        let mut exts = Vec::new();
+    let mut exts = Vec::new();
+    let (lat, (cps, tp), cpu_per_call, mcp) = rt.block_on(async {
         for b in 1..=4 {
             exts.push(extension(d.port, &format!("bench-{b}"), 4, 1).await);
         }
         d.wait_tabs(16).await;
         let lat = call_latency(&d, n).await;
-        let tp = throughput(&d, 64, Duration::from_secs(if quick { 2 } else { 5 })).await;
-        (lat, tp)
+        let cpu0 = d.cpu();
+        let tp = throughput(&d.socket, "/v1/call", spread_call, 64, secs).await;
+        let calls = tp.0 * secs.as_secs_f64();
+        let cpu_per_call = (d.cpu() - cpu0).as_secs_f64() / calls;
+        let mcp = mcp_stdio(&d, if quick { 1_000 } else { 5_000 }).await;
+        (lat, tp, cpu_per_call, mcp)
     });
     let r50 = lat.p50.as_secs_f64() / base50.as_secs_f64();
     let r99 = lat.p99.as_secs_f64() / base99.as_secs_f64();
@@ -683,12 +782,42 @@ fn main() {
         Some(cps >= 50_000.0),
     ));
     rows.push(row(
+        "3 throughput vs raw echo / daemon CPU per call",
+        format!(
+            "{:.2}x of raw / {:.1} µs",
+            cps / raw_cps,
+            cpu_per_call * 1e6
+        ),
+        format!("{raw_cps:.0} req/s"),
+        "-".into(),
+        "report",
+        None,
+    ));
+    rows.push(row(
         "3 throughput p99",
         ms(tp.p99),
         "-".into(),
         "-".into(),
         "< 5 ms",
         Some(tp.p99 < Duration::from_millis(5)),
+    ));
+
+    let (mcp_lat, mcp_cps) = mcp;
+    rows.push(row(
+        "8 MCP tools/call via browserctl mcp (stdio) p50/p99",
+        format!("{} / {}", us(mcp_lat.p50), us(mcp_lat.p99)),
+        format!("{} (call p50)", us(lat.p50)),
+        format!("{:.2}x", mcp_lat.p50.as_secs_f64() / lat.p50.as_secs_f64()),
+        "report",
+        None,
+    ));
+    rows.push(row(
+        "8 MCP tools/call rate (one client)",
+        format!("{mcp_cps:.0} calls/s"),
+        "-".into(),
+        "-".into(),
+        "report",
+        None,
     ));
 
     let (ctl, curl) = one_shot(&d, if quick { 10 } else { 40 });

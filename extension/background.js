@@ -4,9 +4,18 @@
 import * as proto from './protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
+import { loadSettings, onSettingsChanged, settings } from './settings.js';
+import * as daemons from './daemons.js';
+import { loadActivity, runCall } from './activity.js';
+import { siteOf } from './policy.js';
+import './ui-api.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
-const SCAN_PORTS = Array.from({ length: 21 }, (_, i) => 8765 + i);
+// 8765–8785 unless the user chose another range in the options.
+const scanPorts = () => {
+  const { first, last } = settings().scanPorts;
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+};
 const PING_MS = 20_000; // an MV3 worker dies 30 s after its last activity
 const WATCHDOG = 'browser-mcp-watchdog';
 const BACKOFF = { first: 500, max: 30_000 };
@@ -43,16 +52,22 @@ class Connection {
     const query = this.token ? `?token=${encodeURIComponent(this.token)}` : '';
     const ws = new WebSocket(`ws://127.0.0.1:${this.port}/${query}`);
     this.ws = ws;
+    let wsOpened = false;
+    daemons.connecting(this.port, nativeServers?.has(this.port) ? 'native host' : 'port scan');
     ws.onopen = async () => {
+      wsOpened = true;
+      daemons.opened(this.port);
       this.everOpened = true;
       this.retryDelay = BACKOFF.first;
       console.info(`browser-mcp: connected to daemon on port ${this.port}`);
       await this.sendConnected();
     };
     ws.onmessage = (event) => this.receive(event.data);
-    ws.onclose = () => {
+    ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      const retryInMs = !this.closed && nativeServers?.has(this.port) ? this.retryDelay : null;
+      daemons.closed(this.port, event, { wasOpen: wsOpened, retryInMs });
       if (this.everOpened) console.info(`browser-mcp: daemon on port ${this.port} went away`);
       this.lost();
     };
@@ -79,6 +94,7 @@ class Connection {
     this.closed = true;
     clearTimeout(this.retryTimer);
     conns.delete(this.port);
+    daemons.forget(this.port);
     try {
       this.ws?.close(1000);
     } catch {
@@ -133,12 +149,12 @@ async function handle(conn, msg) {
       try {
         conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, await tabs.refreshPageTools(msg.tabId)));
       } catch (e) {
-        conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, [], e));
+        conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, null, e));
       }
       return;
     case 'callTool':
       try {
-        conn.send(proto.toolResult(msg.callId, await callTool(msg)));
+        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => callTool(msg))));
       } catch (e) {
         conn.send(proto.toolResult(msg.callId, null, e));
       }
@@ -167,6 +183,7 @@ function startNative() {
     port = chrome.runtime.connectNative(NATIVE_HOST);
   } catch (e) {
     console.info('browser-mcp: no native host, scanning ports', e.message);
+    daemons.setNative('unavailable', e.message);
     scanIfIdle();
     return;
   }
@@ -176,6 +193,7 @@ function startNative() {
   port.onMessage.addListener((msg) => {
     if (msg?.type === 'servers' && Array.isArray(msg.servers)) {
       clearTimeout(silence);
+      daemons.nativeList(msg.servers);
       applyServers(msg.servers);
     }
   });
@@ -183,6 +201,7 @@ function startNative() {
     clearTimeout(silence);
     const why = chrome.runtime.lastError?.message || 'host exited';
     console.info(`browser-mcp: native host ${NATIVE_HOST} unavailable (${why}); scanning ports`);
+    daemons.setNative('unavailable', why);
     nativePort = null;
     nativeServers = null;
     scanIfIdle();
@@ -233,7 +252,8 @@ const probing = new Set();
 async function probe(port) {
   probing.add(port);
   try {
-    await fetch(`http://127.0.0.1:${port}/`, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`http://127.0.0.1:${port}/`, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout(2000) });
+    daemons.probed(port, response);
     if (!nativeServers && !conns.has(port)) conns.set(port, new Connection(port, tokens.get(port)));
   } catch {
     // nothing listening (or not HTTP): try again next round
@@ -245,7 +265,7 @@ async function probe(port) {
 function scan() {
   scanTimer = null;
   if (nativeServers) return;
-  for (const port of SCAN_PORTS) {
+  for (const port of scanPorts()) {
     if (!conns.has(port) && !probing.has(port)) probe(port);
   }
   scheduleScan(scanDelay);
@@ -260,28 +280,39 @@ setInterval(() => broadcast(proto.ping()), PING_MS);
 // code below starts over; if it is alive, this notices a lost native host or a stalled scan.
 chrome.alarms.onAlarm.addListener((alarm) => {
   if (alarm.name !== WATCHDOG) return;
-  if (!nativePort) startNative();
-  else if (!nativeServers) scanIfIdle();
+  settingsLoaded.then(() => {
+    if (!nativePort) startNative();
+    else if (!nativeServers) scanIfIdle();
+  });
 });
 
 chrome.alarms.get(WATCHDOG).then((a) => a || chrome.alarms.create(WATCHDOG, { periodInMinutes: 0.5 }));
 
-// The options page asks what we are connected to.
-chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
-  if (msg?.type !== 'status' || sender.id !== chrome.runtime.id || sender.tab) return false;
-  sendResponse({
-    sessionId: proto.currentSessionId(),
-    discovery: nativeServers ? 'native host' : nativePort ? 'native host (waiting for list)' : 'port scan',
-    daemons: [...conns.values()].filter((c) => c.isOpen).map((c) => ({ port: c.port, token: !!c.token })),
-  });
-  return false;
+// The user changed a site's policy (popup, options): the tabs it covers tell the daemons at
+// once. A new scan range drops scanned daemons outside it and looks again.
+onSettingsChanged((keys, before, now) => {
+  if (keys.some((k) => ['defaultMode', 'builtinsByDefault', 'evaluateEnabled'].includes(k))) {
+    tabs.republish(() => true);
+  } else if (keys.includes('sites')) {
+    const changed = new Set(Object.keys({ ...before.sites, ...now.sites }).filter((site) => JSON.stringify(before.sites[site]) !== JSON.stringify(now.sites[site])));
+    tabs.republish((url) => changed.has(siteOf(url)));
+  }
+  if (keys.includes('scanPorts') && !nativeServers) {
+    for (const [port, conn] of conns) if (!daemons.inScanRange(port)) conn.close();
+    for (const { port } of daemons.snapshot().daemons) if (!daemons.inScanRange(port)) daemons.forget(port);
+    scanSoon();
+  }
 });
 
 // --- start: top-level, so every wake-up (install, browser start, alarm, message) connects ---------
 
 tabs.initTabs(broadcast);
+// No daemon hears of a tab before the site policy (and the scan range) is known.
+const settingsLoaded = loadSettings().catch((e) => console.warn('browser-mcp: loading settings', e));
 ready = (async () => {
+  await settingsLoaded;
+  await loadActivity().catch((e) => console.warn('browser-mcp: loading the activity log', e));
   await proto.loadSessionId();
   await tabs.loadState().catch((e) => console.warn('browser-mcp: loading tab state', e));
 })();
-startNative();
+settingsLoaded.then(startNative);

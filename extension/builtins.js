@@ -1,7 +1,7 @@
 // Built-in tools, offered on every http(s) tab so that a page without WebMCP is still useful.
 // Tools that need the DOM run in dom-tools.js (content script); the rest need extension APIs.
 import { Code, ToolError } from './protocol.js';
-import { getTab, isWebUrl, sendToPage } from './page.js';
+import { committedTab, getTab, isWebUrl, sendToPage } from './page.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -148,7 +148,7 @@ async function evaluate(tabId, args) {
 
 export async function callBuiltin(tabId, name, args = {}) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ToolError(Code.INVALID_ARGUMENTS, 'args must be an object');
-  await getTab(tabId);
+  await committedTab(tabId);
   switch (name) {
     case 'browser_navigate':
       return navigate(tabId, args);

@@ -1,19 +1,128 @@
-// Options page: shows what the service worker is connected to, and the one user setting.
-const box = document.getElementById('evaluate');
+// The options page: connection and native-host status, the scan range, the site list, the
+// defaults, and the activity log. Settings are written to chrome.storage.local, where the
+// service worker picks them up at once (settings.js).
+import { DEFAULTS, normalize } from './settings.js';
+import { MODES, siteOf } from './policy.js';
+import { ask, clock, daemonList, duration, el, live, outcome, replace } from './ui.js';
 
-chrome.storage.local.get('evaluateEnabled').then(({ evaluateEnabled }) => {
-  box.checked = evaluateEnabled === true;
-});
-box.addEventListener('change', () => chrome.storage.local.set({ evaluateEnabled: box.checked }));
+const $ = (id) => document.getElementById(id);
+const MODE_WORDS = { allow: 'Allow', ask: 'Ask each time', off: 'Off' };
 
-chrome.runtime.sendMessage({ type: 'status' }).then((status) => {
-  document.getElementById('discovery').textContent = status.discovery;
-  document.getElementById('session').textContent = status.sessionId || '';
-  const list = document.getElementById('daemons');
-  if (!status.daemons.length) list.innerHTML = '<li>no daemon connected</li>';
-  for (const d of status.daemons) {
-    const li = document.createElement('li');
-    li.textContent = `127.0.0.1:${d.port}${d.token ? ' (token)' : ''}`;
-    list.append(li);
+async function stored(key) {
+  return normalize(key, (await chrome.storage.local.get(key))[key]);
+}
+
+async function render() {
+  const state = await ask({ type: 'face:state' });
+  const pill = $('conn-pill');
+  pill.className = `pill ${state.badge.state}`;
+  const word = { connected: 'Connected', error: 'Connection problem', none: 'Not connected' }[state.badge.state];
+  if (pill.textContent !== word) pill.textContent = word;
+  pill.title = state.badge.summary;
+  daemonList($('daemons'), state.daemons);
+  const native = `${state.native.state}: ${state.native.detail}`;
+  if ($('native').textContent !== native) $('native').textContent = native;
+  $('native-hint').hidden = state.native.state === 'connected';
+  await renderSites();
+  await renderDefaults();
+  renderActivity(state.calls);
+}
+
+async function renderSites() {
+  const sites = await stored('sites');
+  const names = Object.keys(sites).sort();
+  $('sites-empty').hidden = names.length > 0;
+  $('sites').closest('table').hidden = names.length === 0;
+  replace($('sites'), names.map((site) => {
+    const p = sites[site];
+    const mode = MODES.includes(p.mode) ? p.mode : '';
+    const select = el('select', { 'aria-label': `Access for ${site}`, dataset: { key: `mode-${site}` }, onchange: (e) => setSite(site, { mode: e.target.value || undefined }) },
+      el('option', { value: '', text: 'Default' }),
+      MODES.map((m) => el('option', { value: m, text: MODE_WORDS[m] })));
+    select.value = mode;
+    // select.value is not in outerHTML: mark the chosen option so a change re-renders.
+    select.querySelector(`option[value="${mode}"]`)?.setAttribute('selected', '');
+    const builtins = el('input', { type: 'checkbox', 'aria-label': `Built-in tools on ${site}`, dataset: { key: `builtins-${site}` },
+      checked: p.builtins !== false, onchange: (e) => setSite(site, { builtins: e.target.checked }) });
+    return el('tr', { dataset: { site } },
+      el('td', { class: 'mono', text: site }),
+      el('td', {}, select),
+      el('td', {}, builtins),
+      el('td', {}, el('button', { type: 'button', dataset: { key: `remove-${site}` }, 'aria-label': `Remove ${site}`, text: 'Remove', onclick: () => removeSite(site) })));
+  }));
+}
+
+async function renderDefaults() {
+  // Leave a control alone while it has focus: the user may be in the middle of typing.
+  const focused = document.activeElement;
+  const set = (node, apply) => node !== focused && apply(node);
+  const all = await chrome.storage.local.get(Object.keys(DEFAULTS));
+  const v = (k) => normalize(k, all[k]);
+  set($('default-mode'), (n) => (n.value = v('defaultMode')));
+  set($('builtins-default'), (n) => (n.checked = v('builtinsByDefault')));
+  set($('evaluate'), (n) => (n.checked = v('evaluateEnabled')));
+  set($('consent-timeout'), (n) => (n.value = String(Math.round(v('consentTimeoutMs') / 100) / 10)));
+  if (!$('ports-form').contains(focused)) {
+    $('port-first').value = v('scanPorts').first;
+    $('port-last').value = v('scanPorts').last;
   }
+}
+
+function renderActivity(calls) {
+  $('activity-empty').hidden = calls.length > 0;
+  $('activity').closest('table').hidden = calls.length === 0;
+  replace($('activity'), calls.map((c) =>
+    el('tr', {},
+      el('td', { text: `${new Date(c.at).toLocaleDateString()} ${clock(c.at)}` }),
+      el('td', { class: 'mono', text: c.site || '—', title: c.title || '' }),
+      el('td', { class: 'mono', text: c.tool }),
+      el('td', {}, outcome(c), c.code ? el('div', { class: 'muted', text: `${c.code}: ${c.message}` }) : null),
+      el('td', { text: c.ms != null ? duration(c.ms) : '…' }),
+      el('td', { class: 'mono', text: String(c.port) }))));
+}
+
+async function setSite(site, patch) {
+  const sites = await stored('sites');
+  const next = { ...sites[site], ...patch };
+  for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
+  await chrome.storage.local.set({ sites: { ...sites, [site]: next } });
+}
+
+async function removeSite(site) {
+  const sites = await stored('sites');
+  delete sites[site];
+  await chrome.storage.local.set({ sites });
+  $('sites-h').focus(); // the focused button is gone
+}
+
+$('add-site').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const raw = $('new-site').value.trim();
+  const site = siteOf(/^[a-z]+:\/\//i.test(raw) ? raw : `https://${raw}`);
+  if (!site) {
+    $('add-site-status').textContent = 'Enter an http or https address.';
+    return;
+  }
+  await setSite(site, { mode: $('new-site-mode').value });
+  $('new-site').value = '';
+  $('add-site-status').textContent = `Added ${site}.`;
 });
+
+$('default-mode').addEventListener('change', (e) => chrome.storage.local.set({ defaultMode: e.target.value }));
+$('builtins-default').addEventListener('change', (e) => chrome.storage.local.set({ builtinsByDefault: e.target.checked }));
+$('evaluate').addEventListener('change', (e) => chrome.storage.local.set({ evaluateEnabled: e.target.checked }));
+$('consent-timeout').addEventListener('change', (e) => {
+  const seconds = Number(e.target.value);
+  if (seconds > 0) chrome.storage.local.set({ consentTimeoutMs: Math.round(seconds * 1000) });
+});
+$('ports-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const wanted = { first: Number($('port-first').value), last: Number($('port-last').value) };
+  const ok = JSON.stringify(normalize('scanPorts', wanted)) === JSON.stringify(wanted);
+  $('save-ports-status').textContent = ok ? 'Saved.' : 'Not saved: give two ports, the first not above the last, at most 201 apart.';
+  if (ok) await chrome.storage.local.set({ scanPorts: wanted });
+});
+$('clear-activity').addEventListener('click', () => ask({ type: 'face:clearActivity' }));
+
+chrome.storage.local.get('sessionId').then(({ sessionId }) => ($('session').textContent = sessionId || ''));
+live(render);

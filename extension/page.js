@@ -12,6 +12,28 @@ export async function getTab(tabId) {
   }
 }
 
+// A tab that was just opened already offers the built-ins for its pending URL (tabs.js), so a
+// call may arrive before the navigation commits: wait for the commit rather than fail.
+export async function committedTab(tabId, ms = 30_000) {
+  const tab = await getTab(tabId);
+  if (isWebUrl(tab.url) || !isWebUrl(tab.pendingUrl)) return tab;
+  return new Promise((resolve) => {
+    let timer;
+    const settled = (t) => isWebUrl(t.url) || !isWebUrl(t.pendingUrl);
+    const done = (t) => {
+      clearTimeout(timer);
+      chrome.tabs.onUpdated.removeListener(onUpdated);
+      resolve(t);
+    };
+    const recheck = () => getTab(tabId).then(done, () => done(tab));
+    const onUpdated = (id, _change, t) => id === tabId && settled(t) && done(t);
+    chrome.tabs.onUpdated.addListener(onUpdated);
+    timer = setTimeout(recheck, ms);
+    // It may have committed between the first look and the listener.
+    getTab(tabId).then((t) => settled(t) && done(t), recheck);
+  });
+}
+
 const CONTENT_FILES = ['dom-tools.js', 'content.js'];
 
 function withTimeout(promise, ms, what) {
@@ -30,7 +52,7 @@ async function inject(tabId) {
 }
 
 export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
-  const tab = await getTab(tabId);
+  const tab = await committedTab(tabId);
   if (!isWebUrl(tab.url)) {
     throw new proto.ToolError(proto.Code.TOOL_ERROR, `tab ${tabId} shows ${tab.url || 'nothing'}, not an http(s) page`);
   }

@@ -19,6 +19,10 @@ export const Code = Object.freeze({
   EVALUATE_DISABLED: 'EVALUATE_DISABLED',
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   TOOL_ERROR: 'TOOL_ERROR',
+  // The user's per-site policy (policy.js, consent.js).
+  SITE_DISABLED: 'SITE_DISABLED',
+  USER_DENIED: 'USER_DENIED',
+  USER_CONSENT_TIMEOUT: 'USER_CONSENT_TIMEOUT',
 });
 
 export function errorBody(err) {
@@ -38,7 +42,6 @@ export async function loadSessionId() {
   return sessionId;
 }
 
-export const currentSessionId = () => sessionId;
 
 function message(type, fields = {}) {
   return { type, sessionId, ...fields };
@@ -73,10 +76,13 @@ export const tabCreated = (tab, requestId) =>
   message('tabCreated', requestId == null ? { tab } : { tab, requestId });
 export const tabUpdated = (tab) => message('tabUpdated', { tab });
 export const tabClosed = (tabId) => message('tabClosed', { tabId });
-export const tabFocused = (tabId, tools) => message('tabFocused', { tabId, tools });
-export const toolsChanged = (tabId, tools) => message('toolsChanged', { tabId, tools });
-export const toolsDiscovered = (callId, tabId, tools, error) =>
-  message('toolsDiscovered', error ? { callId, tabId, tools, error: errorBody(error) } : { callId, tabId, tools });
+// An offer is {tools, hidden} (policy.js toolOffer). `hidden` is not in seed 001: it names the tools
+// the user's site policy keeps back, with the reason, and is left out when nothing is hidden.
+const offered = ({ tools, hidden }) => (hidden ? { tools, hidden } : { tools });
+export const tabFocused = (tabId, offer) => message('tabFocused', { tabId, ...offered(offer) });
+export const toolsChanged = (tabId, offer) => message('toolsChanged', { tabId, ...offered(offer) });
+export const toolsDiscovered = (callId, tabId, offer, error) =>
+  message('toolsDiscovered', error ? { callId, tabId, tools: [], error: errorBody(error) } : { callId, tabId, ...offered(offer) });
 export const toolResult = (callId, result, error) =>
   message('toolResult', error ? { callId, result: null, error: errorBody(error) } : { callId, result: result ?? null, error: null });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.

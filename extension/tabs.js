@@ -2,6 +2,7 @@
 import * as proto from './protocol.js';
 import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
+import { toolOffer } from './policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const openRequests = new Map(); // tabId -> requestId of the openTab that created it
@@ -20,13 +21,21 @@ function serial(fn) {
   };
 }
 
-export function toolsOf(tabId, url) {
-  return [...(pageTools.get(tabId) || []), ...(isWebUrl(url) ? BUILTIN_TOOLS : [])];
+// What the daemons see: the tab's tools filtered by the user's site policy (policy.js), and
+// what the policy hides with the reason: {tools, hidden}.
+export function offerOf(tabId, url) {
+  return toolOffer(url, pageToolsOf(tabId), isWebUrl(url) ? BUILTIN_TOOLS : []);
 }
+
+export const toolsOf = (tabId, url) => offerOf(tabId, url).tools;
+
+// The page's own tools, whether exposed or not (the popup shows both).
+export const pageToolsOf = (tabId) => pageTools.get(tabId) || [];
 
 function toTab(tab) {
   const url = tab.url || tab.pendingUrl || '';
-  return { id: tab.id, title: tab.title || '', url, tools: toolsOf(tab.id, url), focused: tab.id === focusedTabId };
+  const { tools, hidden } = offerOf(tab.id, url);
+  return { id: tab.id, title: tab.title || '', url, tools, ...(hidden ? { hidden } : {}), focused: tab.id === focusedTabId };
 }
 
 export async function snapshot() {
@@ -47,10 +56,11 @@ async function setPageTools(tabId, tools) {
   if (next.length) pageTools.set(tabId, next);
   else pageTools.delete(tabId);
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (tab) emit(proto.toolsChanged(tabId, toolsOf(tabId, tab.url || tab.pendingUrl)));
+  if (tab) emit(proto.toolsChanged(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }
 
-// Fresh tool list straight from the page (discoverTools, and after a service-worker restart).
+// Fresh tool list straight from the page (discoverTools, and after a service-worker restart);
+// returns the tab's offer ({tools, hidden}).
 export async function refreshPageTools(tabId, timeoutMs = 2000) {
   const tab = await getTab(tabId);
   if (isWebUrl(tab.url)) {
@@ -62,7 +72,7 @@ export async function refreshPageTools(tabId, timeoutMs = 2000) {
   } else {
     await setPageTools(tabId, []);
   }
-  return toolsOf(tabId, tab.url);
+  return offerOf(tabId, tab.url);
 }
 
 export async function callPageTool(tabId, name, args) {
@@ -106,7 +116,7 @@ async function focusChanged(tabId) {
   if (tabId === focusedTabId) return;
   focusedTabId = tabId;
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  if (tab) emit(proto.tabFocused(tabId, toolsOf(tabId, tab.url || tab.pendingUrl)));
+  if (tab) emit(proto.tabFocused(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }
 
 const onCreated = serial(async (created) => {
@@ -154,6 +164,14 @@ const onPageMessage = (msg, sender) => {
   if (msg?.type !== 'pageTools' || !sender.tab || sender.frameId !== 0) return;
   serial(setPageTools)(sender.tab.id, msg.tools);
 };
+
+// The site policy changed: every tab it covers sends its new list at once.
+export const republish = serial(async (affects) => {
+  for (const tab of await chrome.tabs.query({})) {
+    const url = tab.url || tab.pendingUrl;
+    if (isWebUrl(url) && affects(url)) emit(proto.toolsChanged(tab.id, offerOf(tab.id, url)));
+  }
+});
 
 // Listeners must be added synchronously at service-worker start, or the events that wake the
 // worker are lost; hence a separate init rather than registering inside async code.

@@ -10,7 +10,18 @@ use hyper::Method;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// Which events [`Client::events`] follows.
+/// Which events [`Client::events`] follows; the default follows all, from now on.
+///
+/// ```
+/// use browser_mcp::client::EventFilter;
+/// // Tabs opening and closing, replaying what is retained after sequence number 41.
+/// let filter = EventFilter {
+///     types: vec!["tabCreated".into(), "tabClosed".into()],
+///     since: Some(41),
+///     ..Default::default()
+/// };
+/// assert_eq!(filter.count, None);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct EventFilter {
     /// Only these types (`tabCreated`, `toolsChanged`, …); empty means all.
@@ -51,6 +62,7 @@ impl EventFilter {
 
 /// Events as they happen, one per NDJSON line of `GET /v1/events`. A reader that fell behind
 /// receives an event of type `lagged` whose data says which sequence numbers it missed.
+/// [`Client::events`] shows it used as a `Stream`; [`EventStream::next_event`] without one.
 pub struct EventStream {
     body: Incoming,
     buf: BytesMut,
@@ -84,7 +96,19 @@ impl Client {
 }
 
 impl EventStream {
-    /// The next event (the same as `StreamExt::next`, without importing the trait).
+    /// The next event (the same as `StreamExt::next`, without importing the trait); `None`
+    /// when the stream ends (after `count` events, or when the daemon stops).
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let filter = browser_mcp::client::EventFilter { count: Some(1), ..Default::default() };
+    /// let mut events = client.events(&filter).await?;
+    /// if let Some(event) = events.next_event().await {
+    ///     println!("{:?}", event?);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn next_event(&mut self) -> Option<Result<Event, Error>> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }

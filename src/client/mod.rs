@@ -74,6 +74,11 @@ impl Client {
     }
 
     /// The socket this client talks to.
+    ///
+    /// ```
+    /// let client = browser_mcp::client::Client::new("/run/user/1000/browser-mcp/browser-mcpd.sock");
+    /// assert!(client.socket().ends_with("browser-mcpd.sock"));
+    /// ```
     pub fn socket(&self) -> &Path {
         &self.socket
     }
@@ -96,6 +101,16 @@ impl Client {
 
     /// Sends a raw request (path relative to the socket, e.g. `/v1/status`) and returns the
     /// response when its status is a success; an error response becomes its [`Error`].
+    /// For routes the typed methods do not cover.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let resp = client.send(hyper::Method::GET, "/v1/status", None).await?;
+    /// let body = browser_mcp::client::body_bytes(resp).await?;
+    /// println!("{}", String::from_utf8_lossy(&body));
+    /// # Ok(()) }
+    /// ```
     pub async fn send(
         &self,
         method: Method,
@@ -131,6 +146,16 @@ impl Client {
     }
 
     /// Sends a request with an optional JSON body and parses the JSON answer.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon with a connected browser.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let tab: serde_json::Value = client
+    ///     .json(hyper::Method::POST, "/v1/tabs", Some(&serde_json::json!({"url": "https://example.com"})))
+    ///     .await?;
+    /// println!("opened {}", tab["ref"]);
+    /// # Ok(()) }
+    /// ```
     pub async fn json<T: DeserializeOwned>(
         &self,
         method: Method,
@@ -145,12 +170,20 @@ impl Client {
     }
 
     /// `GET path`, parsed as JSON.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let status: serde_json::Value = client.get("/v1/status").await?;
+    /// println!("{} browsers", status["browsers"]);
+    /// # Ok(()) }
+    /// ```
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
         self.json(Method::GET, path, None::<&()>).await
     }
 }
 
-/// The whole body of a response.
+/// The whole body of a response (see [`Client::send`] for an example).
 pub async fn body_bytes(resp: Response<Incoming>) -> Result<Bytes, Error> {
     resp.into_body()
         .collect()

@@ -10,7 +10,13 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Which tools [`Client::tools`] lists.
+/// Which tools [`Client::tools`] lists; the default lists all.
+///
+/// ```
+/// use browser_mcp::client::ToolFilter;
+/// let only_b1 = ToolFilter { browser: Some("b1".into()), ..Default::default() };
+/// assert_eq!(only_b1.tab, None);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
     /// Only this tab's (`b1:12`, or `12` when unique) or browser's (`b3`) tools.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The native messaging host name our extension connects to (`NATIVE_HOST` in
 /// extension/background.js).
-pub const NATIVE_HOST: &str = "dev.browsermcp.host";
+pub const NATIVE_HOST: &str = crate::protocol::native::HOST_NAME;
 
 #[derive(Debug, Serialize)]
 pub struct Check {
@@ -107,107 +107,35 @@ fn socket_check(socket: &Path) -> Check {
     }
 }
 
-/// Browsers whose profile directory exists, with where their native host manifest belongs.
-fn detected_browsers(home: &Path) -> Vec<(&'static str, &'static str, PathBuf)> {
-    // (display name, --browser value for install-native-host, profile dir, manifest dir)
-    let table: &[(&str, &str, &str, &str)] = if cfg!(target_os = "macos") {
-        &[
-            (
-                "Google Chrome",
-                "chrome",
-                "Library/Application Support/Google/Chrome",
-                "Library/Application Support/Google/Chrome/NativeMessagingHosts",
-            ),
-            (
-                "Chromium",
-                "chromium",
-                "Library/Application Support/Chromium",
-                "Library/Application Support/Chromium/NativeMessagingHosts",
-            ),
-            (
-                "Brave",
-                "brave",
-                "Library/Application Support/BraveSoftware/Brave-Browser",
-                "Library/Application Support/BraveSoftware/Brave-Browser/NativeMessagingHosts",
-            ),
-            (
-                "Microsoft Edge",
-                "edge",
-                "Library/Application Support/Microsoft Edge",
-                "Library/Application Support/Microsoft Edge/NativeMessagingHosts",
-            ),
-            (
-                "Firefox",
-                "firefox",
-                "Library/Application Support/Firefox",
-                "Library/Application Support/Mozilla/NativeMessagingHosts",
-            ),
-        ]
-    } else {
-        &[
-            (
-                "Google Chrome",
-                "chrome",
-                ".config/google-chrome",
-                ".config/google-chrome/NativeMessagingHosts",
-            ),
-            (
-                "Chromium",
-                "chromium",
-                ".config/chromium",
-                ".config/chromium/NativeMessagingHosts",
-            ),
-            (
-                "Brave",
-                "brave",
-                ".config/BraveSoftware/Brave-Browser",
-                ".config/BraveSoftware/Brave-Browser/NativeMessagingHosts",
-            ),
-            (
-                "Microsoft Edge",
-                "edge",
-                ".config/microsoft-edge",
-                ".config/microsoft-edge/NativeMessagingHosts",
-            ),
-            (
-                "Firefox",
-                "firefox",
-                ".mozilla",
-                ".mozilla/native-messaging-hosts",
-            ),
-        ]
+/// One check per browser whose profile exists: is our host manifest where it looks for it?
+/// (The browsers and their directories are install-native-host's.)
+fn native_host_checks() -> Vec<Check> {
+    let browsers = match super::install_host::detected() {
+        Ok(b) => b,
+        Err(e) => return vec![fail("native host", e.message, "set HOME")],
     };
-    table
-        .iter()
-        .filter(|(_, _, profile, _)| home.join(profile).is_dir())
-        .map(|(name, flag, _, hosts)| (*name, *flag, home.join(hosts)))
-        .collect()
-}
-
-fn native_host_checks(home: Option<&Path>) -> Vec<Check> {
-    let Some(home) = home else {
-        return vec![fail("native host", "HOME is not set", "set HOME")];
-    };
-    let browsers = detected_browsers(home);
     if browsers.is_empty() {
         return vec![fail(
             "native host",
-            "no Chrome, Chromium, Brave, Edge or Firefox profile found",
+            "no Chrome, Chromium, Brave, Edge or Vivaldi profile found",
             "start your browser once so it creates its profile",
         )];
     }
     browsers
         .into_iter()
-        .map(|(browser, flag, dir)| {
+        .map(|(browser, dir)| {
             let manifest = dir.join(format!("{NATIVE_HOST}.json"));
-            let name = format!("native host for {browser}");
+            let name = format!("native host for {}", browser.display_name());
             if manifest.is_file() {
                 pass(name, format!("{}", manifest.display()))
             } else {
                 fail(
                     name,
                     format!("no {}", manifest.display()),
-                    format!("browserctl install-native-host --browser {flag}"),
+                    format!(
+                        "browserctl install-native-host --browser {}",
+                        browser.name()
+                    ),
                 )
             }
         })
@@ -287,10 +215,7 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
             ),
         });
     }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    checks.extend(native_host_checks(home.as_deref()));
+    checks.extend(native_host_checks());
     if status.is_some() {
         let browsers = client
             .get::<serde_json::Value>("/v1/browsers")

@@ -9,8 +9,10 @@ pub mod client;
 pub mod completions;
 pub mod doctor;
 pub mod events;
+pub mod install_host;
 pub mod listing;
 pub mod mcp;
+pub mod native_host;
 pub mod output;
 pub mod setup;
 pub mod wait;
@@ -119,6 +121,10 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
+    /// The browser's native-messaging host (the browser starts it; see install-native-host).
+    NativeHost(native_host::NativeHostArgs),
+    /// Register `browserctl native-host` with Chromium-family browsers for this user.
+    InstallNativeHost(install_host::InstallArgs),
     /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
     Completions {
         #[arg(value_enum)]
@@ -158,6 +164,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Events(args) => events::run(&client, args).await,
         Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
+        Command::InstallNativeHost(args) => install_host::run(args, json),
+        // Talks to the browser over stdio, not to the daemon, and has its own exit.
+        Command::NativeHost(args) => return native_host::run(args),
         Command::Completions { shell } => completions::run(shell),
         Command::Setup(args) => setup::run(args),
         Command::Doctor => match doctor::run(&client, json).await {

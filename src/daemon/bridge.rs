@@ -96,7 +96,11 @@ pub async fn run<S>(
                     tracing::warn!(conn = c.handle.id, "ignored a binary frame (the bridge protocol is JSON text)");
                     Flow::Continue
                 }
-                Some(Ok(Message::Close(_))) | None => break "closed by the browser",
+                Some(Ok(Message::Close(_))) => {
+                    super::conn::echo_close(&mut c.ws).await;
+                    break "closed by the browser";
+                }
+                None => break "closed by the browser",
                 Some(Ok(_)) => Flow::Continue,
                 Some(Err(e)) => {
                     tracing::debug!(conn = c.handle.id, error = %e, "WebSocket error");
@@ -243,13 +247,7 @@ where
         };
         self.pending.insert(id.clone(), waiter);
         if self.ws.feed(Message::text(message)).await.is_err() {
-            // The frame did not go out: fail this one as never sent; the rest fail on finish.
-            if let Ok(w) = self.pending.take(Some(&id)) {
-                w.fail(Error::new(
-                    ErrorCode::SendError,
-                    "could not write to the browser connection",
-                ));
-            }
+            self.pending.fail_unsent(&id);
             return Flow::Stop;
         }
         Flow::Continue
@@ -312,24 +310,39 @@ where
                 self.d.registry().tab_closed(key, id, tab_id);
                 self.pending.tab_closed(tab_id);
             }
-            ExtensionMessage::TabFocused { tab_id, tools } => {
-                let r = self.d.registry().tab_focused(key, id, tab_id, tools);
+            ExtensionMessage::TabFocused {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                let r = self
+                    .d
+                    .registry()
+                    .tab_focused(key, id, tab_id, tools, hidden);
                 limits::check(&self.d.stats, id, r);
             }
-            ExtensionMessage::ToolsChanged { tab_id, tools } => {
-                let r = self.d.registry().set_tools(key, id, tab_id, tools);
+            ExtensionMessage::ToolsChanged {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                let r = self.d.registry().set_tools(key, id, tab_id, tools, hidden);
                 limits::check(&self.d.stats, id, r);
             }
             ExtensionMessage::ToolsDiscovered {
                 call_id,
                 tab_id,
                 tools,
+                hidden,
                 error,
             } => match (self.pending.take(Some(&call_id)), error) {
                 (Ok(w), Some(failure)) => w.fail(classify::tool_failure(failure)),
                 (Ok(Waiter::Discover(reply)), None) => {
                     if let Some(tab_id) = tab_id {
-                        let r = self.d.registry().set_tools(key, id, tab_id, tools.clone());
+                        let r = self
+                            .d
+                            .registry()
+                            .set_tools(key, id, tab_id, tools.clone(), hidden);
                         limits::check(&self.d.stats, id, r);
                     }
                     let _ = reply.send(Ok(tools));

@@ -18,6 +18,9 @@ const KNOWN_CODES: &[(&str, bool)] = &[
     ("NOT_ALLOWED", false),
     ("EVALUATE_DISABLED", false),
     ("USER_DENIED", false),
+    // The extension's per-site policy: asking again would only prompt the user again.
+    ("USER_CONSENT_TIMEOUT", false),
+    ("SITE_DISABLED", false),
     ("NAVIGATION_FAILED", false),
     ("UNSUPPORTED", false),
     ("TIMEOUT", true),
@@ -123,5 +126,12 @@ mod tests {
             message: "gone".into(),
         });
         assert_eq!(e.code, ErrorCode::TabNotFound);
+        // "timed out" would read as transient; a prompt nobody answered is not.
+        let e = tool_failure(ToolFailure {
+            code: Some("USER_CONSENT_TIMEOUT".into()),
+            message: "nobody answered the prompt: timed out".into(),
+        });
+        assert!(!e.retryable);
+        assert_eq!(e.details.unwrap()["toolCode"], "USER_CONSENT_TIMEOUT");
     }
 }

@@ -8,11 +8,15 @@
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{TabId, TabInfo};
 use crate::protocol::Tool;
+use futures_util::SinkExt;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::WebSocketStream;
 
 pub type Reply<T> = oneshot::Sender<Result<T, Error>>;
 
@@ -25,6 +29,16 @@ pub fn next_id(prefix: &str) -> String {
 pub fn next_conn_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Answers a peer's close frame before its connection is dropped. tungstenite queues the echo
+/// RFC 6455 §5.5.1 asks for when it reads the frame but sends it only on the next write or
+/// flush; without one the peer sees the connection end uncleanly (close code 1006).
+pub async fn echo_close<S>(ws: &mut WebSocketStream<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let _ = tokio::time::timeout(Duration::from_secs(1), ws.flush()).await;
 }
 
 /// A command for one browser connection; the connection's dialect turns it into wire messages.
@@ -182,6 +196,17 @@ impl Pending {
             }
             None if self.forgotten.remove(id) => Err(Match::Late),
             None => Err(Match::Unknown),
+        }
+    }
+
+    /// A request whose frame could not be written: its waiter fails as never sent (the
+    /// connection's other waiters fail when it ends).
+    pub fn fail_unsent(&mut self, id: &str) {
+        if let Ok(w) = self.take(Some(id)) {
+            w.fail(Error::new(
+                ErrorCode::SendError,
+                "could not write to the browser connection",
+            ));
         }
     }
 

@@ -29,35 +29,8 @@ pub fn prepare_dir(dir: &Path) -> io::Result<()> {
             fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
         }
         Err(e) => Err(e),
-        Ok(meta) => {
-            let fail = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
-            if meta.file_type().is_symlink() {
-                return fail(format!(
-                    "{} is a symlink; refusing to use it",
-                    dir.display()
-                ));
-            }
-            if !meta.is_dir() {
-                return fail(format!("{} is not a directory", dir.display()));
-            }
-            let uid = nix::unistd::geteuid().as_raw();
-            if meta.uid() != uid {
-                return fail(format!(
-                    "{} belongs to uid {}, not to us (uid {uid}); remove it or pass --discovery-dir",
-                    dir.display(),
-                    meta.uid()
-                ));
-            }
-            let mode = meta.mode();
-            if mode & 0o002 != 0 && mode & 0o1000 == 0 {
-                return fail(format!(
-                    "{} is world-writable without the sticky bit (mode {:o}); fix it with chmod 700",
-                    dir.display(),
-                    mode & 0o7777
-                ));
-            }
-            Ok(())
-        }
+        Ok(_) => crate::paths::check_trusted_dir(dir)
+            .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why)),
     }
 }
 

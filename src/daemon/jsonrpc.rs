@@ -13,7 +13,7 @@
 //! `ping` or other calls. Agents are authenticated before the upgrade (see `check_request`)
 //! and limited in calls per second and calls in flight.
 
-use super::conn::{next_conn_id, note_stray, Command, ConnHandle, Pending, Waiter};
+use super::conn::{echo_close, next_conn_id, note_stray, Command, ConnHandle, Pending, Waiter};
 use super::keepalive::{Beat, Keepalive};
 use super::registry::{browser_ref, BrowserKey};
 use super::{calls, classify, limits, Daemon, Stats};
@@ -229,7 +229,11 @@ where
                         let e = RpcError::new(code::PARSE_ERROR, "binary frames are not JSON-RPC; send text frames");
                         c.send(rpc::error(&Value::Null, &e)).await
                     }
-                    Some(Ok(Message::Close(_))) | None => break ("closed by the peer", None),
+                    Some(Ok(Message::Close(_))) => {
+                        echo_close(&mut c.ws).await;
+                        break ("closed by the peer", None);
+                    }
+                    None => break ("closed by the peer", None),
                     Some(Ok(_)) => Flow::Continue,
                     Some(Err(e)) => {
                         tracing::debug!(conn = c.handle.id, error = %e, "WebSocket error");
@@ -334,12 +338,7 @@ where
                 pending.insert(id.clone(), Waiter::Call(reply));
                 if self.ws.send(Message::text(text)).await.is_err() {
                     if let Role::Browser { pending, .. } = &mut self.role {
-                        if let Ok(w) = pending.take(Some(&id)) {
-                            w.fail(Error::new(
-                                ErrorCode::SendError,
-                                "could not write to the browser connection",
-                            ));
-                        }
+                        pending.fail_unsent(&id);
                     }
                     return Flow::Stop;
                 }

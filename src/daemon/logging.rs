@@ -81,7 +81,10 @@ pub fn init(config: &Config) -> Logging {
         (None, LogFormat::Text) => Box::new(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
-                .with_ansi(std::io::stderr().is_terminal())
+                .with_ansi(
+                    std::io::stderr().is_terminal()
+                        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+                )
                 .with_target(false),
         ),
         (None, LogFormat::Json) => Box::new(

@@ -311,7 +311,11 @@ where
                     tracing::warn!(conn = c.handle.id, "ignored a binary frame (this protocol is JSON text)");
                     Flow::Continue
                 }
-                Some(Ok(Message::Close(_))) | None => break ("closed by the browser", None),
+                Some(Ok(Message::Close(_))) => {
+                    super::conn::echo_close(&mut c.ws).await;
+                    break ("closed by the browser", None);
+                }
+                None => break ("closed by the browser", None),
                 Some(Ok(_)) => Flow::Continue,
                 Some(Err(e)) => {
                     tracing::debug!(conn = c.handle.id, error = %e, "WebSocket error");
@@ -402,12 +406,7 @@ where
                 .to_json();
                 self.pending.insert(id.clone(), Waiter::Call(reply));
                 if self.ws.send(Message::text(text)).await.is_err() {
-                    if let Ok(w) = self.pending.take(Some(&id)) {
-                        w.fail(Error::new(
-                            ErrorCode::SendError,
-                            "could not write to the browser connection",
-                        ));
-                    }
+                    self.pending.fail_unsent(&id);
                     return Flow::Stop;
                 }
             }

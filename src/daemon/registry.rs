@@ -10,7 +10,7 @@
 
 use super::conn::ConnHandle;
 use crate::error::{Error, ErrorCode};
-use crate::protocol::bridge::{BrowserInfo, TabId, TabInfo};
+use crate::protocol::bridge::{BrowserInfo, Hidden, TabId, TabInfo};
 use crate::protocol::control::{event_kind, BrowserView, TabView, ToolView};
 use crate::protocol::Tool;
 use bytes::Bytes;
@@ -51,6 +51,8 @@ pub struct Tab {
     pub title: String,
     pub url: String,
     pub tools: Arc<Vec<Tool>>,
+    /// What the extension keeps from us and why; replaced together with `tools`.
+    pub hidden: Option<Hidden>,
 }
 
 #[derive(Debug)]
@@ -418,6 +420,7 @@ impl Registry {
             title: String::new(),
             url: String::new(),
             tools: Arc::new(Vec::new()),
+            hidden: None,
         });
         let tools_changed = info
             .tools
@@ -427,6 +430,7 @@ impl Registry {
         tab.title = info.title;
         tab.url = info.url;
         if let Some(tools) = info.tools {
+            tab.hidden = info.hidden;
             if tools_changed {
                 tab.tools = Arc::new(tools);
             }
@@ -470,6 +474,7 @@ impl Registry {
         conn_id: u64,
         id: TabId,
         tools: Option<Vec<Tool>>,
+        hidden: Option<Hidden>,
     ) -> Result<(), Error> {
         let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
@@ -485,6 +490,7 @@ impl Registry {
                 title: String::new(),
                 url: String::new(),
                 tools: Arc::new(Vec::new()),
+                hidden: None,
             });
             self.publish(
                 event_kind::TAB_CREATED,
@@ -498,7 +504,7 @@ impl Registry {
         };
         b.focused = Some(id);
         let refused = match tools {
-            Some(tools) => self.set_tools(key, conn_id, id, tools),
+            Some(tools) => self.set_tools(key, conn_id, id, tools, hidden),
             None => Ok(()),
         };
         self.last_focus = Some((key, id));
@@ -506,13 +512,15 @@ impl Registry {
         refused
     }
 
-    /// toolsChanged: replaces a tab's tools; an event only when they really changed.
+    /// toolsChanged: replaces a tab's tools (and what is hidden); an event only when the tools
+    /// really changed.
     pub fn set_tools(
         &mut self,
         key: BrowserKey,
         conn_id: u64,
         id: TabId,
         tools: Vec<Tool>,
+        hidden: Option<Hidden>,
     ) -> Result<(), Error> {
         let limits = self.limits;
         let Some(b) = self.browser_mut(key, conn_id) else {
@@ -524,6 +532,7 @@ impl Registry {
         if tools.len() > limits.tools_per_tab {
             return Err(limits.tools(format!("tab {}", tab_ref(key, id)), tools.len()));
         }
+        tab.hidden = hidden;
         if tab.tools.as_slice() == tools.as_slice() {
             return Ok(());
         }
@@ -814,11 +823,11 @@ impl Registry {
     }
 
     fn choose_target(&self, tool: &str, browser: Option<BrowserKey>) -> Result<Target, Error> {
-        self.choose_among(
-            tool,
-            |b| browser.is_none_or(|k| k == b.key),
-            || self.tool_not_found(tool, None),
-        )
+        let keep = |b: &Browser| browser.is_none_or(|k| k == b.key);
+        self.choose_among(tool, keep, || {
+            let base = self.tool_not_found(tool, None);
+            self.hidden_not_found(tool, keep, base)
+        })
     }
 
     /// The focused candidate, else the only one, else AMBIGUOUS_TARGET; candidates are the
@@ -883,12 +892,80 @@ impl Registry {
         .collect();
         available.sort();
         available.dedup();
-        let place = target.map_or("any tab".to_owned(), |t| t.display());
+        let Some(t) = target else {
+            return Error::new(
+                ErrorCode::ToolNotFound,
+                format!("no tool `{tool}` on any tab"),
+            )
+            .with_details(json!({"available": available}));
+        };
+        match self.hidden_reason(t, tool) {
+            // The user turned it off in the browser: say so, or they will hunt for a bug.
+            Some(reason) => Error::new(
+                ErrorCode::ToolNotFound,
+                format!(
+                    "`{tool}` on {} is hidden by the browser extension: {reason}",
+                    t.display()
+                ),
+            )
+            .with_details(json!({"available": available, "hidden": true, "reason": reason})),
+            None => Error::new(
+                ErrorCode::ToolNotFound,
+                format!("no tool `{tool}` on {}", t.display()),
+            )
+            .with_details(json!({"available": available})),
+        }
+    }
+
+    /// Why the extension keeps `tool` of `target` from us, if it said so.
+    fn hidden_reason(&self, target: Target, tool: &str) -> Option<&str> {
+        let hidden = self
+            .browsers
+            .get(&target.browser)?
+            .tabs
+            .get(&target.tab?)?
+            .hidden
+            .as_ref()?;
+        hidden.names(tool).then_some(hidden.reason.as_str())
+    }
+
+    /// No target offers `tool`: when some tabs of the browsers `keep` accepts hide it, an
+    /// error that says where and why; else `base`.
+    fn hidden_not_found(&self, tool: &str, keep: impl Fn(&Browser) -> bool, base: Error) -> Error {
+        let hits: Vec<(String, &str)> = self
+            .browsers
+            .values()
+            .filter(|b| keep(b))
+            .flat_map(|b| {
+                b.tabs.values().filter_map(move |t| {
+                    let h = t.hidden.as_ref().filter(|h| h.names(tool))?;
+                    Some((tab_ref(b.key, t.id), h.reason.as_str()))
+                })
+            })
+            .collect();
+        let Some(&(_, first)) = hits.first() else {
+            return base;
+        };
+        let reason = match hits.iter().all(|(_, r)| *r == first) {
+            true => first,
+            false => "the reasons differ per tab (see details.tabs)",
+        };
+        let refs: Vec<&str> = hits.iter().map(|(t, _)| t.as_str()).collect();
+        let mut details = base.details.unwrap_or_else(|| json!({}));
+        details["hidden"] = json!(true);
+        details["reason"] = json!(reason);
+        details["tabs"] = hits
+            .iter()
+            .map(|(tab, reason)| json!({"tab": tab, "reason": reason}))
+            .collect();
         Error::new(
             ErrorCode::ToolNotFound,
-            format!("no tool `{tool}` on {place}"),
+            format!(
+                "`{tool}` on {} is hidden by the browser extension: {reason}",
+                refs.join(", ")
+            ),
         )
-        .with_details(json!({"available": available}))
+        .with_details(details)
     }
 
     // ---- sessions (JSON-RPC agents see the browsers of their session, any dialect) -------
@@ -951,6 +1028,7 @@ impl Registry {
             tool,
             |b| b.session_id == session,
             || {
+                let keep = |b: &Browser| b.session_id == session;
                 let mut available: Vec<String> = self
                     .session_tool_views(session)
                     .into_iter()
@@ -958,11 +1036,12 @@ impl Registry {
                     .collect();
                 available.sort();
                 available.dedup();
-                Error::new(
+                let base = Error::new(
                     ErrorCode::ToolNotFound,
                     format!("no tool `{tool}` in session `{session}`"),
                 )
-                .with_details(json!({"available": available}))
+                .with_details(json!({"available": available}));
+                self.hidden_not_found(tool, keep, base)
             },
         )
     }
@@ -1022,6 +1101,7 @@ fn tab_view(b: &Browser, t: &Tab) -> TabView {
         url: t.url.clone(),
         focused: b.focused == Some(t.id),
         tools: t.tools.as_ref().clone(),
+        hidden: t.hidden.clone(),
     }
 }
 
@@ -1041,6 +1121,7 @@ mod tests {
             tools: Some(tools.iter().map(|n| tool(n)).collect()),
             focused: Some(focused),
             window_id: None,
+            hidden: None,
         }
     }
 
@@ -1118,7 +1199,7 @@ mod tests {
             e.details.unwrap()["candidates"].as_array().unwrap().len(),
             2
         );
-        r.tab_focused(b, 2, 1, None).unwrap();
+        r.tab_focused(b, 2, 1, None, None).unwrap();
         assert_eq!(
             r.resolve_call("search", None, None).unwrap().target,
             Target {
@@ -1137,6 +1218,103 @@ mod tests {
             r.resolve_call("nope", None, None).unwrap_err().code,
             ErrorCode::ToolNotFound
         );
+    }
+
+    #[test]
+    fn a_hidden_tool_fails_with_the_extensions_reason() {
+        let (mut r, a, b) = registry_with_two_browsers();
+        let off = |reason: &str| Hidden {
+            tools: vec!["browser_snapshot".into(), "search".into()],
+            reason: reason.into(),
+        };
+        r.set_tools(a, 1, 1, vec![], Some(off("this site is turned off")))
+            .unwrap();
+        let e = r.resolve_call("search", Some("b1:1"), None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolNotFound);
+        assert_eq!(
+            e.message,
+            "`search` on b1:1 is hidden by the browser extension: this site is turned off"
+        );
+        let details = e.details.unwrap();
+        assert_eq!(
+            (&details["hidden"], &details["reason"]),
+            (&json!(true), &json!("this site is turned off"))
+        );
+        assert_eq!(
+            r.tab_view(r.parse_tab("b1:1").unwrap()).unwrap().hidden,
+            Some(off("this site is turned off"))
+        );
+        // Without --tab: another tab still offers `search`, so it goes there.
+        assert_eq!(
+            r.resolve_call("search", None, None).unwrap().target,
+            Target {
+                browser: b,
+                tab: Some(1)
+            }
+        );
+        // Nobody offers it and one tab hides it.
+        let e = r.resolve_call("browser_snapshot", None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolNotFound);
+        assert!(
+            e.message
+                .starts_with("`browser_snapshot` on b1:1 is hidden"),
+            "{}",
+            e.message
+        );
+        // Two tabs hide it for different reasons: both named, the reasons in details.
+        r.set_tools(b, 2, 1, vec![], Some(off("built-ins are off")))
+            .unwrap();
+        let e = r.resolve_call("search", None, None).unwrap_err();
+        assert!(
+            e.message.starts_with("`search` on b1:1, b2:1 is hidden"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.details.unwrap()["tabs"][1]["reason"], "built-ins are off");
+        // Limited to one browser, only its hidden list counts.
+        let e = r.resolve_call("search", None, Some("b2")).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("on b2:1 is hidden by the browser extension: built-ins are off"),
+            "{}",
+            e.message
+        );
+        // New tools without a hint: nothing is hidden any more, and the error is the plain one.
+        r.set_tools(a, 1, 1, vec![], None).unwrap();
+        let e = r.resolve_call("search", Some("b1:1"), None).unwrap_err();
+        assert_eq!(e.message, "no tool `search` on b1:1");
+        assert!(e.details.unwrap().get("hidden").is_none());
+        // A tab update that carries tools replaces the hint; one without tools keeps it.
+        r.upsert_tab(
+            a,
+            1,
+            TabInfo {
+                hidden: Some(off("off")),
+                ..tab(1, &[], false)
+            },
+            None,
+        )
+        .unwrap();
+        r.upsert_tab(
+            a,
+            1,
+            TabInfo {
+                tools: None,
+                ..tab(1, &[], false)
+            },
+            None,
+        )
+        .unwrap();
+        let e = r.resolve_call("search", Some("b1:1"), None).unwrap_err();
+        assert!(
+            e.message.ends_with("hidden by the browser extension: off"),
+            "{}",
+            e.message
+        );
+        // Focus with tools replaces it too.
+        r.tab_focused(a, 1, 1, Some(vec![tool("search")]), None)
+            .unwrap();
+        assert!(r.resolve_call("search", Some("b1:1"), None).is_ok());
     }
 
     #[test]
@@ -1236,9 +1414,9 @@ mod tests {
         let (mut r, a, _) = registry_with_two_browsers();
         let last = r.last_seq();
         r.tab_closed(a, 1, 2);
-        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")])
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")], None)
             .unwrap();
-        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")])
+        r.set_tools(a, 1, 1, vec![tool("search"), tool("more")], None)
             .unwrap(); // no change, no event
         let (backlog, gap) = r.events_after(last);
         assert!(gap.is_none());
@@ -1288,10 +1466,10 @@ mod tests {
         assert_eq!(views.len(), 2, "the third tab is refused");
         assert!(views[1].tools.is_empty(), "too many tools: none taken");
         assert!(r.upsert_tab(a, 1, tab(9, &[], false), None).is_err());
-        assert!(r.tab_focused(a, 1, 9, None).is_err());
+        assert!(r.tab_focused(a, 1, 9, None, None).is_err());
         assert!(r.tab_views(Some(a)).iter().all(|t| t.id != 9));
         let e = r
-            .set_tools(a, 1, 1, vec![tool("p"), tool("q")])
+            .set_tools(a, 1, 1, vec![tool("p"), tool("q")], None)
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::LimitExceeded);
         assert_eq!(

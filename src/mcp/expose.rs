@@ -278,6 +278,7 @@ mod tests {
             url: url.into(),
             focused: false,
             tools: vec![],
+            hidden: None,
         }
     }
 

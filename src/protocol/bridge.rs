@@ -38,6 +38,55 @@ pub struct TabInfo {
     pub focused: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_id: Option<i64>,
+    /// Additive (our extension): tools the user's site policy keeps from the daemon.
+    #[serde(
+        default,
+        deserialize_with = "Hidden::lenient",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hidden: Option<Hidden>,
+}
+
+/// Tools a tab has but the extension does not offer, and why (the user turned the site off,
+/// or its built-ins, or `browser_evaluate`). It travels next to `tools` and is replaced with
+/// them; a call to one of these gets the reason instead of a bare "no such tool".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hidden {
+    pub tools: Vec<String>,
+    pub reason: String,
+}
+
+impl Hidden {
+    /// Never fails: the hint is optional, so a malformed one (wrong types, missing fields)
+    /// counts as absent rather than costing the message it rides on. Non-string names are
+    /// skipped; an empty list is no hint.
+    fn lenient<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Hidden>, D::Error> {
+        let v = Value::deserialize(d)?;
+        Ok(Hidden::from_value(&v))
+    }
+
+    fn from_value(v: &Value) -> Option<Hidden> {
+        let tools: Vec<String> = v
+            .get("tools")?
+            .as_array()?
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect();
+        if tools.is_empty() {
+            return None;
+        }
+        let reason = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or("the extension does not say why")
+            .to_owned();
+        Some(Hidden { tools, reason })
+    }
+
+    pub fn names(&self, tool: &str) -> bool {
+        self.tools.iter().any(|t| t == tool)
+    }
 }
 
 /// Every field of every extension→server message, read in one pass.
@@ -60,6 +109,8 @@ struct Inbound<'a> {
     tabs: Option<Vec<TabInfo>>,
     #[serde(default)]
     tools: Option<Vec<Tool>>,
+    #[serde(default, deserialize_with = "Hidden::lenient")]
+    hidden: Option<Hidden>,
     #[serde(default)]
     browser: Option<BrowserInfo>,
     #[serde(default)]
@@ -127,15 +178,21 @@ pub enum ExtensionMessage {
     TabFocused {
         tab_id: TabId,
         tools: Option<Vec<Tool>>,
+        /// Additive; only meaningful with `tools` (it is replaced with them).
+        hidden: Option<Hidden>,
     },
     ToolsChanged {
         tab_id: TabId,
         tools: Vec<Tool>,
+        /// Additive: what the user's site policy keeps from the daemon.
+        hidden: Option<Hidden>,
     },
     ToolsDiscovered {
         call_id: String,
         tab_id: Option<TabId>,
         tools: Vec<Tool>,
+        /// Additive, as in `toolsChanged`.
+        hidden: Option<Hidden>,
         /// Additive: set when the tab could not be asked.
         error: Option<ToolFailure>,
     },
@@ -202,15 +259,18 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
         "tabFocused" => ExtensionMessage::TabFocused {
             tab_id: need(m.tab_id, "tabFocused", "tabId")?,
             tools: m.tools,
+            hidden: m.hidden,
         },
         "toolsChanged" => ExtensionMessage::ToolsChanged {
             tab_id: need(m.tab_id, "toolsChanged", "tabId")?,
             tools: need(m.tools, "toolsChanged", "tools")?,
+            hidden: m.hidden,
         },
         "toolsDiscovered" => ExtensionMessage::ToolsDiscovered {
             call_id: need(m.call_id, "toolsDiscovered", "callId")?,
             tab_id: m.tab_id,
             tools: m.tools.unwrap_or_default(),
+            hidden: m.hidden,
             error: m.error.and_then(ToolFailure::from_value),
         },
         "error" => ExtensionMessage::Error {
@@ -359,6 +419,70 @@ mod tests {
             decode(r#"{"type":"wat","x":1}"#).unwrap().message,
             ExtensionMessage::Unknown { .. }
         ));
+    }
+
+    #[test]
+    fn hidden_tools_ride_along_and_a_malformed_hint_costs_nothing() {
+        let reason = "this site (http://127.0.0.1:8000) is turned off in the browser-mcp extension";
+        let d = decode(
+            &json!({"type": "toolsChanged", "tabId": 7, "tools": [],
+            "hidden": {"tools": ["browser_snapshot", 3, "search"], "reason": reason}})
+            .to_string(),
+        )
+        .unwrap();
+        match d.message {
+            ExtensionMessage::ToolsChanged {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                assert_eq!((tab_id, tools.len()), (7, 0));
+                let hidden = hidden.unwrap();
+                assert_eq!(hidden.tools, ["browser_snapshot", "search"]);
+                assert_eq!(hidden.reason, reason);
+                assert!(hidden.names("search") && !hidden.names("browser_click"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = decode(r#"{"type":"connected","tabs":[{"id":1,"tools":[],"hidden":{"tools":["browser_evaluate"],"reason":"off"}},{"id":2,"tools":[]}]}"#).unwrap();
+        match d.message {
+            ExtensionMessage::Connected { tabs, .. } => {
+                assert_eq!(tabs[0].hidden.as_ref().unwrap().tools, ["browser_evaluate"]);
+                assert!(tabs[1].hidden.is_none(), "absent: nothing hidden");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Wrong shapes are dropped, and the message they came with still decodes.
+        for bad in [
+            json!("browser_snapshot"),
+            json!(["browser_snapshot"]),
+            json!({"tools": "browser_snapshot", "reason": "x"}),
+            json!({"tools": [], "reason": "x"}),
+            json!({"tools": [1, null]}),
+            json!(null),
+        ] {
+            let text = json!({"type": "tabUpdated", "tab": {"id": 3, "tools": [], "hidden": bad}});
+            match decode(&text.to_string()).unwrap().message {
+                ExtensionMessage::TabUpdated { tab } => assert!(tab.hidden.is_none(), "{bad}"),
+                other => panic!("{other:?}"),
+            }
+            let text = json!({"type": "tabFocused", "tabId": 3, "hidden": bad});
+            match decode(&text.to_string()).unwrap().message {
+                ExtensionMessage::TabFocused { hidden, .. } => assert!(hidden.is_none(), "{bad}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // A missing reason is filled in rather than losing the list.
+        let d = decode(
+            r#"{"type":"toolsChanged","tabId":1,"tools":[],"hidden":{"tools":["a"],"reason":7}}"#,
+        )
+        .unwrap();
+        match d.message {
+            ExtensionMessage::ToolsChanged { hidden, .. } => {
+                assert_eq!(hidden.unwrap().reason, "the extension does not say why")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub struct TabView {
     pub url: String,
     pub focused: bool,
     pub tools: Vec<Tool>,
+    /// Tools the browser extension keeps from the daemon (the user's site policy), and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<super::bridge::Hidden>,
 }
 
 /// A tool together with where it lives. The tool's fields are spelled out (not flattened)

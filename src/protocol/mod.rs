@@ -5,10 +5,12 @@
 //! - [`register`]: seed 002, the register/hello dialect (`POST /register`, then `hello`).
 //! - [`jsonrpc`]: seed 003, JSON-RPC 2.0 over WebSocket for browsers and agents (`GET /ws`).
 //! - [`tool`]: the MCP tool schema every dialect shares.
+//! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
 
 pub mod bridge;
 pub mod control;
 pub mod jsonrpc;
+pub mod native;
 pub mod register;
 pub mod tool;
 

@@ -373,3 +373,84 @@ async fn refused_open_and_failed_discovery_come_back_as_errors() {
     let out = cli.await.unwrap();
     assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_the_extension_hides_fails_with_its_reason() {
+    let d = TestDaemon::start();
+    let evaluate_off = "browser_evaluate is disabled in the browser-mcp extension's options";
+    let mut t7 = tab(7, "Search", vec![search_tool()]);
+    t7["hidden"] = json!({"tools": ["browser_evaluate"], "reason": evaluate_off});
+    let mut ext = FakeExtension::connect(&d, "s1", vec![t7, tab(8, "Other", vec![])]).await;
+    let tabs = d.wait_tabs("two tabs", |t| t.len() == 2);
+    assert_eq!(
+        tabs[0]["hidden"],
+        json!({"tools": ["browser_evaluate"], "reason": evaluate_off})
+    );
+    assert!(tabs[1].get("hidden").is_none(), "{}", tabs[1]);
+
+    // Named tab, and no tab named: both say why.
+    for args in [
+        &[
+            "call",
+            "browser_evaluate",
+            "--tab",
+            "b1:7",
+            "--expression",
+            "1",
+        ][..],
+        &["call", "browser_evaluate", "--expression", "1"][..],
+    ] {
+        let out = d.ctl(args);
+        assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "TOOL_NOT_FOUND: `browser_evaluate` on b1:7 is hidden by the browser extension: {evaluate_off}"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+
+    // The user turns the site off: the tools go, the reason comes, and replaces the old one.
+    let site_off = "this site (https://example.com) is turned off in the browser-mcp extension";
+    ext.send(
+        json!({"type": "toolsChanged", "sessionId": "s1", "tabId": 7, "tools": [],
+        "hidden": {"tools": ["search", "browser_snapshot"], "reason": site_off}}),
+    )
+    .await;
+    d.wait_tabs("tab 7 without tools", |t| {
+        t[0]["tools"] == json!([]) && t[0]["hidden"]["reason"] == site_off
+    });
+    let out = d.ctl(&["--json", "call", "search", "--tab", "b1:7", "--query", "q"]);
+    assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains(site_off), "{}", stderr(&out));
+    let out = d.ctl(&[
+        "call",
+        "browser_evaluate",
+        "--tab",
+        "b1:7",
+        "--expression",
+        "1",
+    ]);
+    assert!(
+        stderr(&out).contains("no tool `browser_evaluate` on b1:7"),
+        "the old hint went with the old tools: {}",
+        stderr(&out)
+    );
+
+    // A malformed hint costs nothing but itself: the tools it came with still land.
+    ext.send(
+        json!({"type": "toolsChanged", "sessionId": "s1", "tabId": 7,
+        "tools": [tool("a")], "hidden": {"tools": "search"}}),
+    )
+    .await;
+    let tabs = d.wait_tabs("tab 7 with tool a", |t| t[0]["tools"][0]["name"] == "a");
+    assert!(tabs[0].get("hidden").is_none(), "{}", tabs[0]);
+    let out = d.ctl(&["call", "search", "--tab", "b1:7", "--query", "q"]);
+    assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no tool `search` on b1:7"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -52,7 +52,7 @@ impl TestDaemon {
 
     /// Starts a daemon using an existing temp dir (to restart on the same paths).
     pub fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> TestDaemon {
-        TestDaemon::start_in_with_env(dir, extra, &[])
+        TestDaemon::try_start(dir, 0, extra).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// [`TestDaemon::start_in`] with extra environment variables.
@@ -61,12 +61,32 @@ impl TestDaemon {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> TestDaemon {
+        TestDaemon::try_start_with_env(dir, 0, extra, env).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Starts a daemon on `port` (0: any free one); `Err` with its log when it exits early
+    /// (e.g. the port was taken meanwhile).
+    pub fn try_start(
+        dir: tempfile::TempDir,
+        port: u16,
+        extra: &[&str],
+    ) -> Result<TestDaemon, String> {
+        TestDaemon::try_start_with_env(dir, port, extra, &[])
+    }
+
+    /// [`TestDaemon::try_start`] with extra environment variables.
+    pub fn try_start_with_env(
+        dir: tempfile::TempDir,
+        port: u16,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<TestDaemon, String> {
         let socket = dir.path().join("ctl.sock");
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
         let child = Command::new(DAEMON)
             .arg("--port")
-            .arg("0")
+            .arg(port.to_string())
             .arg("--socket")
             .arg(&socket)
             .arg("--discovery-dir")
@@ -91,16 +111,34 @@ impl TestDaemon {
             token: String::new(),
             discovery_file,
         };
-        let info: Value = wait_until(Duration::from_secs(20), "the discovery file", || {
+        let start = Instant::now();
+        let info: Value = loop {
             if let Ok(Some(status)) = d.child.try_wait() {
-                panic!("browser-mcpd exited early ({status}):\n{}", d.log());
+                return Err(format!(
+                    "browser-mcpd exited early ({status}):\n{}",
+                    d.log()
+                ));
             }
-            let text = std::fs::read_to_string(&d.discovery_file).ok()?;
-            serde_json::from_str(&text).ok()
-        });
+            if let Some(info) = read_json(&d.discovery_file) {
+                break info;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!("timed out waiting for the discovery file:\n{}", d.log());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
         d.port = info["port"].as_u64().unwrap() as u16;
         d.token = info["token"].as_str().unwrap_or_default().to_owned();
-        d
+        Ok(d)
+    }
+
+    /// Stops this daemon (SIGTERM) and starts a new one on the same paths and the same port.
+    pub fn restart(mut self, extra: &[&str]) -> TestDaemon {
+        self.terminate();
+        let port = self.port;
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
+        drop(self);
+        TestDaemon::try_start(dir, port, extra).unwrap_or_else(|e| panic!("restart: {e}"))
     }
 
     pub fn log(&self) -> String {

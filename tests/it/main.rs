@@ -3,13 +3,17 @@
 
 mod attacks;
 mod bridge;
+mod browser;
 mod calls;
 mod cancel;
 mod client;
+mod closing;
 mod common;
 mod control;
 mod dialects;
 mod discovery;
+mod e2e;
+mod extension_face;
 mod faults;
 mod fuzz_smoke;
 mod harness;
@@ -17,6 +21,7 @@ mod hostile;
 mod limits;
 mod man;
 mod mcp;
+mod native_host;
 mod peers;
 mod python;
 mod registry_model;

@@ -147,6 +147,7 @@ fn info(id: i64, title: String, tools: Option<Vec<Tool>>, focused: bool) -> TabI
         tools,
         focused: Some(focused),
         window_id: None,
+        hidden: None,
     }
 }
 
@@ -272,7 +273,7 @@ proptest! {
                 }
                 Op::Focused { s, stale, id, tools: t } => {
                     if let Some(c) = conn(&m, s, stale) {
-                        let _ = r.tab_focused(key(&m, s), c, id, t.as_deref().map(tools));
+                        let _ = r.tab_focused(key(&m, s), c, id, t.as_deref().map(tools), None);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             if b.tabs.contains_key(&id) || b.tabs.len() < LIMITS.tabs_per_browser {
                                 b.tabs.entry(id).or_insert(MTab { title: String::new(), tools: vec![] });
@@ -286,7 +287,7 @@ proptest! {
                 }
                 Op::SetTools { s, stale, id, tools: t } => {
                     if let Some(c) = conn(&m, s, stale) {
-                        let _ = r.set_tools(key(&m, s), c, id, tools(&t));
+                        let _ = r.set_tools(key(&m, s), c, id, tools(&t), None);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             let n = names(&t);
                             if let Some(tab) = b.tabs.get_mut(&id).filter(|_| n.len() <= LIMITS.tools_per_tab) {

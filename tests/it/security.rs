@@ -98,3 +98,49 @@ fn plain_get_explains_itself() {
     let body: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(body["name"], "browser-mcpd");
 }
+
+#[test]
+fn an_idle_probe_connection_does_not_hold_up_shutdown() {
+    // What the extension's port scan leaves behind: a kept-alive connection after one GET.
+    let mut d = TestDaemon::start();
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 426"));
+    assert!(d.terminate().success());
+    assert!(
+        !d.log().contains("did not close"),
+        "the probe's connection held up the shutdown:\n{}",
+        d.log()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_pairs_and_a_wrong_one_never_passes() {
+    let d = TestDaemon::start();
+    let url = d.ws_url();
+    let ext = (
+        "Origin",
+        "chrome-extension://jldadifenendlhihnlmegbljijfhnffa",
+    );
+    let web = ("Origin", "https://evil.example");
+    let with_token = format!("{url}?token={}", d.token);
+    // Without a token: extension origins only.
+    assert!(FakeExtension::raw(&url, &[ext]).await.is_ok());
+    assert!(FakeExtension::raw(&url, &[web]).await.is_err());
+    // The right token pairs; a wrong one is refused even from an extension origin; a web
+    // origin stays refused even with the token.
+    assert!(FakeExtension::raw(&with_token, &[ext]).await.is_ok());
+    let wrong = format!("{url}?token=x{}", d.token);
+    assert!(FakeExtension::raw(&wrong, &[ext]).await.is_err());
+    assert!(FakeExtension::raw(&with_token, &[web]).await.is_err());
+
+    // --require-token: an extension origin alone is not enough.
+    let strict = TestDaemon::start_with(&["--require-token"]);
+    let url = strict.ws_url();
+    assert!(FakeExtension::raw(&url, &[ext]).await.is_err());
+    let ok = format!("{url}?token={}", strict.token);
+    assert!(FakeExtension::raw(&ok, &[ext]).await.is_ok());
+}

@@ -1,0 +1,77 @@
+// "Ask" mode: a call waits until the user allows or denies it, in a desktop notification or in
+// the popup, and fails with USER_DENIED, or USER_CONSENT_TIMEOUT when nobody answers in time.
+import { Code, ToolError } from './protocol.js';
+import { settings } from './settings.js';
+import { uiChanged } from './badge.js';
+
+const pending = new Map(); // id -> Prompt
+let seq = 0;
+
+// A daemon that times out an attempt may send the same call again: it joins the prompt that is
+// already on screen instead of raising a second one.
+const keyOf = (p) => `${p.tabId}|${p.tool}|${p.argsText}`;
+
+export function ask({ tabId, site, tool, args, port, title }) {
+  const argsText = JSON.stringify(args ?? {});
+  const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, tool, argsText }));
+  if (same) return same.promise;
+  const timeoutMs = settings().consentTimeoutMs;
+  const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
+  const prompt = { id, tabId, site, tool, argsText, port, title, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
+  prompt.promise = new Promise((resolve, reject) => {
+    prompt.settle = (allowed, error) => {
+      if (!pending.delete(id)) return;
+      clearTimeout(prompt.timer);
+      if (chrome.notifications) chrome.notifications.clear(id).catch(() => {});
+      uiChanged();
+      if (allowed) resolve();
+      else reject(error);
+    };
+  });
+  prompt.timer = setTimeout(() => {
+    prompt.settle(false, new ToolError(Code.USER_CONSENT_TIMEOUT,
+      `nobody answered the browser-mcp prompt for ${tool} on ${site} within ${formatMs(timeoutMs)}; the call did not run`));
+  }, timeoutMs);
+  pending.set(id, prompt);
+  notify(prompt);
+  uiChanged();
+  return prompt.promise;
+}
+
+export function answer(id, allowed) {
+  const p = pending.get(id);
+  if (!p) return false;
+  p.settle(allowed, new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}`));
+  return true;
+}
+
+export function list(tabId) {
+  return [...pending.values()]
+    .filter((p) => tabId == null || p.tabId === tabId)
+    .map(({ id, tabId: t, site, tool, argsText, port, title, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, createdAt, deadline }));
+}
+
+function formatMs(ms) {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function notify(p) {
+  if (!chrome.notifications) return;
+  const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
+  chrome.notifications
+    .create(p.id, {
+      type: 'basic',
+      iconUrl: chrome.runtime.getURL('icons/icon128.png'),
+      title: `Allow ${p.tool} on ${new URL(p.site).host}?`,
+      message: `A program using browser-mcpd (port ${p.port}) wants to run ${p.tool}${args} in “${p.title || p.site}”.`,
+      contextMessage: `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`,
+      buttons: [{ title: 'Allow once' }, { title: 'Deny' }],
+      requireInteraction: true,
+      priority: 2,
+    })
+    .catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
+}
+
+// Registered at module load, i.e. synchronously at service-worker start.
+chrome.notifications?.onButtonClicked.addListener((id, button) => answer(id, button === 0));
+chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, false));

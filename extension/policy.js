@@ -1,0 +1,89 @@
+// Per-site policy: which tools of a tab the daemons may see, and whether a call may run.
+//
+// - Page tools (the site's own WebMCP tools) are exposed unless the site is turned off.
+// - Built-in tools are exposed unless the site is turned off or its built-ins are switched off
+//   (per site, or by default for every site).
+// - browser_evaluate is hidden unless enabled in the options (builtins.js also refuses it).
+// - A site in "ask" mode exposes the same tools, but every call waits for the user's answer.
+// Sites are origins (scheme, host, port): http and https of one host are different sites.
+import { Code, ToolError } from './protocol.js';
+import { settings } from './settings.js';
+
+export const MODES = ['allow', 'ask', 'off'];
+const STRICTNESS = { allow: 0, ask: 1, off: 2 };
+
+export function siteOf(url) {
+  try {
+    const u = new URL(url);
+    return /^https?:$/.test(u.protocol) ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+// The effective policy of a site, with the defaults filled in.
+export function sitePolicy(site, s = settings()) {
+  const own = (site && s.sites[site]) || {};
+  return {
+    site,
+    listed: !!(site && s.sites[site]),
+    mode: MODES.includes(own.mode) ? own.mode : s.defaultMode,
+    builtins: typeof own.builtins === 'boolean' ? own.builtins : s.builtinsByDefault,
+    evaluate: s.evaluateEnabled === true,
+  };
+}
+
+// What a tab offers the daemons, and what the policy keeps back with the reason, computed in one
+// place so the two never disagree. `hidden` ({tools: [names], reason}) is null when nothing is
+// hidden; the daemon uses it to tell a caller why a tool it names is missing.
+export function toolOffer(url, pageTools, builtins, s = settings()) {
+  const all = [...pageTools, ...builtins];
+  const site = siteOf(url);
+  if (!site) return { tools: all, hidden: null }; // not a web page: nothing a site policy covers
+  const p = sitePolicy(site, s);
+  let tools = all;
+  let reason = null;
+  if (p.mode === 'off') {
+    tools = [];
+    reason = `this site (${site}) is turned off in the browser-mcp extension`;
+  } else if (!p.builtins) {
+    tools = pageTools;
+    reason = `built-in tools are turned off for this site (${site}) in the browser-mcp extension`;
+  } else if (!p.evaluate) {
+    tools = all.filter((t) => t.name !== 'browser_evaluate');
+    reason = 'browser_evaluate is disabled in the browser-mcp extension\'s options';
+  }
+  const shown = new Set(tools.map((t) => t.name));
+  const hiddenNames = all.map((t) => t.name).filter((name) => !shown.has(name));
+  return { tools, hidden: hiddenNames.length ? { tools: hiddenNames, reason } : null };
+}
+
+// The sites a call on this tab may touch: the committed page and, while a navigation is
+// pending, the page it goes to. The strictest of their policies applies.
+export function tabSites(tab) {
+  return [...new Set([siteOf(tab.url), siteOf(tab.pendingUrl)].filter(Boolean))];
+}
+
+export function strictest(sites, s = settings()) {
+  const policies = sites.map((site) => sitePolicy(site, s));
+  return {
+    mode: policies.reduce((mode, p) => (STRICTNESS[p.mode] > STRICTNESS[mode] ? p.mode : mode), 'allow'),
+    builtins: policies.every((p) => p.builtins),
+  };
+}
+
+// Throws when the policy forbids the call outright; returns the policy otherwise (the caller
+// asks the user when its mode is "ask").
+export function checkCall(tab, toolName, isBuiltin, s = settings()) {
+  const sites = tabSites(tab);
+  if (!sites.length) return { mode: 'allow', sites };
+  const p = strictest(sites, s);
+  const where = sites.join(' → ');
+  if (p.mode === 'off') {
+    throw new ToolError(Code.SITE_DISABLED, `browser-mcp is turned off for ${where} in this browser (the extension's "Expose this site" switch)`);
+  }
+  if (isBuiltin && !p.builtins) {
+    throw new ToolError(Code.SITE_DISABLED, `built-in tools are turned off for ${where} in this browser (browser-mcp extension settings)`);
+  }
+  return { mode: p.mode, sites };
+}

@@ -1,0 +1,139 @@
+// The toolbar popup: what this browser is connected to, what the current tab exposes, the
+// site switches, prompts waiting for an answer, and the tab's recent calls.
+// `popup.html?tab=ID` shows another tab (the popup opened in a tab of its own, e.g. in tests).
+import { ask, clock, daemonList, duration, el, live, outcome, replace, toolChips, ago } from './ui.js';
+
+const $ = (id) => document.getElementById(id);
+const param = Number.parseInt(new URLSearchParams(location.search).get('tab') ?? '', 10);
+let tabId = Number.isInteger(param) ? param : null;
+let site = null;
+
+async function currentTab() {
+  if (tabId != null) return tabId;
+  const [tab] = await chrome.tabs.query({ active: true, currentWindow: true });
+  tabId = tab?.id ?? null;
+  return tabId;
+}
+
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+async function render() {
+  const state = await ask({ type: 'face:state', tabId: await currentTab() });
+  const pill = $('conn-pill');
+  pill.className = `pill ${state.badge.state}`;
+  setText(pill, { connected: 'Connected', error: 'Connection problem', none: 'Not connected' }[state.badge.state] || state.badge.state);
+  pill.title = state.badge.summary;
+  daemonList($('daemons'), state.daemons);
+  if (!state.daemons.length) {
+    const { first, last } = state.scanPorts;
+    replace($('daemons'), el('li', { class: 'muted empty', text: `No daemon found. Start browser-mcpd (it is looked for on ports ${first}–${last}${state.native.state === 'connected' ? ' and through the native host' : ''}).` }));
+  }
+  renderSite(state.tab);
+  renderPending(state.pending);
+  renderTools(state.tab);
+  renderCalls(state.calls);
+}
+
+function renderSite(tab) {
+  site = tab?.site ?? null;
+  const controls = [$('expose'), $('ask'), $('builtins')];
+  if (!site) {
+    setText($('site'), tab ? `${tab.url || 'This tab'} is not a web page: nothing to expose.` : 'No tab.');
+    setText($('site-title'), '');
+    for (const c of controls) c.disabled = true;
+    $('site-controls').hidden = true;
+    return;
+  }
+  $('site-controls').hidden = false;
+  setText($('site'), site);
+  setText($('site-title'), tab.title ? `“${tab.title}”` : '');
+  const p = tab.policy;
+  const on = p.mode !== 'off';
+  $('expose').disabled = false;
+  $('expose').checked = on;
+  $('ask').checked = p.mode === 'ask';
+  $('ask').disabled = !on;
+  $('builtins').checked = p.builtins;
+  $('builtins').disabled = !on;
+  $('ask-row').setAttribute('aria-disabled', String(!on));
+  $('builtins-row').setAttribute('aria-disabled', String(!on));
+}
+
+function renderPending(prompts) {
+  $('pending-section').hidden = !prompts.length;
+  const now = Date.now();
+  replace($('pending'), prompts.map((p) =>
+    el('div', { class: 'prompt', role: 'group', 'aria-label': `Allow ${p.tool}?` },
+      el('div', {}, el('strong', { text: p.tool }), ` on ${p.site} for the daemon on port ${p.port}`),
+      p.args !== '{}' ? el('div', { class: 'mono muted', text: p.args.length > 200 ? `${p.args.slice(0, 197)}…` : p.args }) : null,
+      el('div', { class: 'actions' },
+        el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, true) }),
+        el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, false) }),
+        el('span', { class: 'muted countdown', 'data-deadline': p.deadline })))));
+  // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
+  // out from under a click.
+  for (const c of $('pending').querySelectorAll('.countdown')) {
+    setText(c, `denied in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
+  }
+}
+
+function renderTools(tab) {
+  const tools = tab?.tools ?? [];
+  const exposed = tools.filter((t) => t.exposed);
+  const hidden = tools.filter((t) => !t.exposed);
+  setText($('tools-count'), tools.length ? `· ${exposed.length} exposed${hidden.length ? `, ${hidden.length} hidden` : ''}` : '');
+  const why = (t) => {
+    if (tab.policy?.mode === 'off') return 'this site is not exposed';
+    if (t.kind === 'builtin' && !tab.policy?.builtins) return 'built-in tools are off here';
+    if (t.name === 'browser_evaluate') return 'enable it in the settings';
+    return 'hidden';
+  };
+  const row = (t, note) => el('li', { class: `tool${t.exposed ? '' : ' hidden'}`, dataset: { tool: t.name } },
+    el('div', { class: 'tool-head' },
+      el('span', { class: 'tool-name', text: t.name }),
+      t.title && t.title !== t.name ? el('span', { class: 'muted', text: t.title }) : null,
+      el('span', { class: 'chips' }, toolChips(t), note ? el('span', { class: 'chip off', text: note }) : null)),
+    t.description ? el('div', { class: 'tool-desc', title: t.description, text: t.description }) : null);
+  const empty = !tools.length ? (tab?.site ? 'This page offers no tools.' : 'No tools on this tab.') : !exposed.length ? 'Nothing is exposed.' : null;
+  replace($('tools'), empty ? [el('li', { class: 'muted empty', text: empty })] : exposed.map((t) => row(t)));
+
+  // Hidden tools fold away; one reason for all of them is said once.
+  const reasons = [...new Set(hidden.map(why))];
+  const wasOpen = $('hidden-tools').querySelector('details')?.open;
+  replace($('hidden-tools'), hidden.length
+    ? el('details', { open: wasOpen },
+        el('summary', { dataset: { key: 'hidden-tools' }, text: `${hidden.length} hidden${reasons.length === 1 ? `: ${reasons[0]}` : ''}` }),
+        el('ul', {}, hidden.map((t) => row(t, reasons.length > 1 ? why(t) : null))))
+    : null);
+}
+
+function renderCalls(calls) {
+  $('calls-empty').hidden = calls.length > 0;
+  $('calls-table').hidden = calls.length === 0;
+  const now = Date.now();
+  replace($('calls'), calls.map((c) =>
+    el('tr', { class: 'call' },
+      el('td', { class: 'mono', text: c.tool }),
+      el('td', { class: 'when', title: clock(c.at), text: ago(c.at, now) }),
+      el('td', {}, outcome(c)),
+      el('td', { class: 'took', text: c.ms != null ? duration(c.ms) : '…' }))));
+}
+
+async function answer(id, allow) {
+  await ask({ type: 'face:answer', id, allow });
+}
+
+// Read-modify-write of the one site's entry; the worker applies it when storage changes.
+async function setSite(patch) {
+  if (!site) return;
+  const { sites = {} } = await chrome.storage.local.get('sites');
+  await chrome.storage.local.set({ sites: { ...sites, [site]: { ...sites[site], ...patch } } });
+}
+
+$('expose').addEventListener('change', (e) => setSite({ mode: e.target.checked ? ($('ask').checked ? 'ask' : 'allow') : 'off' }));
+$('ask').addEventListener('change', (e) => setSite({ mode: e.target.checked ? 'ask' : 'allow' }));
+$('builtins').addEventListener('change', (e) => setSite({ builtins: e.target.checked }));
+
+live(render);

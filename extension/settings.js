@@ -1,0 +1,71 @@
+// The user's settings, kept in chrome.storage.local (so they survive restarts) and mirrored in
+// memory: the tool lists are built synchronously on every tab event, so they cannot wait for
+// storage. The options page and the popup write storage directly; chrome.storage.onChanged
+// brings the change here, and to every open page, at once.
+
+export const DEFAULTS = Object.freeze({
+  // origin -> { mode: 'allow' | 'ask' | 'off', builtins?: boolean }
+  sites: {},
+  // For sites not in `sites`.
+  defaultMode: 'allow',
+  builtinsByDefault: true,
+  evaluateEnabled: false,
+  // How long an "ask" prompt waits for the user. Below the daemon's default per-attempt call
+  // timeout (30 s): an answer given after the daemon stopped waiting would run a call nobody
+  // receives.
+  consentTimeoutMs: 25_000,
+  scanPorts: { first: 8765, last: 8785 },
+});
+
+const KEYS = Object.keys(DEFAULTS);
+const current = { ...DEFAULTS };
+const listeners = [];
+
+export const settings = () => current;
+
+export function onSettingsChanged(fn) {
+  listeners.push(fn);
+}
+
+export async function loadSettings() {
+  const stored = await chrome.storage.local.get(KEYS);
+  for (const key of KEYS) current[key] = normalize(key, stored[key]);
+  return current;
+}
+
+export function normalize(key, value) {
+  const fallback = DEFAULTS[key];
+  switch (key) {
+    case 'sites':
+      return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    case 'defaultMode':
+      return ['allow', 'ask', 'off'].includes(value) ? value : fallback;
+    case 'consentTimeoutMs':
+      return Number.isFinite(value) && value > 0 ? value : fallback;
+    case 'scanPorts': {
+      const first = Number(value?.first);
+      const last = Number(value?.last);
+      const port = (p) => Number.isInteger(p) && p > 0 && p < 65536;
+      // A runaway range would make every scan open thousands of sockets.
+      return port(first) && port(last) && first <= last && last - first <= 200 ? { first, last } : fallback;
+    }
+    default:
+      return typeof value === typeof fallback ? value : fallback;
+  }
+}
+
+// Listeners are registered at module load, i.e. synchronously at service-worker start.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area !== 'local') return;
+  const before = { ...current };
+  const keys = KEYS.filter((k) => k in changes);
+  if (!keys.length) return;
+  for (const key of keys) current[key] = normalize(key, changes[key].newValue);
+  for (const fn of listeners) {
+    try {
+      fn(keys, before, current);
+    } catch (e) {
+      console.warn('browser-mcp: settings listener', e);
+    }
+  }
+});

@@ -1,0 +1,57 @@
+// What the popup and the options page may ask the service worker. Settings are not here: the
+// pages read and write chrome.storage themselves (settings.js).
+import * as daemons from './daemons.js';
+import * as consent from './consent.js';
+import * as activity from './activity.js';
+import { badgeState } from './badge.js';
+import { BUILTIN_TOOLS } from './builtins.js';
+import { isWebUrl } from './page.js';
+import { sitePolicy, siteOf } from './policy.js';
+import { pageToolsOf, toolsOf } from './tabs.js';
+
+async function tabView(tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) return null;
+  const url = tab.url || tab.pendingUrl || '';
+  const site = siteOf(url);
+  const exposed = new Set(toolsOf(tab.id, url).map((t) => t.name));
+  const mark = (kind) => (t) => ({ ...t, kind, exposed: exposed.has(t.name) });
+  return {
+    id: tab.id,
+    title: tab.title || '',
+    url,
+    site,
+    policy: site ? sitePolicy(site) : null,
+    tools: [...pageToolsOf(tab.id).map(mark('page')), ...(isWebUrl(url) ? BUILTIN_TOOLS : []).map(mark('builtin'))],
+  };
+}
+
+async function answer(msg) {
+  switch (msg.type) {
+    case 'face:state': {
+      const tabId = Number.isInteger(msg.tabId) ? msg.tabId : null;
+      return {
+        ...daemons.snapshot(),
+        badge: badgeState(),
+        tab: tabId == null ? null : await tabView(tabId),
+        pending: consent.list(tabId),
+        calls: activity.recent(tabId, tabId == null ? undefined : 20),
+      };
+    }
+    case 'face:answer':
+      return { answered: consent.answer(msg.id, msg.allow === true) };
+    case 'face:clearActivity':
+      await activity.clearActivity();
+      return { cleared: true };
+    default:
+      return undefined;
+  }
+}
+
+// Only our own pages (the popup and options, also when opened in a tab), never content scripts.
+chrome.runtime.onMessage.addListener((msg, sender, sendResponse) => {
+  if (typeof msg?.type !== 'string' || !msg.type.startsWith('face:') || msg.type === 'face:changed') return false;
+  if (sender.id !== chrome.runtime.id || !sender.url?.startsWith(chrome.runtime.getURL(''))) return false;
+  answer(msg).then(sendResponse, (e) => sendResponse({ error: String(e?.message ?? e) }));
+  return true;
+});

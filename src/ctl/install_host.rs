@@ -1,0 +1,376 @@
+//! `browserctl install-native-host`: registers `browserctl native-host` with Chromium-family
+//! browsers for this user.
+//!
+//! Two files go into the browser's `NativeMessagingHosts` directory: the host manifest
+//! `dev.browsermcp.host.json`, and a small wrapper script that its `path` names. The wrapper is
+//! needed because Chrome runs `path` with the caller's origin as the only argument, and we need
+//! `browserctl native-host` (plus a `--discovery-dir`, if one was chosen at install time, since
+//! the browser does not pass our environment on reliably).
+
+use super::output::{print, print_json, Stop};
+use crate::error::Error;
+use crate::protocol::native::{EXTENSION_ORIGIN, HOST_NAME};
+use serde::Serialize;
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The wrapper script's file name, next to the manifest.
+pub const WRAPPER_NAME: &str = "browser-mcp-native-host";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Browser {
+    Chromium,
+    Chrome,
+    ChromeBeta,
+    #[value(alias = "chrome-unstable")]
+    ChromeDev,
+    ChromeCanary,
+    Brave,
+    Edge,
+    Vivaldi,
+}
+
+impl Browser {
+    const ALL: [Browser; 8] = [
+        Browser::Chromium,
+        Browser::Chrome,
+        Browser::ChromeBeta,
+        Browser::ChromeDev,
+        Browser::ChromeCanary,
+        Browser::Brave,
+        Browser::Edge,
+        Browser::Vivaldi,
+    ];
+
+    /// The `--browser` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "chromium",
+            Browser::Chrome => "chrome",
+            Browser::ChromeBeta => "chrome-beta",
+            Browser::ChromeDev => "chrome-dev",
+            Browser::ChromeCanary => "chrome-canary",
+            Browser::Brave => "brave",
+            Browser::Edge => "edge",
+            Browser::Vivaldi => "vivaldi",
+        }
+    }
+
+    /// How people call it.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "Chromium",
+            Browser::Chrome => "Google Chrome",
+            Browser::ChromeBeta => "Google Chrome Beta",
+            Browser::ChromeDev => "Google Chrome Dev",
+            Browser::ChromeCanary => "Google Chrome Canary",
+            Browser::Brave => "Brave",
+            Browser::Edge => "Microsoft Edge",
+            Browser::Vivaldi => "Vivaldi",
+        }
+    }
+
+    /// The default user-data directory, relative to the per-user config base.
+    fn profile_dir(self) -> &'static str {
+        if cfg!(target_os = "macos") {
+            match self {
+                Browser::Chromium => "Chromium",
+                Browser::Chrome => "Google/Chrome",
+                Browser::ChromeBeta => "Google/Chrome Beta",
+                Browser::ChromeDev => "Google/Chrome Dev",
+                Browser::ChromeCanary => "Google/Chrome Canary",
+                Browser::Brave => "BraveSoftware/Brave-Browser",
+                Browser::Edge => "Microsoft Edge",
+                Browser::Vivaldi => "Vivaldi",
+            }
+        } else {
+            match self {
+                Browser::Chromium => "chromium",
+                Browser::Chrome => "google-chrome",
+                Browser::ChromeBeta => "google-chrome-beta",
+                Browser::ChromeDev => "google-chrome-unstable",
+                Browser::ChromeCanary => "google-chrome-canary",
+                Browser::Brave => "BraveSoftware/Brave-Browser",
+                Browser::Edge => "microsoft-edge",
+                Browser::Vivaldi => "vivaldi",
+            }
+        }
+    }
+}
+
+/// `~/Library/Application Support` on macOS; `$XDG_CONFIG_HOME` or `~/.config` elsewhere
+/// (where Chromium-family browsers keep their user-data directories).
+fn config_base() -> Result<PathBuf, Error> {
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .ok_or_else(|| Error::bad_request("HOME is not set; pass --user-data-dir"))
+    };
+    if cfg!(target_os = "macos") {
+        return Ok(home()?.join("Library/Application Support"));
+    }
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(home()?.join(".config")),
+    }
+}
+
+/// The browsers whose default profile exists here, each with the directory its native host
+/// manifests go to.
+pub fn detected() -> Result<Vec<(Browser, PathBuf)>, Error> {
+    let base = config_base()?;
+    Ok(Browser::ALL
+        .into_iter()
+        .filter(|b| base.join(b.profile_dir()).is_dir())
+        .map(|b| (b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
+        .collect())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The browser to register with (repeatable) [default: every one whose profile directory
+    /// exists].
+    #[arg(long = "browser", value_enum, value_name = "BROWSER")]
+    pub browsers: Vec<Browser>,
+    /// A custom user-data directory (`--user-data-dir` of the browser): the host goes into
+    /// DIR/NativeMessagingHosts.
+    #[arg(long, value_name = "DIR")]
+    pub user_data_dir: Option<PathBuf>,
+    /// Remove the host instead.
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Bake this discovery directory into the host (default: the host's own default,
+    /// /tmp/browser-mcp, or BROWSER_MCP_DISCOVERY_DIR as the browser passes it on).
+    #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", value_name = "DIR")]
+    pub discovery_dir: Option<PathBuf>,
+}
+
+/// Where one installation goes.
+#[derive(Debug)]
+struct Target {
+    browser: String,
+    dir: PathBuf,
+}
+
+#[derive(Debug, Serialize)]
+struct Done {
+    browser: String,
+    manifest: PathBuf,
+    wrapper: PathBuf,
+    /// What the wrapper runs (install) or whether anything was there (uninstall).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    removed: Option<bool>,
+}
+
+fn targets(a: &InstallArgs) -> Result<Vec<Target>, Error> {
+    if let Some(dir) = &a.user_data_dir {
+        let dir = std::path::absolute(dir)
+            .map_err(|e| Error::bad_request(format!("{}: {e}", dir.display())))?;
+        return Ok(vec![Target {
+            browser: "custom".into(),
+            dir: dir.join("NativeMessagingHosts"),
+        }]);
+    }
+    let base = config_base()?;
+    let chosen: Vec<(Browser, PathBuf)> = if a.browsers.is_empty() {
+        detected()?
+    } else {
+        a.browsers
+            .iter()
+            .map(|b| (*b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
+            .collect()
+    };
+    if chosen.is_empty() {
+        return Err(Error::bad_request(format!(
+            "found no browser profile under {}; name the browser with --browser (chromium, chrome, …) or give --user-data-dir",
+            base.display()
+        )));
+    }
+    Ok(chosen
+        .into_iter()
+        .map(|(b, dir)| Target {
+            browser: b.name().into(),
+            dir,
+        })
+        .collect())
+}
+
+/// `'…'` for sh, with embedded single quotes spliced in.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn wrapper_script(browserctl: &Path, discovery_dir: Option<&Path>) -> Result<String, Error> {
+    let text = |p: &Path| {
+        p.to_str()
+            .map(sh_quote)
+            .ok_or_else(|| Error::bad_request(format!("{} is not UTF-8", p.display())))
+    };
+    let mut cmd = format!("exec {} native-host", text(browserctl)?);
+    if let Some(dir) = discovery_dir {
+        cmd.push_str(&format!(" --discovery-dir {}", text(dir)?));
+    }
+    Ok(format!(
+        "#!/bin/sh\n# Written by `browserctl install-native-host`: the browser starts this with the\n# caller's origin as argument.\n{cmd} \"$@\"\n"
+    ))
+}
+
+fn manifest(wrapper: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "name": HOST_NAME,
+        "description": "browser-mcp: tells the browser-mcp extension where the local browser-mcpd daemons are",
+        "path": wrapper,
+        "type": "stdio",
+        "allowed_origins": [EXTENSION_ORIGIN],
+    })
+}
+
+/// Writes `contents` to `path` through a temp file and a rename, so a browser never reads
+/// half a manifest.
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = fs::remove_file(&tmp);
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)?;
+    f.write_all(contents)?;
+    f.set_permissions(fs::Permissions::from_mode(mode))?;
+    drop(f);
+    fs::rename(&tmp, path)
+}
+
+fn install(t: &Target, browserctl: &Path, discovery_dir: Option<&Path>) -> Result<Done, Error> {
+    let io = |what: &Path, e: std::io::Error| {
+        Error::internal(format!("cannot write {}: {e}", what.display()))
+    };
+    fs::create_dir_all(&t.dir).map_err(|e| io(&t.dir, e))?;
+    let wrapper = t.dir.join(WRAPPER_NAME);
+    let manifest_path = t.dir.join(format!("{HOST_NAME}.json"));
+    let script = wrapper_script(browserctl, discovery_dir)?;
+    write_file(&wrapper, script.as_bytes(), 0o755).map_err(|e| io(&wrapper, e))?;
+    let mut body = serde_json::to_vec_pretty(&manifest(&wrapper)).expect("JSON");
+    body.push(b'\n');
+    write_file(&manifest_path, &body, 0o644).map_err(|e| io(&manifest_path, e))?;
+    let mut runs = format!("{} native-host", browserctl.display());
+    if let Some(dir) = discovery_dir {
+        runs.push_str(&format!(" --discovery-dir {}", dir.display()));
+    }
+    Ok(Done {
+        browser: t.browser.clone(),
+        manifest: manifest_path,
+        wrapper,
+        runs: Some(runs),
+        removed: None,
+    })
+}
+
+fn uninstall(t: &Target) -> Result<Done, Error> {
+    let manifest = t.dir.join(format!("{HOST_NAME}.json"));
+    let wrapper = t.dir.join(WRAPPER_NAME);
+    let mut removed = false;
+    for path in [&manifest, &wrapper] {
+        match fs::remove_file(path) {
+            Ok(()) => removed = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::internal(format!(
+                    "cannot remove {}: {e}",
+                    path.display()
+                )))
+            }
+        }
+    }
+    Ok(Done {
+        browser: t.browser.clone(),
+        manifest,
+        wrapper,
+        runs: None,
+        removed: Some(removed),
+    })
+}
+
+pub fn run(a: InstallArgs, json: bool) -> Result<(), Stop> {
+    let targets = targets(&a)?;
+    let browserctl = std::env::current_exe()
+        .map_err(|e| Error::internal(format!("cannot find this program's path: {e}")))?;
+    let discovery_dir = match &a.discovery_dir {
+        Some(d) => Some(std::path::absolute(d).map_err(|e| Error::bad_request(e.to_string()))?),
+        None => None,
+    };
+    let mut done = Vec::new();
+    for t in &targets {
+        done.push(if a.uninstall {
+            uninstall(t)?
+        } else {
+            install(t, &browserctl, discovery_dir.as_deref())?
+        });
+    }
+    if json {
+        let key = if a.uninstall {
+            "uninstalled"
+        } else {
+            "installed"
+        };
+        return print_json(&serde_json::json!({ key: done }));
+    }
+    let lines: Vec<String> = done
+        .iter()
+        .map(|d| match (&d.runs, d.removed) {
+            (Some(runs), _) => format!(
+                "{}: wrote {} and {} (runs {runs})",
+                d.browser,
+                d.manifest.display(),
+                d.wrapper.display()
+            ),
+            (None, Some(true)) => format!(
+                "{}: removed {} and {}",
+                d.browser,
+                d.manifest.display(),
+                d.wrapper.display()
+            ),
+            (None, _) => format!(
+                "{}: nothing installed in {}",
+                d.browser,
+                d.manifest.parent().unwrap_or(Path::new("")).display()
+            ),
+        })
+        .collect();
+    print(&lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_odd_paths() {
+        assert_eq!(sh_quote("/a b/c"), "'/a b/c'");
+        assert_eq!(sh_quote("it's"), r"'it'\''s'");
+        let s = wrapper_script(Path::new("/x/browser ctl"), Some(Path::new("/tmp/d'd"))).unwrap();
+        assert!(
+            s.ends_with(
+                "exec '/x/browser ctl' native-host --discovery-dir '/tmp/d'\\''d' \"$@\"\n"
+            ),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn manifest_names_our_extension() {
+        let m = manifest(Path::new("/h/browser-mcp-native-host"));
+        assert_eq!(m["name"], "dev.browsermcp.host");
+        assert_eq!(m["type"], "stdio");
+        assert_eq!(m["path"], "/h/browser-mcp-native-host");
+        assert_eq!(
+            m["allowed_origins"],
+            serde_json::json!(["chrome-extension://jldadifenendlhihnlmegbljijfhnffa/"])
+        );
+    }
+}

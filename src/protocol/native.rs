@@ -1,0 +1,92 @@
+//! Chrome native messaging between `browserctl native-host` and our extension, and the
+//! discovery file the host reads.
+//!
+//! Framing (both directions): a 4-byte length in native byte order, then that many bytes of
+//! UTF-8 JSON. The host speaks first and only: it pushes the complete list of live daemons
+//! at start and after every change; the extension sends nothing.
+
+use serde::{Deserialize, Serialize};
+
+/// The manifest name of our host; the extension calls `chrome.runtime.connectNative` with it.
+pub const HOST_NAME: &str = "dev.browsermcp.host";
+
+/// The only extension allowed to start the host (its id is fixed by the `key` in
+/// extension/manifest.json).
+pub const EXTENSION_ORIGIN: &str = "chrome-extension://jldadifenendlhihnlmegbljijfhnffa/";
+
+/// Chrome refuses host → extension messages larger than this.
+pub const MAX_TO_EXTENSION: usize = 1024 * 1024;
+
+/// Host → extension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum HostMessage {
+    /// Every live daemon; a port missing here (or with a new token) is one to disconnect.
+    Servers { servers: Vec<Server> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Server {
+    pub port: u16,
+    pub pid: u32,
+    /// Absent for daemons whose discovery file has none (plain seed-001 servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// `server-<pid>.json` in the discovery directory: seed 001's `{port, pid, startedAt}` plus our
+/// additive fields. Unknown fields are ignored.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoveryFile {
+    pub port: u16,
+    pub pid: u32,
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub token: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_message_shape() {
+        let m = HostMessage::Servers {
+            servers: vec![
+                Server {
+                    port: 8765,
+                    pid: 12,
+                    token: Some("t".into()),
+                    version: Some("0.1.0".into()),
+                },
+                Server {
+                    port: 8766,
+                    pid: 13,
+                    token: None,
+                    version: None,
+                },
+            ],
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            serde_json::json!({"type": "servers", "servers": [
+                {"port": 8765, "pid": 12, "token": "t", "version": "0.1.0"},
+                {"port": 8766, "pid": 13}]})
+        );
+    }
+
+    #[test]
+    fn seed_discovery_file_parses() {
+        let f: DiscoveryFile = serde_json::from_str(
+            r#"{"port": 8765, "pid": 12345, "startedAt": "2024-01-01T00:00:00.000Z"}"#,
+        )
+        .unwrap();
+        assert_eq!((f.port, f.pid, f.token), (8765, 12345, None));
+    }
+}

@@ -656,3 +656,55 @@ async fn hundreds_of_event_streams_block_no_one() {
     .await;
     assert_eq!(after["browsers"], 1);
 }
+
+/// A browser that stops reading: the daemon's writes to it block, its command queue (1024)
+/// fills, and then callers must still get an answer within their timeout (they used to wait
+/// for room in the queue with no deadline, for as long as the socket stayed open).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_browser_that_stops_reading_cannot_hang_callers() {
+    let d = TestDaemon::start();
+    let mut good =
+        FakeExtension::connect(&d, "good", vec![tab(1, "Good", vec![search_tool()])]).await;
+    let stuck =
+        FakeExtension::connect(&d, "stuck", vec![tab(2, "Stuck", vec![search_tool()])]).await;
+    status_until(&d, "two browsers", |s| s["browsers"] == 2).await;
+    // Never read again; big arguments fill the socket buffers quickly.
+    let _held = stuck;
+    let big = "x".repeat(256 << 10);
+    const CALLS: usize = 1200;
+    let started = std::time::Instant::now();
+    let mut calls = Vec::new();
+    for i in 0..CALLS {
+        let socket = d.socket.clone();
+        let query = if i < 64 { big.clone() } else { i.to_string() };
+        let body = json!({"tool": "search", "tab": "b2:2", "args": {"query": query},
+            "timeoutMs": 2000, "retries": 0})
+        .to_string();
+        calls.push(tokio::spawn(async move {
+            api_at(&socket, "POST", "/v1/call", Some(&body)).await
+        }));
+    }
+    // Everyone else is served meanwhile.
+    still_serves(&d, &mut good).await;
+    let mut codes = std::collections::BTreeMap::new();
+    for c in calls {
+        let (status, v) = c.await.unwrap();
+        assert!(status >= 400, "{v}");
+        *codes
+            .entry(v["error"]["code"].as_str().unwrap_or("none").to_owned())
+            .or_insert(0) += 1;
+    }
+    let took = started.elapsed();
+    eprintln!("{CALLS} calls to a browser that stopped reading: {codes:?} in {took:?}");
+    assert!(
+        codes
+            .keys()
+            .all(|c| c == "MESSAGE_TIMEOUT" || c == "SEND_ERROR"),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains_key("SEND_ERROR"),
+        "the queue did fill: {codes:?}"
+    );
+    still_serves(&d, &mut good).await;
+}

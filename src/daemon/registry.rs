@@ -149,11 +149,14 @@ pub const REMEMBERED_SESSIONS: usize = 4096;
 pub struct Registry {
     browsers: BTreeMap<BrowserKey, Browser>,
     limits: Limits,
-    /// (dialect, session id) → key, kept after a disconnect so a reconnect gets its old key.
-    sessions: HashMap<(&'static str, String), BrowserKey>,
-    /// Sessions in the order they went away: only the last [`REMEMBERED_SESSIONS`] are kept,
-    /// or every new session id (each seed-002 registration has one) would grow the map.
-    departed: VecDeque<(&'static str, String)>,
+    /// (dialect, session id) → (key, stamp of its last departure), kept after a disconnect so
+    /// a reconnect gets its old key.
+    sessions: HashMap<(&'static str, String), (BrowserKey, u64)>,
+    /// Departures, oldest first: only the sessions of the last [`REMEMBERED_SESSIONS`] are
+    /// kept, or every new session id (each seed-002 registration has one) would grow the map.
+    /// A session that left again since has a newer stamp, so its old entry forgets nothing.
+    departed: VecDeque<((&'static str, String), u64)>,
+    departures: u64,
     next_key: BrowserKey,
     /// The most recently focused tab across all browsers.
     last_focus: Option<(BrowserKey, TabId)>,
@@ -172,6 +175,7 @@ impl Registry {
             limits: Limits::default(),
             sessions: HashMap::new(),
             departed: VecDeque::new(),
+            departures: 0,
             next_key: 1,
             last_focus: None,
             ring: VecDeque::with_capacity(ring_capacity.min(4096)),
@@ -274,11 +278,12 @@ impl Registry {
         connected_at: String,
     ) -> (BrowserKey, Option<ConnHandle>) {
         let key = match self.sessions.get(&(dialect, session_id.to_owned())) {
-            Some(&key) => key,
+            Some(&(key, _)) => key,
             None => {
                 let key = self.next_key;
                 self.next_key += 1;
-                self.sessions.insert((dialect, session_id.to_owned()), key);
+                self.sessions
+                    .insert((dialect, session_id.to_owned()), (key, 0));
                 key
             }
         };
@@ -322,15 +327,19 @@ impl Registry {
         if matches!(self.last_focus, Some((k, _)) if k == key) {
             self.last_focus = None;
         }
-        self.departed
-            .push_back((browser.dialect, browser.session_id.clone()));
+        self.departures += 1;
+        let session = (browser.dialect, browser.session_id.clone());
+        if let Some(entry) = self.sessions.get_mut(&session) {
+            entry.1 = self.departures;
+        }
+        self.departed.push_back((session, self.departures));
         while self.departed.len() > REMEMBERED_SESSIONS {
-            let Some(old) = self.departed.pop_front() else {
+            let Some((old, stamp)) = self.departed.pop_front() else {
                 break;
             };
-            // A session that came back since is still in use.
-            if let Some(&k) = self.sessions.get(&old) {
-                if !self.browsers.contains_key(&k) {
+            // Forgotten only if this was its last departure and it has not come back.
+            if let Some(&(k, last)) = self.sessions.get(&old) {
+                if last == stamp && !self.browsers.contains_key(&k) {
                     self.sessions.remove(&old);
                 }
             }
@@ -624,7 +633,7 @@ impl Registry {
             let known = b
                 .strip_prefix('b')
                 .and_then(|k| k.parse::<BrowserKey>().ok())
-                .filter(|k| self.sessions.values().any(|v| v == k));
+                .filter(|k| self.sessions.values().any(|v| v.0 == *k));
             match known {
                 Some(k) => Error::new(
                     ErrorCode::NoBrowser,
@@ -1532,5 +1541,30 @@ mod tests {
             r.parse_tab("b2:9").unwrap_err().code,
             ErrorCode::TabNotFound
         );
+    }
+
+    #[test]
+    fn a_session_that_keeps_coming_back_keeps_its_key() {
+        let mut r = Registry::new(16, 16);
+        let (first, _) = r.attach(
+            "bridge",
+            "flaky",
+            BrowserInfo::default(),
+            ConnHandle::test(1),
+            "t".into(),
+        );
+        r.detach(first, 1);
+        for i in 0..(REMEMBERED_SESSIONS as u64 + 100) {
+            let (k, _) = r.attach(
+                "bridge",
+                "flaky",
+                BrowserInfo::default(),
+                ConnHandle::test(10 + i),
+                "t".into(),
+            );
+            assert_eq!(k, first, "reconnect {i}");
+            r.detach(k, 10 + i);
+        }
+        assert!(r.remembered_sessions() <= REMEMBERED_SESSIONS + 1);
     }
 }

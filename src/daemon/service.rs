@@ -194,7 +194,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
         port,
         socket = %socket_path.display(),
         discovery = %daemon.runtime.discovery_file.display(),
-        logs = ?logging.destination,
+        logs = %logging.destination,
         "browser-mcpd {} ready",
         env!("CARGO_PKG_VERSION")
     );

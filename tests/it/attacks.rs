@@ -296,7 +296,7 @@ async fn the_token_never_reaches_the_log() {
         let d = TestDaemon::start_in_with_env(
             dir,
             &["--handshake-timeout", "200ms", "--sniff-window", "50ms"],
-            &[("LOG_LEVEL", level)],
+            &[("BROWSER_MCP_LOG_LEVEL", level)],
         );
         let port = d.port;
         let token = d.token.clone();

@@ -14,7 +14,7 @@ use crate::paths::DEFAULT_DISCOVERY_DIR;
 use crate::protocol::native::{DiscoveryFile, HostMessage, Server, MAX_TO_EXTENSION};
 use notify::{RecursiveMode, Watcher};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -198,7 +198,24 @@ impl DirWatch {
     }
 }
 
+/// What `browserctl native-host` says when a person runs it on a terminal: the framing it
+/// speaks is binary and meant for the browser.
+pub const ON_A_TERMINAL: &str = "\
+browserctl native-host is the native-messaging host of the browser-mcp extension: the browser
+starts it and talks to it in binary frames over stdin and stdout, to learn where the local
+browser-mcpd daemons are. It is not meant to be run by hand.
+
+  Register it with your browsers:  browserctl install-native-host
+  Check the whole setup:           browserctl doctor
+  See what it would tell the extension (one frame, then exit):
+                                   browserctl native-host </dev/null | tail -c +5
+";
+
 pub fn run(args: NativeHostArgs) -> ExitCode {
+    if io::stdin().is_terminal() && io::stdout().is_terminal() {
+        eprint!("{ON_A_TERMINAL}");
+        return ExitCode::from(2);
+    }
     let (tx, rx) = mpsc::channel();
     let mut watch = DirWatch::new(&args.discovery_dir, tx.clone());
     // A plain thread, not a runtime task: a blocking stdin read cannot be cancelled, and a

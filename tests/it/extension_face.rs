@@ -546,7 +546,7 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
     // Off the scan range and wanting its token: only the native host can bring the browser here.
     let d = TestDaemon::start_with(&["--require-token"]);
     let profile = tempfile::tempdir().unwrap();
-    let out = d.ctl(&[
+    let out = ctl_plain(&[
         "install-native-host",
         "--user-data-dir",
         profile.path().to_str().unwrap(),

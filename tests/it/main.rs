@@ -6,6 +6,7 @@ mod bridge;
 mod browser;
 mod calls;
 mod cancel;
+mod cli;
 mod client;
 mod closing;
 mod common;

@@ -30,3 +30,4 @@ mod security;
 mod service;
 mod setup;
 mod soak;
+mod targeting;

@@ -248,8 +248,11 @@ pub async fn run(c: &Client, a: CallArgs, json: bool) -> Result<(), Stop> {
         call_id: Some(id.clone()),
     };
     let call = c.json::<CallResponse>(Method::POST, "/v1/call", Some(&req));
+    // Pinned out here so that Ctrl-C does not drop the request (and hang up) before the
+    // cancel below has named the call.
+    tokio::pin!(call);
     let resp = tokio::select! {
-        resp = call => resp?,
+        resp = &mut call => resp?,
         _ = tokio::signal::ctrl_c() => {
             // Dropping the request alone would leave the daemon to notice the hang-up; say
             // it, so the tab is told and the call counts as cancelled.

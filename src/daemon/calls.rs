@@ -202,7 +202,34 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// Counts a call whose caller went away before it ended (a closed connection, Ctrl-C on
+/// browserctl) as cancelled: its future is dropped mid-way, and only a drop guard sees that.
+struct Abandoned<'a> {
+    stats: &'a Stats,
+    ended: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            Stats::bump(&self.stats.calls_cancelled);
+            Stats::bump(&self.stats.calls_failed);
+            tracing::info!("a caller went away before its call ended; cancelled");
+        }
+    }
+}
+
 pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    let mut abandoned = Abandoned {
+        stats: &d.stats,
+        ended: false,
+    };
+    let result = call_counted(d, req).await;
+    abandoned.ended = true;
+    result
+}
+
+async fn call_counted(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     let in_flight = InFlight::new(&d.stats);
     let max = d.config().max_calls_in_flight;
     if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {

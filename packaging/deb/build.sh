@@ -32,6 +32,7 @@ if command -v strip >/dev/null; then
 fi
 install -Dm644 systemd/browser-mcpd.service "$root/usr/lib/systemd/user/browser-mcpd.service"
 install -Dm644 systemd/browser-mcpd.socket "$root/usr/lib/systemd/user/browser-mcpd.socket"
+install -Dm644 systemd/browser-mcp.tmpfiles "$root/usr/lib/tmpfiles.d/browser-mcp.conf"
 install -d "$root/usr/share/man/man1"
 gzip -9n <man/browser-mcpd.1 >"$root/usr/share/man/man1/browser-mcpd.1.gz"
 gzip -9n <man/browserctl.1 >"$root/usr/share/man/man1/browserctl.1.gz"

@@ -42,38 +42,16 @@ fn me() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// A private directory: ours, and not open to others (a sticky world-writable /tmp-like
-/// directory is accepted for the discovery directory's parent, not for the directory itself).
-fn private_dir(name: &str, dir: &Path) -> Check {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) => fail(
+/// A directory others must not be able to swap files in: [`crate::trust::check`], the same
+/// judgement the daemon and the native host make.
+fn trusted_dir(name: &str, dir: &Path) -> Check {
+    match crate::trust::check(dir) {
+        Ok(crate::trust::Owner::Us) => pass(name, format!("{}: yours", dir.display())),
+        Ok(crate::trust::Owner::Root) => pass(
             name,
-            format!("{}: {e}", dir.display()),
-            "start browser-mcpd once; it creates the directory",
+            format!("{}: root's, shared and sticky", dir.display()),
         ),
-        Ok(m) if !m.is_dir() => fail(
-            name,
-            format!("{} is not a directory", dir.display()),
-            format!("remove {} and restart browser-mcpd", dir.display()),
-        ),
-        Ok(m) if m.uid() != me() => fail(
-            name,
-            format!("{} belongs to uid {}, not to you", dir.display(), m.uid()),
-            format!(
-                "remove {} (it may be another user's) or use --discovery-dir / --socket",
-                dir.display()
-            ),
-        ),
-        Ok(m) if m.mode() & 0o077 != 0 => fail(
-            name,
-            format!(
-                "{} has mode {:o}; others can read or enter it",
-                dir.display(),
-                m.mode() & 0o7777
-            ),
-            format!("chmod 700 {}", dir.display()),
-        ),
-        Ok(_) => pass(name, format!("{}: yours, mode 700", dir.display())),
+        Err(u) => fail(name, u.to_string(), u.fix()),
     }
 }
 
@@ -209,7 +187,7 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
     let answer = client.get::<Status>("/v1/status").await;
     let mut checks = vec![socket_check(client.socket(), answer.as_ref().err())];
     if let Some(dir) = client.socket().parent() {
-        checks.push(private_dir("control socket directory", dir));
+        checks.push(trusted_dir("control socket directory", dir));
     }
     let status: Option<Status> = match answer {
         Ok(s) => {
@@ -234,26 +212,22 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
         }
     };
     let mine = env!("CARGO_PKG_VERSION");
-    let discovery_dir = match &status {
-        Some(s) => {
-            checks.push(if s.version == mine {
-                pass(
-                    "versions match",
-                    format!("browserctl {mine}, browser-mcpd {}", s.version),
-                )
-            } else {
-                fail(
-                    "versions match",
-                    format!("browserctl {mine}, browser-mcpd {}", s.version),
-                    "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
-                )
-            });
-            Path::new(&s.discovery_file).parent().map(Path::to_path_buf)
+    if let Some(s) = &status {
+        checks.push(if s.version == mine {
+            pass(
+                "versions match",
+                format!("browserctl {mine}, browser-mcpd {}", s.version),
+            )
+        } else {
+            fail(
+                "versions match",
+                format!("browserctl {mine}, browser-mcpd {}", s.version),
+                "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
+            )
+        });
+        if let Some(dir) = Path::new(&s.discovery_file).parent() {
+            checks.push(trusted_dir("discovery directory", dir));
         }
-        None => Some(PathBuf::from(crate::paths::DEFAULT_DISCOVERY_DIR)),
-    };
-    if let Some(dir) = discovery_dir {
-        checks.push(private_dir("discovery directory", &dir));
     }
     if let Some(s) = &status {
         let file = Path::new(&s.discovery_file);

@@ -155,6 +155,31 @@ fn messages_speak_the_cli_s_words() {
     assert!(!ready.contains("Stderr("), "{ready}");
 }
 
+/// One failed attempt is told as itself, not as a retry history ("attempt 1 … then waited 0 ms").
+#[tokio::test(flavor = "multi_thread")]
+async fn one_failed_attempt_is_one_message() {
+    let d = TestDaemon::start();
+    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![tool("submit")])]).await;
+    d.wait_tabs("tab", |t| t.len() == 1);
+    // A timeout of a tool that is not safe to repeat: one attempt, whose error the daemon
+    // sends with a one-entry history.
+    let cli = ctl_async(&d, &["call", "submit", "--attempt-timeout", "200ms"]);
+    ext.expect("callTool").await;
+    let out = cli.await.unwrap();
+    assert_eq!(exit_code(&out), 8);
+    let text = stderr(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("browserctl: MESSAGE_TIMEOUT: "), "{text}");
+    assert!(
+        text.contains("within 200 ms"),
+        "the attempt's own timeout: {text}"
+    );
+    assert!(
+        !text.contains("attempt") && !text.contains("waited"),
+        "{text}"
+    );
+}
+
 /// A tab whose title is wide: CJK characters and an emoji take two cells each.
 #[tokio::test(flavor = "multi_thread")]
 async fn listings_for_people_and_for_programs() {

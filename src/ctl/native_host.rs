@@ -229,7 +229,8 @@ browser-mcpd daemons are. It is not meant to be run by hand.
 ";
 
 pub fn run(args: NativeHostArgs) -> ExitCode {
-    if io::stdin().is_terminal() && io::stdout().is_terminal() {
+    // Binary frames on a terminal help nobody: a person typed this.
+    if io::stdout().is_terminal() {
         eprint!("{ON_A_TERMINAL}");
         return ExitCode::from(2);
     }

@@ -2,6 +2,7 @@
 // Tools that need the DOM run in dom-tools.js (content script); the rest need extension APIs.
 import { Code, ToolError } from './protocol.js';
 import { committedTab, getTab, isWebUrl, sendToPage } from './page.js';
+import { started } from './navigations.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -97,6 +98,7 @@ async function navigate(tabId, args) {
   }
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
   const loaded = waitForLoad(tabId, 30_000);
+  started(tabId, parsed.href);
   await chrome.tabs.update(tabId, { url: parsed.href });
   await loaded;
   // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.

@@ -2,6 +2,7 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod attacks;
+mod bidi;
 mod bridge;
 mod browser;
 mod calls;
@@ -16,6 +17,9 @@ mod discovery;
 mod e2e;
 mod extension_face;
 mod faults;
+mod firefox;
+mod firefox_e2e;
+mod firefox_face;
 mod fuzz_smoke;
 mod harness;
 mod hostile;

@@ -66,7 +66,7 @@
         return r.result;
       });
     } else if (req?.op === 'dom') {
-      work = globalThis.browserMcpDom.run(req.name, req.args);
+      work = globalThis.browserMcpDom.run(req.name, req.args, req.frame);
     } else {
       return false;
     }

@@ -60,7 +60,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let tab_id = tab["id"].as_i64().unwrap();
     let names = tool_names(&tab);
-    assert_eq!(names.len(), 9, "the page's tool and 8 built-ins: {names:?}");
+    assert_eq!(names.len(), 16, "the page's tool and 15 built-ins: {names:?}");
     assert!(
         !names.contains(&"browser_evaluate"),
         "browser_evaluate is off until enabled in the options: {names:?}"

@@ -27,6 +27,7 @@
   function click(args) {
     const el = resolve(args);
     interactable(el);
+    const what = describeShort(el); // as it was before the click changed it
     const at = center(el);
     // Pages often listen for pointer/mouse down rather than click.
     pointer('pointerdown', el, at, { buttons: 1 });
@@ -35,7 +36,7 @@
     pointer('pointerup', el, at);
     mouse('mouseup', el, at);
     el.click();
-    return text(`Clicked ${describeShort(el)}`);
+    return text(`Clicked ${what}`);
   }
 
   // --- hover -------------------------------------------------------------------------------------
@@ -45,6 +46,7 @@
   function hover(args) {
     const el = resolve(args);
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const what = describeShort(el);
     const at = center(el);
     const target = document.elementFromPoint(at.x, at.y);
     const over = target && el.contains(target) ? target : el;
@@ -62,7 +64,7 @@
     pointer('pointermove', over, at);
     mouse('mousemove', over, at);
     hovered = new WeakRef(over);
-    return text(`Hovered over ${describeShort(el)}`);
+    return text(`Hovered over ${what}`);
   }
 
   // --- drag and drop -----------------------------------------------------------------------------
@@ -78,10 +80,11 @@
     if (src === dst) fail('INVALID_ARGUMENTS', 'the drag source and the drop target are the same element');
     interactable(src);
     if (!visible(dst)) fail('ELEMENT_NOT_INTERACTABLE', `the drop target ${describeShort(dst)} is not visible`);
+    const what = `${describeShort(src)} onto ${describeShort(dst)}`;
     const from = center(src);
     const draggable = src.closest('[draggable=true]') || (src.draggable && src.getAttribute('draggable') !== 'false');
-    if (draggable) return html5Drag(src, dst, from);
-    return mouseDrag(src, dst, from);
+    if (draggable) return html5Drag(src, dst, from, what);
+    return mouseDrag(src, dst, from, what);
   }
 
   function dropPoint(dst) {
@@ -91,7 +94,7 @@
     return { at, over: hit && dst.contains(hit) ? hit : dst };
   }
 
-  function html5Drag(src, dst, from) {
+  function html5Drag(src, dst, from, what) {
     const dt = new DataTransfer();
     pointer('pointerdown', src, from, { buttons: 1 });
     mouse('mousedown', src, from, { buttons: 1 });
@@ -112,10 +115,10 @@
       outcome = 'the target did not accept the drop (its dragover was not cancelled), so nothing was dropped';
     }
     dragEvent('dragend', src.isConnected ? src : over, at, dt);
-    return text(`Dragged ${describeShort(src)} onto ${describeShort(dst)} with HTML5 drag and drop: ${outcome}`);
+    return text(`Dragged ${what} with HTML5 drag and drop: ${outcome}`);
   }
 
-  function mouseDrag(src, dst, from) {
+  function mouseDrag(src, dst, from, what) {
     pointer('pointerdown', src, from, { buttons: 1 });
     mouse('mousedown', src, from, { buttons: 1 });
     const { at } = dropPoint(dst);
@@ -131,7 +134,7 @@
     const under = document.elementFromPoint(at.x, at.y) || dst;
     pointer('pointerup', under, at);
     mouse('mouseup', under, at);
-    return text(`Dragged ${describeShort(src)} onto ${describeShort(dst)} with mouse events (down, ${STEPS} moves, up)`);
+    return text(`Dragged ${what} with mouse events (down, ${STEPS} moves, up)`);
   }
 
   // --- typing and keys ---------------------------------------------------------------------------

@@ -59,13 +59,39 @@
     if (driven()) event.stopImmediatePropagation();
   }, true);
 
+  // The tab's sessionStorage carries "driven until" to the next document of the same origin in
+  // this tab, which reads it synchronously at document_start: a page the agent's click opens may
+  // alert while it loads, before any message from the service worker can arrive.
+  const KEY = 'browser-mcp:driven-until';
+  let forget = null;
+  function remember(until) {
+    try {
+      clearTimeout(forget);
+      if (until > Date.now()) {
+        sessionStorage.setItem(KEY, String(until));
+        forget = setTimeout(() => sessionStorage.removeItem(KEY), until - Date.now());
+      } else sessionStorage.removeItem(KEY);
+    } catch {
+      // no storage here (opaque origin, storage off)
+    }
+  }
+  function recalled() {
+    try {
+      return Number(sessionStorage.getItem(KEY)) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
   function setState(next) {
     state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
+    remember(state.until);
   }
 
   // A new document learns whether its tab is driven: the service worker may already have said so
   // (dialogs.js, at the commit), else it is asked. A dialog before either answer opens natively.
   if (globalThis.browserMcpDialogState) setState(globalThis.browserMcpDialogState);
+  else if (recalled() > Date.now()) state = { ...state, until: recalled() };
   chrome.runtime.sendMessage({ type: 'dialogState' }).then((s) => s && setState(s), () => {});
 
   dom.dialogs = {

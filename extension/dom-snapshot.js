@@ -10,6 +10,8 @@
   // Containers worth offering as a scope when the budget cuts the snapshot short.
   const REGION = /^(MAIN|NAV|ASIDE|SECTION|ARTICLE|FORM|TABLE|UL|OL|DIALOG|FIELDSET|IFRAME|FRAME)$/;
   const MAX_REGIONS = 8;
+  const NATIVE = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY)$/;
+  const REGION_SELECTOR = 'main, nav, aside, section, article, form, table, ul, ol, dialog, fieldset, iframe, frame';
 
   // args: maxChars (this frame's budget), interactiveOnly, scopeRef (local) or scopeSelector.
   // Returns {url, title, index, items, more, regions}: items are {text}, {el, line} or
@@ -53,6 +55,20 @@
       return frameIndex.get(el.contentWindow) ?? -1;
     };
 
+    // Past the budget: what is left is only counted, by selector (native, fast even for tens of
+    // thousands of elements; hidden ones inside a visible subtree count too), and the first few
+    // containers are named as scopes to ask for.
+    const countRest = (el) => {
+      more += (el.matches(dom.INTERACTIVE) ? 1 : 0) + el.querySelectorAll(dom.INTERACTIVE).length;
+      if (regions.length >= MAX_REGIONS) return;
+      for (const r of [el, ...el.querySelectorAll(REGION_SELECTOR)]) {
+        if (regions.length >= MAX_REGIONS) break;
+        if (!REGION.test(r.tagName) || !dom.visible(r)) continue;
+        const label = dom.accessibleName(r) || dom.squash(r.querySelector('h1,h2,h3,h4,legend,caption,summary')?.innerText || '', 40);
+        regions.push(`[${r.tagName.toLowerCase()} ${dom.ref(r)}]${label ? ` "${label}"` : ''}`);
+      }
+    };
+
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (!full) current += node.data;
@@ -62,10 +78,8 @@
       const el = node;
       if (el.hidden || el.getAttribute('aria-hidden') === 'true' || !dom.visible(el)) return;
       if (full) {
-        if (regions.length < MAX_REGIONS && REGION.test(el.tagName)) {
-          const label = dom.accessibleName(el) || dom.squash(el.querySelector('h1,h2,h3,h4,legend,caption,summary')?.innerText || '', 40);
-          regions.push(`[${el.tagName.toLowerCase()} ${dom.ref(el)}]${label ? ` "${label}"` : ''}`);
-        }
+        countRest(el);
+        return;
       }
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
         flush();
@@ -76,16 +90,22 @@
       }
       if (dom.interactive(el)) {
         flush();
-        if (full) {
-          more++;
-          return;
-        }
         const d = dom.describe(el);
         if (!push({ el: d, line: dom.line(d) })) more++;
+        // A clickable card or a drop zone may hold controls of its own; a native control's
+        // content is its name.
+        if (!NATIVE.test(el.tagName) && el.querySelector(dom.INTERACTIVE)) {
+          for (const child of el.children) walk(child);
+          if (el.shadowRoot) for (const child of el.shadowRoot.children) walk(child);
+          current = '';
+        }
         return;
       }
       // A label's text already names its control's line.
-      if (el.tagName === 'LABEL' && el.control && !el.contains(el.control) && dom.visible(el.control)) return;
+      if (el.tagName === 'LABEL' && el.control && dom.visible(el.control)) {
+        if (el.contains(el.control)) walk(el.control);
+        return;
+      }
       const heading = /^H([1-6])$/.exec(el.tagName);
       if (heading && !el.querySelector(dom.INTERACTIVE)) {
         flush();

@@ -9,6 +9,8 @@ import { siteOf, sitePolicy } from './policy.js';
 export const DEFAULT_MAX_CHARS = 20_000;
 const MIN_MAX_CHARS = 500;
 const MAX_MAX_CHARS = 500_000;
+// Kept free for the "truncated: …" line, so that the whole text stays within the budget.
+const MARKER_ROOM = 400;
 // A frame that does not answer in this time (busy, or blocked by a dialog) is named, not waited for.
 const FRAME_ANSWER_MS = 3000;
 
@@ -184,9 +186,12 @@ export async function snapshot(tabId, args) {
   documents.set(tabId, docs);
 
   // Splice: each frame's items, with its children's items (indented) at their placeholders.
+  // The whole text stays within maxChars: header, lines, and room for the truncation line.
+  const top = answers.get(rootId).value;
+  const header = !scope && !args.selector ? `# ${top.title}\nURL: ${top.url}\n\n` : `Part of ${top.url} under ${args.ref || JSON.stringify(args.selector)}:\n\n`;
   const out = [];
   const elements = [];
-  let chars = 0;
+  let chars = header.length + MARKER_ROOM;
   let more = 0;
   let full = false;
   const regions = [];
@@ -200,15 +205,9 @@ export async function snapshot(tabId, args) {
     out.push(s);
     return true;
   };
-  const countElements = (frameId) => {
-    const a = answers.get(frameId)?.value;
-    if (!a) return 0;
-    let n = a.more;
-    for (const item of a.items) if (item.el) n++;
-    for (const c of children.get(frameId) || []) n += countElements(c.frameId);
-    return n;
-  };
+  const emitted = new Set();
   const emit = (frameId, depth) => {
+    emitted.add(frameId);
     const a = answers.get(frameId).value;
     const kids = children.get(frameId) || [];
     const claimed = new Set();
@@ -234,30 +233,33 @@ export async function snapshot(tabId, args) {
         add(`${item.line} (not shown: ${got.why})`, depth);
         continue;
       }
-      if (!add(item.line, depth)) {
-        more += countElements(child.frameId);
-        continue;
-      }
+      if (!add(item.line, depth)) continue; // counted below, with the frames never reached
       emit(child.frameId, depth + 1);
     }
     more += a.more;
     regions.push(...a.regions);
   };
-  const top = answers.get(rootId).value;
   emit(rootId, 0);
+  // Frames past the budget (or behind a placeholder past it) still count.
+  for (const f of wanted) {
+    const a = answers.get(f.frameId)?.value;
+    if (a && !emitted.has(f.frameId)) more += a.more + a.items.filter((i) => i.el).length;
+  }
 
-  let text = '';
-  if (!scope && !args.selector) text += `# ${top.title}\nURL: ${top.url}\n\n`;
-  else text += `Part of ${top.url} under ${args.ref || JSON.stringify(args.selector)}:\n\n`;
-  text += out.join('\n');
+  let text = header + out.join('\n');
   if (full || more) {
-    const hints = [
-      regions.length ? `{"ref": "…"} for one of ${regions.slice(0, 8).join(', ')}` : '{"ref": "…"} for a part of the page',
+    const tail = [
       '{"selector": "CSS"}',
       ...(base.interactiveOnly ? [] : ['{"interactiveOnly": true}']),
       `{"maxChars": ${Math.min(maxChars * 4, MAX_MAX_CHARS)}}`,
     ];
-    text += `\n… truncated: ${more} more element${more === 1 ? '' : 's'} not shown (budget ${maxChars} characters). Ask with ${hints.join(', or ')} to see them.`;
+    const marker = (shown) => {
+      const scopes = shown.length ? `{"ref": "…"} for one of ${shown.join(', ')}` : '{"ref": "…"} for a part of the page';
+      return `\n… truncated: ${more} more element${more === 1 ? '' : 's'} not shown (budget ${maxChars} characters). Ask with ${[scopes, ...tail].join(', or ')} to see them.`;
+    };
+    let shown = regions.slice(0, 8);
+    while (shown.length && marker(shown).length > MARKER_ROOM) shown = shown.slice(0, -1);
+    text += marker(shown);
   }
   return {
     content: [{ type: 'text', text }],

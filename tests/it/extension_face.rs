@@ -238,12 +238,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('10 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('17 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "10 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "17 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 

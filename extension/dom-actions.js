@@ -12,6 +12,16 @@
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   }
 
+  // A page in a background tab (or window) does not have focus: el.focus() then moves
+  // activeElement silently, so the focus events a page listens for are sent by hand.
+  function focusOn(el) {
+    const before = document.activeElement;
+    el.focus?.({ preventScroll: true });
+    if (document.hasFocus() || document.activeElement !== el || before === el) return;
+    el.dispatchEvent(new FocusEvent('focus', { relatedTarget: before }));
+    el.dispatchEvent(new FocusEvent('focusin', { bubbles: true, composed: true, relatedTarget: before }));
+  }
+
   const center = (el) => {
     const r = el.getBoundingClientRect();
     return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
@@ -32,7 +42,7 @@
     // Pages often listen for pointer/mouse down rather than click.
     pointer('pointerdown', el, at, { buttons: 1 });
     mouse('mousedown', el, at, { buttons: 1 });
-    if (el.focus) el.focus({ preventScroll: true });
+    focusOn(el);
     pointer('pointerup', el, at);
     mouse('mouseup', el, at);
     el.click();
@@ -171,7 +181,7 @@
     const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
     if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
     if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
-    el.focus();
+    focusOn(el);
     if (el.isContentEditable && !textual) el.textContent = args.text;
     else setValue(el, args.text);
     fireInput(el, args.text);
@@ -258,7 +268,7 @@
       const focusable = [...document.querySelectorAll(dom.INTERACTIVE)].filter((e) => !e.disabled && e.tabIndex >= 0 && visible(e));
       const i = focusable.indexOf(el);
       const next = focusable[(i + (mods.shiftKey ? -1 : 1) + focusable.length) % focusable.length];
-      next?.focus();
+      if (next) focusOn(next);
     }
   }
 
@@ -267,7 +277,7 @@
     if (args.ref || args.selector) {
       const target = resolve(args);
       interactable(target);
-      target.focus?.();
+      focusOn(target);
     }
     const el = document.activeElement || document.body;
     key(el, args.key);

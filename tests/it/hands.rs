@@ -365,6 +365,36 @@ fn frames(h: &mut Hands) {
     let snap = h.snapshot();
     assert!(snap.contains("  yes"), "the page got true:\n{snap}");
 
+    // A frame whose site the person turned off in the extension: named with why, refs refused.
+    let other_site = h.origin.replace("127.0.0.1", "localhost");
+    let options =
+        h.b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let set_sites = |b: &mut Browser, sites: Value| {
+        b.eval(
+            &options,
+            &format!("chrome.storage.local.set({{sites: {sites}}}).then(() => true)"),
+        )
+    };
+    set_sites(&mut h.b, json!({ other_site.clone(): {"mode": "off"} }));
+    let snap = wait_snapshot(h, "the turned-off frame", |s| s.contains("turned off"));
+    assert!(
+        snap.contains(&format!(
+            "] Cross origin {other_site}/hands-frame-child.html?cross&nest=1 (not shown: browser-mcp is turned off for {other_site})"
+        )),
+        "{snap}"
+    );
+    assert!(!snap.contains("?nested"), "nor what is inside it: {snap}");
+    let msg = h.refused(
+        "browser_click",
+        json!({"ref": frame_button}),
+        "SITE_DISABLED",
+    );
+    assert!(msg.contains("turned off"), "{msg}");
+    set_sites(&mut h.b, json!({}));
+    wait_snapshot(h, "the frame back", |s| s.contains("?nested"));
+    let _ = h.b.try_eval(&options, "window.close()");
+    h.b.send(Some(&h.page.session), "Page.bringToFront", json!({}));
+
     // A frame removed from the page: its refs are refused with a typed error.
     let gone_button = {
         let at = lines.iter().position(|l| l.contains("Soon gone")).unwrap();

@@ -391,7 +391,32 @@ fn frames(h: &mut Hands) {
     );
     assert!(msg.contains("turned off"), "{msg}");
     set_sites(&mut h.b, json!({}));
-    wait_snapshot(h, "the frame back", |s| s.contains("?nested"));
+    let snap = wait_snapshot(h, "the frame back", |s| s.contains("?nested"));
+
+    // Element bounds in top-level viewport pixels, for a ref in a frame (what an element
+    // screenshot crops to): frames.js from an extension page, against the oracle's geometry.
+    let same_button = {
+        let lines: Vec<&str> = snap.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("Same origin"))
+            .unwrap();
+        lines[at..]
+            .iter()
+            .find_map(|l| find_ref(l, "Frame button"))
+            .unwrap()
+    };
+    let tab_id: i64 = h.tab.split(':').nth(1).unwrap().parse().unwrap();
+    let got = h.b.eval(
+        &options,
+        &format!("import('/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"),
+    );
+    let want = h.eval("(() => { const f = document.getElementById('same'); const r = f.getBoundingClientRect(); const b = f.contentDocument.getElementById('b').getBoundingClientRect(); return [r.x + f.clientLeft + b.x, r.y + f.clientTop + b.y, b.width, b.height]; })()");
+    for (i, key) in ["x", "y", "width", "height"].iter().enumerate() {
+        let (g, w) = (got[key].as_f64().unwrap(), want[i].as_f64().unwrap());
+        assert!((g - w).abs() < 0.5, "bounds.{key}: {g} vs {w} ({got})");
+    }
+    assert!(got["devicePixelRatio"].as_f64().unwrap() > 0.0, "{got}");
     let _ = h.b.try_eval(&options, "window.close()");
     h.b.send(Some(&h.page.session), "Page.bringToFront", json!({}));
 

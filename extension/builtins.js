@@ -125,8 +125,17 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
       chrome.tabs.onRemoved.removeListener(onRemoved);
       err ? reject(err) : resolve();
     };
-    const top = (d) => d.tabId === tabId && d.frameId === 0;
-    const onBefore = (d) => top(d) && clearTimeout(startTimer);
+    // Events of a navigation that was still going on when this one began (a click's, say)
+    // may arrive after it: only the top frame's, from now on, count; an error only for the
+    // navigation this one started.
+    const since = Date.now() - 1;
+    let ours = null;
+    const top = (d) => d.tabId === tabId && d.frameId === 0 && !(d.timeStamp < since);
+    const onBefore = (d) => {
+      if (!top(d)) return;
+      ours = d.url;
+      clearTimeout(startTimer);
+    };
     const onCommitted = (d) => {
       if (!top(d)) return;
       committed = true;
@@ -135,7 +144,7 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
     const onCompleted = (d) => top(d) && committed && done();
     const onSameDocument = (d) => top(d) && done();
     const onError = (d) => {
-      if (!top(d)) return;
+      if (!top(d) || d.url !== ours) return;
       const why = d.error === 'net::ERR_ABORTED' ? 'the navigation was cancelled (or became a download)' : d.error;
       done(new ToolError(Code.NAVIGATION_FAILED, `could not load ${d.url}: ${why}`));
     };

@@ -17,6 +17,7 @@ mod e2e;
 mod extension_face;
 mod faults;
 mod fuzz_smoke;
+mod hands;
 mod harness;
 mod hostile;
 mod limits;

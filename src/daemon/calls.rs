@@ -276,6 +276,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         .resolve_call(&req.tool, req.tab.as_deref(), req.browser.as_deref())?;
     let tool = first.tool.clone();
     let args = super::args::prepare(req.args, &req.flags, tool.as_deref(), &d.validators)?;
+    let args = super::upload::inline_paths(&req.tool, args).await?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();

@@ -60,7 +60,11 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let tab_id = tab["id"].as_i64().unwrap();
     let names = tool_names(&tab);
-    assert_eq!(names.len(), 9, "the page's tool and 8 built-ins: {names:?}");
+    assert_eq!(
+        names.len(),
+        16,
+        "the page's tool and 15 built-ins: {names:?}"
+    );
     assert!(
         !names.contains(&"browser_evaluate"),
         "browser_evaluate is off until enabled in the options: {names:?}"
@@ -234,12 +238,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('10 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('17 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "10 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "17 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 
@@ -647,13 +651,13 @@ fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<Output> {
 }
 
 /// An attached DevTools session on one page.
-struct Page {
-    session: String,
+pub(crate) struct Page {
+    pub(crate) session: String,
 }
 
 /// Headless Chromium (own process group, killed with its helpers on drop) and a DevTools
-/// connection to it, used synchronously.
-struct Browser {
+/// connection to it, used synchronously. Also the oracle of tests/it/hands.rs.
+pub(crate) struct Browser {
     child: Child,
     log: PathBuf,
     _logdir: tempfile::TempDir,
@@ -663,7 +667,7 @@ struct Browser {
 }
 
 impl Browser {
-    fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
+    pub(crate) fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("chromium.log");
         let out = File::create(&log).unwrap();
@@ -731,14 +735,14 @@ impl Browser {
         b
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// One DevTools command; events are skipped.
-    fn try_send(
+    pub(crate) fn try_send(
         &mut self,
         session: Option<&str>,
         method: &str,
@@ -774,13 +778,13 @@ impl Browser {
         })
     }
 
-    fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+    pub(crate) fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
         self.try_send(session, method, params)
             .unwrap_or_else(|e| panic!("{e}\n--- chromium ---\n{}", self.log_tail()))
     }
 
     /// A new tab showing `url`, attached.
-    fn open(&mut self, url: &str) -> Page {
+    pub(crate) fn open(&mut self, url: &str) -> Page {
         let target =
             self.send(None, "Target.createTarget", json!({"url": url}))["targetId"].clone();
         let session = self.send(
@@ -804,7 +808,7 @@ impl Browser {
     }
 
     /// Evaluates an expression in the page (promises awaited) and returns its JSON value.
-    fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
+    pub(crate) fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
         let r = self.try_send(
             Some(&page.session),
             "Runtime.evaluate",
@@ -816,12 +820,12 @@ impl Browser {
         }
     }
 
-    fn eval(&mut self, page: &Page, expr: &str) -> Value {
+    pub(crate) fn eval(&mut self, page: &Page, expr: &str) -> Value {
         self.try_eval(page, expr).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Polls `expr` until it is truthy; returns its value.
-    fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
+    pub(crate) fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
         let start = Instant::now();
         let mut last;
         loop {

@@ -21,6 +21,7 @@ mod firefox;
 mod firefox_e2e;
 mod firefox_face;
 mod fuzz_smoke;
+mod hands;
 mod harness;
 mod hostile;
 mod limits;

@@ -86,8 +86,8 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     let tab_id = tab["id"].as_i64().unwrap();
     assert_eq!(
         tool_names(&tab).len(),
-        9,
-        "the page's tool and 8 built-ins: {tab}"
+        16,
+        "the page's tool and 15 built-ins: {tab}"
     );
     assert_eq!(
         tab["hidden"],

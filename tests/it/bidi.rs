@@ -41,7 +41,16 @@ impl Bidi {
             next_id: 0,
             timeout,
         };
-        b.command("session.new", json!({"capabilities": {}}))?;
+        // Prompts are the page's and the extension's business: BiDi answers none of them (by
+        // default it would dismiss alerts and accept "Leave page?" by itself).
+        let capabilities =
+            json!({"alwaysMatch": {"unhandledPromptBehavior": {"default": "ignore"}}});
+        let session = b.command("session.new", json!({"capabilities": capabilities}))?;
+        if session["capabilities"]["unhandledPromptBehavior"]["default"] != "ignore" {
+            return Err(format!(
+                "session.new did not take our prompt behaviour: {session}"
+            ));
+        }
         Ok(b)
     }
 
@@ -122,6 +131,20 @@ impl Bidi {
     pub fn close(&mut self, ctx: &Context) -> Result<(), String> {
         self.command("browsingContext.close", json!({"context": ctx.0}))
             .map(|_| ())
+    }
+
+    /// A trusted left click at viewport coordinates (`input.performActions`): what a person's
+    /// click gives a page and synthetic events do not, such as user activation.
+    pub fn click_at(&mut self, ctx: &Context, x: f64, y: f64) -> Result<(), String> {
+        let actions = json!([{"type": "pointer", "id": "mouse", "actions": [
+            {"type": "pointerMove", "x": x as i64, "y": y as i64},
+            {"type": "pointerDown", "button": 0},
+            {"type": "pointerUp", "button": 0}]}]);
+        self.command(
+            "input.performActions",
+            json!({"context": ctx.0, "actions": actions}),
+        )
+        .map(|_| ())
     }
 
     /// Evaluates `expr` in the context's page (promises awaited) and returns its JSON value.

@@ -20,6 +20,7 @@ mod faults;
 mod firefox;
 mod firefox_e2e;
 mod firefox_face;
+mod firefox_hands;
 mod fuzz_smoke;
 mod hands;
 mod harness;

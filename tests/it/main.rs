@@ -22,6 +22,7 @@ mod limits;
 mod man;
 mod mcp;
 mod native_host;
+mod page_events;
 mod peers;
 mod python;
 mod registry_model;

@@ -4,6 +4,7 @@
 import * as proto from './protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
+import { initObserve } from './observe.js';
 import { loadSettings, onSettingsChanged, settings } from './settings.js';
 import * as daemons from './daemons.js';
 import { loadActivity, runCall } from './activity.js';
@@ -307,6 +308,7 @@ onSettingsChanged((keys, before, now) => {
 // --- start: top-level, so every wake-up (install, browser start, alarm, message) connects ---------
 
 tabs.initTabs(broadcast);
+initObserve(broadcast);
 // No daemon hears of a tab before the site policy (and the scan range) is known.
 const settingsLoaded = loadSettings().catch((e) => console.warn('browser-mcp: loading settings', e));
 ready = (async () => {

@@ -2,6 +2,7 @@
 // Tools that need the DOM run in dom-tools.js (content script); the rest need extension APIs.
 import { Code, ToolError } from './protocol.js';
 import { committedTab, getTab, isWebUrl, sendToPage } from './page.js';
+import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -41,12 +42,11 @@ export const BUILTIN_TOOLS = [
       text: { type: 'string' },
       timeout: { type: 'number', description: 'Milliseconds, default 5000, at most 60000', minimum: 0, maximum: 60000 },
     }, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_screenshot', 'Screenshot', 'PNG of the visible part of this tab (the tab is brought to the front first).',
-    {}, [], { readOnlyHint: true, openWorldHint: false }),
   tool('browser_evaluate', 'Evaluate JavaScript',
     'Evaluate a JavaScript expression in the page and return its JSON value. Off unless enabled in the extension options.',
     { expression: { type: 'string' } }, ['expression'],
     { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }),
+  ...OBSERVE_TOOLS,
 ];
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
@@ -109,13 +109,6 @@ async function navigate(tabId, args) {
   return text(`Loaded ${tab.url} — "${tab.title}"`);
 }
 
-async function screenshot(tabId) {
-  const tab = await getTab(tabId);
-  if (!tab.active) await chrome.tabs.update(tabId, { active: true });
-  const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
-  return { content: [{ type: 'image', data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' }] };
-}
-
 // Runs in the page's own world, so it sees the page's globals; must be self-contained.
 function evaluateInPage(expression) {
   const settle = (value) => {
@@ -149,11 +142,10 @@ async function evaluate(tabId, args) {
 export async function callBuiltin(tabId, name, args = {}) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ToolError(Code.INVALID_ARGUMENTS, 'args must be an object');
   await committedTab(tabId);
+  if (isObserveTool(name)) return callObserve(tabId, name, args);
   switch (name) {
     case 'browser_navigate':
       return navigate(tabId, args);
-    case 'browser_screenshot':
-      return screenshot(tabId);
     case 'browser_evaluate':
       return evaluate(tabId, args);
     case 'browser_snapshot':

@@ -335,7 +335,17 @@ globalThis.browserMcpDom ??= (() => {
     });
   }
 
-  const tools = { snapshot, click, type, select, press_key: pressKey, wait_for: waitFor };
+  // Where an element is, for browser_screenshot: scrolled into view, then its box in the
+  // top-level viewport's CSS pixels once the page has painted.
+  async function bounds(args) {
+    const el = resolve(args);
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, width: r.width, height: r.height, devicePixelRatio: window.devicePixelRatio };
+  }
+
+  const tools = { snapshot, click, type, select, press_key: pressKey, wait_for: waitFor, bounds };
 
   return {
     async run(name, args) {

@@ -60,7 +60,11 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let tab_id = tab["id"].as_i64().unwrap();
     let names = tool_names(&tab);
-    assert_eq!(names.len(), 9, "the page's tool and 8 built-ins: {names:?}");
+    assert_eq!(
+        names.len(),
+        13,
+        "the page's tool and 12 built-ins: {names:?}"
+    );
     assert!(
         !names.contains(&"browser_evaluate"),
         "browser_evaluate is off until enabled in the options: {names:?}"
@@ -234,12 +238,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('10 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('14 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "10 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "14 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 
@@ -273,9 +277,16 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         pages.origin()
     );
     assert_eq!(t["hidden"]["reason"], builtins_off.as_str(), "{t}");
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
-    assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
-    assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    // The eyes (console, network, downloads, screenshots, tabs) are built-ins too.
+    for tool in [
+        "browser_snapshot",
+        "browser_console_messages",
+        "browser_network_requests",
+    ] {
+        let out = d.ctl(&["call", tool, "--tab", &tab_ref]);
+        assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
+        assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    }
 
     // The options page lists the site and the calls.
     b.viewport(&options, 900, 700);

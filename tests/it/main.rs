@@ -14,6 +14,7 @@ mod dialects;
 mod discovery;
 mod e2e;
 mod extension_face;
+mod eyes;
 mod faults;
 mod fuzz_smoke;
 mod harness;

@@ -252,4 +252,20 @@ export function initObserve(emitter) {
   chrome.tabs.query({}).then((all) => {
     for (const t of all) if (t.url && !topUrls.has(t.id)) topUrls.set(t.id, t.url);
   }, () => {});
+  for (const ms of [500, 1500, 4000, 10000]) setTimeout(restartStalledLoads, ms);
+}
+
+// Chromium resets its network plumbing when an extension with the webRequest permission loads;
+// a navigation that was under way at that moment (the start-up page, with --load-extension)
+// can stall for good: the tab says "complete" yet never committed its pending URL. Such a
+// navigation is started again, once.
+const restarted = new Set();
+async function restartStalledLoads() {
+  const all = await chrome.tabs.query({}).catch(() => []);
+  for (const t of all) {
+    if (t.url || !/^https?:/i.test(t.pendingUrl || '') || t.status !== 'complete' || restarted.has(t.id)) continue;
+    restarted.add(t.id);
+    console.info(`browser-mcp: restarting the stalled load of ${t.pendingUrl} in tab ${t.id}`);
+    chrome.tabs.update(t.id, { url: t.pendingUrl }).catch(() => {});
+  }
 }

@@ -13,6 +13,7 @@ import * as downloads from './downloads.js';
 import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
 import { sitePolicy, siteOf } from './policy.js';
+import { onSettingsChanged } from './settings.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -177,8 +178,28 @@ function consoleErrorEvent(tabId, m) {
   emit(proto.tabEvent(tabId, 'consoleError', data));
 }
 
+// When the policy last changed, per site and for the defaults: console entries reach the worker
+// up to ~150 ms after they were logged, and one logged while its site was hidden must not be
+// recorded because it arrived after the site came back.
+const policyChangedAt = new Map(); // site -> ms
+let defaultsChangedAt = 0;
+
+function onPolicyChanged(keys, before, now) {
+  const t = Date.now();
+  if (keys.includes('defaultMode') || keys.includes('builtinsByDefault')) defaultsChangedAt = t;
+  if (!keys.includes('sites')) return;
+  for (const site of new Set([...Object.keys(before.sites), ...Object.keys(now.sites)])) {
+    if (JSON.stringify(before.sites[site]) !== JSON.stringify(now.sites[site])) policyChangedAt.set(site, t);
+  }
+}
+
 function acceptConsole(tabId, tabUrl, frame, batch) {
-  if (closed.has(tabId) || !exposes(tabUrl || topUrls.get(tabId))) return;
+  const url = tabUrl || topUrls.get(tabId);
+  if (closed.has(tabId) || !exposes(url)) return;
+  const since = Math.max(defaultsChangedAt, policyChangedAt.get(siteOf(url)) ?? 0);
+  if (since && Array.isArray(batch.entries)) {
+    batch = { ...batch, entries: batch.entries.filter((e) => !(Number.isFinite(e?.time) && e.time < since)) };
+  }
   const stored = consoleLog.record(tabId, frame, batch);
   for (const m of stored) if (m.level === 'error') consoleErrorEvent(tabId, m);
 }
@@ -236,6 +257,7 @@ function forget(tabId) {
 // events that wake the worker are lost.
 export function initObserve(emitter) {
   emit = emitter;
+  onSettingsChanged(onPolicyChanged);
   chrome.runtime.onMessage.addListener(onConsoleBatch);
   network.initNetwork(mayRecordRequest);
   downloads.initDownloads(

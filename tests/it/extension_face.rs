@@ -34,7 +34,10 @@ const PAGE: &str = r#"<!doctype html>
       description: 'Find recipes by ingredient',
       inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
       annotations: { readOnlyHint: true },
-      execute: async ({ query }) => ({ content: [{ type: 'text', text: `3 recipes with ${query}` }] }),
+      execute: async ({ query }) => {
+        console.error(`searched for ${query}`);
+        return { content: [{ type: 'text', text: `3 recipes with ${query}` }] };
+      },
     });
   </script>
 </body></html>"#;
@@ -329,6 +332,81 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         "on",
         "connected, nothing running"
     );
+
+    // While the built-ins were off, the page's console was not recorded: turned back on, the
+    // log has what came after, and the consoleError event went out for that alone.
+    let seq = d.ctl_json(&["status"])["lastEventSeq"].to_string();
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-off",
+    ]);
+    b.eval(
+        &options,
+        &format!(
+            r#"(async () => {{
+        const {{ sites }} = await chrome.storage.local.get('sites');
+        sites['{origin}'] = {{ ...sites['{origin}'], builtins: true }};
+        await chrome.storage.local.set({{ sites }});
+        return true;
+    }})()"#,
+            origin = pages.origin()
+        ),
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "the built-ins to come back",
+        || {
+            let tabs = d.ctl_json(&["tabs"]);
+            let t = tabs["tabs"]
+                .as_array()?
+                .iter()
+                .find(|t| t["ref"] == tab_ref.as_str())?
+                .clone();
+            tool_names(&t)
+                .contains(&"browser_console_messages")
+                .then_some(())
+        },
+    );
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-on",
+    ]);
+    let log = d.ctl_json(&[
+        "call",
+        "browser_console_messages",
+        "--tab",
+        &tab_ref,
+        "--args",
+        r#"{"since": 0}"#,
+    ]);
+    let texts: Vec<&str> = log["structuredContent"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["searched for while-on"], "{log}");
+    let event = d.ctl(&[
+        "events",
+        "--type",
+        "consoleError",
+        "--tab",
+        &tab_ref,
+        "--since",
+        &seq,
+        "--count",
+        "1",
+    ]);
+    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    assert_eq!(event["data"]["text"], "searched for while-on", "{event}");
 
     // The daemon dies: the popup says so, with the reason, and the badge turns to "!".
     let mut d = d;

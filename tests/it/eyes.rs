@@ -277,6 +277,8 @@ fn console_network_downloads_screenshots_and_tabs_in_chromium() {
         .unwrap_or_else(|| panic!("no plain.html tab in {tabs}"))
         .clone();
     eyes.tab = tab["ref"].as_str().unwrap().to_owned();
+    // The start-up page has loaded (its navigation is behind us, not among the events below).
+    eyes.call("browser_wait_for", json!({"selector": "#button"}));
     eyes.step("extension connected");
 
     // The new built-ins are offered like the others; only browser_evaluate is held back.
@@ -459,6 +461,31 @@ fn network(eyes: &Eyes, pages: &PageServer) {
         json!({"since": cursor, "limit": 1}),
     );
     assert!(list(&next, "requests")[0]["id"].as_u64().unwrap() > cursor);
+
+    // Request bodies, once asked for.
+    let on = eyes.call("browser_network_requests", json!({"captureBodies": true}));
+    assert!(
+        text(&on).contains("request bodies are being recorded"),
+        "{}",
+        text(&on)
+    );
+    eyes.call("browser_click", json!({"selector": "#post"}));
+    let posted = eyes.until("the POST", || {
+        let r = eyes.call(
+            "browser_network_requests",
+            json!({"url": "eyes-data.json", "status": 200}),
+        );
+        list(&r, "requests")
+            .iter()
+            .find(|e| e["method"] == "POST" && e["state"] == "done")
+            .cloned()
+    });
+    assert_eq!(posted["requestBody"], "item=leeks&n=2", "{posted}");
+    assert!(
+        ok.get("requestBody").is_none(),
+        "no body recorded before it was asked for: {ok}"
+    );
+    eyes.call("browser_network_requests", json!({"captureBodies": false}));
 
     // Nothing of the console page's console shows here: "since the page loaded".
     let c = eyes.call("browser_console_messages", json!({}));

@@ -18,6 +18,7 @@ class TabNetwork {
     this.nextId = 1;
     this.pageStart = 1; // id of the request that loaded the current page
     this.bodies = null; // the listener recording request bodies, while asked for
+    this.earlyBodies = new Map(); // requestId -> body that came before its request's entry
   }
 }
 
@@ -60,6 +61,11 @@ function onBeforeRequest(d) {
   };
   if (d.initiator) e.initiator = clip(d.initiator, 200);
   if (d.documentLifecycle === 'prerender') e.prerender = true;
+  const early = t.earlyBodies.get(d.requestId);
+  if (early !== undefined) {
+    e.requestBody = early;
+    t.earlyBodies.delete(d.requestId);
+  }
   t.open.set(d.requestId, e);
   t.ring.push(e);
   remember(d.url, d.tabId);
@@ -142,11 +148,16 @@ function bodyOf(requestBody) {
 export function captureBodies(tabId, on) {
   const t = ofTab(tabId);
   if (on && !t.bodies) {
-    // Runs after onBeforeRequest (listeners fire in the order they were added), so the entry exists.
+    // Usually runs after onBeforeRequest made the entry; if not, the body waits for it.
     t.bodies = (d) => {
+      const body = bodyOf(d.requestBody);
+      if (body === null || body === undefined) return;
       const e = t.open.get(d.requestId);
-      const body = e && bodyOf(d.requestBody);
-      if (body !== null && body !== undefined && e) e.requestBody = clip(body, BODY_MAX);
+      if (e) e.requestBody = clip(body, BODY_MAX);
+      else {
+        t.earlyBodies.set(d.requestId, clip(body, BODY_MAX));
+        if (t.earlyBodies.size > 50) t.earlyBodies.delete(t.earlyBodies.keys().next().value);
+      }
     };
     chrome.webRequest.onBeforeRequest.addListener(t.bodies, { urls: ['<all_urls>'], tabId }, ['requestBody']);
   } else if (!on && t.bodies) {

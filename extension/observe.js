@@ -14,6 +14,7 @@ import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
 import { sitePolicy, siteOf } from './policy.js';
 import { onSettingsChanged } from './settings.js';
+import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -22,7 +23,7 @@ const target = {
 const paging = (noun) => ({
   since: { type: 'integer', minimum: 0, description: `Cursor from an earlier answer: only ${noun} after it, across page loads. Without it: ${noun} since the page loaded.` },
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: `At most this many ${noun}` },
-  maxChars: { type: 'integer', minimum: 1000, maximum: 200000, default: 16000, description: 'Character budget of the answer; what does not fit is summed up with the cursor to ask again with' },
+  maxChars: { type: 'integer', minimum: MIN_BUDGET, maximum: MAX_BUDGET, default: DEFAULT_BUDGET, description: 'Character budget of the answer; what does not fit is summed up with the cursor to ask again with' },
 });
 
 const tool = (name, title, description, properties, annotations) => ({

@@ -19,6 +19,8 @@ export const Code = Object.freeze({
   EVALUATE_DISABLED: 'EVALUATE_DISABLED',
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   TOOL_ERROR: 'TOOL_ERROR',
+  // A native dialog blocks the page (dialogs.js): only a navigation or reload closes it.
+  DIALOG_BLOCKING: 'DIALOG_BLOCKING',
   // The user's per-site policy (policy.js, consent.js).
   SITE_DISABLED: 'SITE_DISABLED',
   USER_DENIED: 'USER_DENIED',

@@ -40,9 +40,10 @@ export function mergeById(...lists) {
   return lists.filter((l) => l.length).length > 1 ? out.sort((a, b) => a.id - b.id) : out;
 }
 
-export const DEFAULT_BUDGET = 16_000;
-export const MIN_BUDGET = 1_000;
-export const MAX_BUDGET = 200_000;
+// As for browser_snapshot (frames.js), so every answer an agent reads has one budget.
+export const DEFAULT_BUDGET = 20_000;
+export const MIN_BUDGET = 500;
+export const MAX_BUDGET = 500_000;
 export const DEFAULT_LIMIT = 200;
 export const MAX_LIMIT = 1_000;
 

@@ -3,7 +3,8 @@
 // chrome.tabs.captureVisibleTab only sees the active tab of a window, so the tab is brought to
 // the front first; Chromium allows it about twice a second, so captures are spaced.
 import { Code, ToolError } from './protocol.js';
-import { getTab, sendToPage } from './page.js';
+import { getTab } from './page.js';
+import * as frames from './frames.js';
 
 const FORMATS = { png: 'image/png', jpeg: 'image/jpeg' };
 const CAPTURE_GAP_MS = 520; // MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND is 2
@@ -73,8 +74,10 @@ async function toFront(tabId) {
 }
 
 async function elementShot(tab, args, format, quality) {
-  // In the top-level viewport's CSS pixels, after scrolling the element into view.
-  const b = await sendToPage(tab.id, { op: 'dom', name: 'bounds', args: args.ref ? { ref: args.ref } : { selector: args.selector } });
+  // In the top-level viewport's CSS pixels, after scrolling the element into view (in a frame
+  // too: frames.js adds the offsets of the <iframe>s above it).
+  const b = await frames.bounds(tab.id, args.ref ? { ref: args.ref } : { selector: args.selector });
+  await inPage(tab.id, scrollPage, [null]); // the scroll has been painted before the capture
   const bmp = await bitmapOf(await capture(tab.windowId, 'png'));
   const dpr = b.devicePixelRatio || 1;
   const left = Math.max(0, Math.round(b.x * dpr));

@@ -10,6 +10,7 @@
 //! - [`ctl`]: `browserctl` — a thin client of the control API, built on [`client`].
 //! - [`mcp`]: the MCP server (tool naming, listing, calls) shared by `browserctl mcp` (stdio)
 //!   and the daemon's `/mcp` (Streamable HTTP).
+//! - [`trust`]: whether a directory may hold files others rely on (one implementation).
 //! - `src/bin/*`: parse flags, call `daemon::run` / `ctl::run`.
 #![deny(clippy::await_holding_lock)]
 
@@ -22,5 +23,6 @@ pub mod paths;
 pub mod pattern;
 pub mod protocol;
 pub mod time;
+pub mod trust;
 
 pub use error::{Error, ErrorCode};

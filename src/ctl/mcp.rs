@@ -32,6 +32,11 @@ pub struct McpArgs {
     /// Print the MCP client configuration (stdio and HTTP) instead of serving.
     #[arg(long)]
     pub print_config: bool,
+    /// With --print-config: print it as one JSON document. Errors are JSON on stderr.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub socket: super::SocketArg,
 }
 
 impl McpArgs {

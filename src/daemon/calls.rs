@@ -1,5 +1,7 @@
 //! The call path (seed 000): target choice, argument validation, a timeout per attempt, and
-//! retries with exponential backoff where repeating the call cannot do harm.
+//! retries with exponential backoff where repeating the call cannot do harm, all within the
+//! caller's time budget (`timeoutMs`) when it gives one: an attempt never outlives the
+//! budget, and a retry whose backoff would not leave room for it is not tried.
 //!
 //! When is a retry safe? A message that provably never reached the browser (SEND_ERROR) can
 //! always be sent again. After a timeout or a connection that broke mid-call the tool may have
@@ -28,7 +30,10 @@ use tokio_util::sync::CancellationToken;
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
 pub struct Policy {
+    /// One attempt's timeout (`attemptTimeoutMs`, else `--call-timeout`).
     pub timeout: Duration,
+    /// The whole call's budget (`timeoutMs`), retries and backoff included.
+    pub budget: Option<Duration>,
     pub retries: u32,
     pub base: Duration,
     pub multiplier: f64,
@@ -43,12 +48,17 @@ pub const MAX_RETRIES: u32 = 100;
 /// A caller's `timeoutMs`, checked: between 1 ms and a day (deadlines further out would
 /// overflow the clock arithmetic).
 fn checked_timeout(ms: Option<u64>, default: Duration) -> Result<Duration, Error> {
+    checked_ms("timeoutMs", ms).map(|t| t.unwrap_or(default))
+}
+
+/// A duration field of a request, checked as [`checked_timeout`] does.
+fn checked_ms(field: &str, ms: Option<u64>) -> Result<Option<Duration>, Error> {
     const MAX: u64 = super::control::MAX_TIMEOUT_MS;
     match ms {
-        None => Ok(default),
-        Some(ms) if (1..=MAX).contains(&ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(None),
+        Some(ms) if (1..=MAX).contains(&ms) => Ok(Some(Duration::from_millis(ms))),
         Some(ms) => Err(Error::bad_request(format!(
-            "`timeoutMs` must be between 1 and {MAX}, not {ms}"
+            "`{field}` must be between 1 and {MAX}, not {ms}"
         ))),
     }
 }
@@ -63,7 +73,9 @@ impl Policy {
             )));
         }
         Ok(Policy {
-            timeout: checked_timeout(req.timeout_ms, c.call_timeout)?,
+            timeout: checked_ms("attemptTimeoutMs", req.attempt_timeout_ms)?
+                .unwrap_or(c.call_timeout),
+            budget: checked_ms("timeoutMs", req.timeout_ms)?,
             retries,
             base: c.backoff_base,
             multiplier: c.backoff_multiplier,
@@ -190,7 +202,34 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// Counts a call whose caller went away before it ended (a closed connection, Ctrl-C on
+/// browserctl) as cancelled: its future is dropped mid-way, and only a drop guard sees that.
+struct Abandoned<'a> {
+    stats: &'a Stats,
+    ended: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            Stats::bump(&self.stats.calls_cancelled);
+            Stats::bump(&self.stats.calls_failed);
+            tracing::info!("a caller went away before its call ended; cancelled");
+        }
+    }
+}
+
 pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    let mut abandoned = Abandoned {
+        stats: &d.stats,
+        ended: false,
+    };
+    let result = call_counted(d, req).await;
+    abandoned.ended = true;
+    result
+}
+
+async fn call_counted(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     let in_flight = InFlight::new(&d.stats);
     let max = d.config().max_calls_in_flight;
     if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {
@@ -237,19 +276,33 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         .resolve_call(&req.tool, req.tab.as_deref(), req.browser.as_deref())?;
     let tool = first.tool.clone();
     let args = super::args::prepare(req.args, &req.flags, tool.as_deref(), &d.validators)?;
+    let args = super::upload::inline_paths(&req.tool, args).await?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();
     let mut last: Option<Error> = None;
+    let deadline = policy.budget.map(|b| started + b);
+    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
 
     for attempt in 0..=policy.retries {
+        // Each attempt gets its own timeout, cut to what is left of the budget.
+        let (timeout, cut) = match left() {
+            Some(rest) if rest < policy.timeout => (rest.max(Duration::from_millis(1)), true),
+            _ => (policy.timeout, false),
+        };
         let outcome = match route.take() {
             Some(r) => Ok(r),
-            None => wait_for_route(d, target, &req.tool, policy.timeout).await,
+            None => wait_for_route(d, target, &req.tool, timeout).await,
         };
         let outcome = match outcome {
-            Ok(r) => attempt_once(d, &r, &req.tool, &args, policy.timeout).await,
+            Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,
             Err(e) => Err(e),
+        };
+        let outcome = match (outcome, policy.budget) {
+            (Err(e), Some(budget)) if cut && e.code == ErrorCode::MessageTimeout => {
+                Err(out_of_budget(&req.tool, target, budget, attempt + 1))
+            }
+            (outcome, _) => outcome,
         };
         let e = match outcome {
             Ok(result) => {
@@ -263,13 +316,13 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let repeatable = should_retry(&e, tool.as_deref(), policy.retry_on_timeout);
-        let retry = attempt < policy.retries && repeatable;
-        let delay = if retry {
-            policy.delay(attempt)
-        } else {
-            Duration::ZERO
-        };
+        let repeatable =
+            should_retry(&e, tool.as_deref(), policy.retry_on_timeout) && !is_out_of_budget(&e);
+        let delay = policy.delay(attempt);
+        // A retry must have room for its backoff and then some time to run.
+        let fits = left().is_none_or(|rest| rest > delay);
+        let retry = attempt < policy.retries && repeatable && fits;
+        let delay = if retry { delay } else { Duration::ZERO };
         tracing::warn!(
             message_type = "callTool",
             tab = %target.display(),
@@ -287,6 +340,16 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             "delayMs": delay.as_millis() as u64,
         }));
         if !retry {
+            if repeatable && !fits {
+                // The budget, not the retry count, ends the call: say so with the last error.
+                let budget = policy.budget.unwrap_or_default().as_millis();
+                let mut e = e;
+                e.message = format!(
+                    "{} (no time left in the call's {budget} ms budget for another attempt)",
+                    e.message
+                );
+                return Err(with_history(e, history, target));
+            }
             if repeatable && attempt > 0 {
                 // Every attempt failed in a way that was worth repeating: out of retries.
                 last = Some(e);
@@ -319,6 +382,26 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         "lastError": {"code": last.code, "message": last.message},
         "history": history,
     })))
+}
+
+/// The call's budget ran out during an attempt: MESSAGE_TIMEOUT in the caller's terms.
+fn out_of_budget(tool: &str, target: Target, budget: Duration, attempts: u32) -> Error {
+    Error::new(
+        ErrorCode::MessageTimeout,
+        format!(
+            "`{tool}` on {} did not answer within the call's time budget of {} ms ({attempts} attempt{})",
+            target.display(),
+            budget.as_millis(),
+            if attempts == 1 { "" } else { "s" }
+        ),
+    )
+    .with_details(json!({"budgetMs": budget.as_millis() as u64}))
+}
+
+fn is_out_of_budget(e: &Error) -> bool {
+    e.details
+        .as_ref()
+        .is_some_and(|d| d.get("budgetMs").is_some())
 }
 
 /// Adds the attempt history to a final error, keeping any details it already had.
@@ -386,6 +469,7 @@ async fn exchange<T>(
     // The connection's queue is bounded: when a browser stops reading, the wait for room
     // counts against the call's timeout like the wait for the answer.
     let started = tokio::time::Instant::now();
+    let full = timeout;
     let queued = tokio::select! {
         biased;
         _ = stop.cancelled() => return Err(shutting_down()),
@@ -435,7 +519,7 @@ async fn exchange<T>(
             ErrorCode::MessageTimeout,
             format!(
                 "{what}: no answer from the browser within {} ms",
-                timeout.as_millis()
+                full.as_millis()
             ),
         )),
     }
@@ -610,6 +694,7 @@ mod tests {
     fn backoff_grows_and_is_clamped() {
         let p = Policy {
             timeout: Duration::from_secs(1),
+            budget: None,
             retries: 5,
             base: Duration::from_millis(1000),
             multiplier: 2.0,

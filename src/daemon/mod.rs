@@ -32,6 +32,7 @@ pub mod registry;
 pub mod sd;
 pub mod service;
 pub mod settings;
+pub mod upload;
 
 pub use config::Config;
 

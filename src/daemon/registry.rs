@@ -158,8 +158,6 @@ pub struct Registry {
     departed: VecDeque<((&'static str, String), u64)>,
     departures: u64,
     next_key: BrowserKey,
-    /// The most recently focused tab across all browsers.
-    last_focus: Option<(BrowserKey, TabId)>,
     ring: VecDeque<Arc<Published>>,
     ring_capacity: usize,
     next_seq: u64,
@@ -177,7 +175,6 @@ impl Registry {
             departed: VecDeque::new(),
             departures: 0,
             next_key: 1,
-            last_focus: None,
             ring: VecDeque::with_capacity(ring_capacity.min(4096)),
             ring_capacity: ring_capacity.max(1),
             next_seq: 1,
@@ -324,9 +321,6 @@ impl Registry {
             }
         }
         let browser = self.browsers.remove(&key)?;
-        if matches!(self.last_focus, Some((k, _)) if k == key) {
-            self.last_focus = None;
-        }
         self.departures += 1;
         let session = (browser.dialect, browser.session_id.clone());
         if let Some(entry) = self.sessions.get_mut(&session) {
@@ -454,9 +448,6 @@ impl Registry {
         } else if changed || tools_changed {
             self.publish(event_kind::TAB_UPDATED, key, Some(id), data);
         }
-        if focused {
-            self.last_focus = Some((key, id));
-        }
         refused
     }
 
@@ -469,9 +460,6 @@ impl Registry {
         }
         if b.focused == Some(id) {
             b.focused = None;
-        }
-        if self.last_focus == Some((key, id)) {
-            self.last_focus = None;
         }
         self.publish(event_kind::TAB_CLOSED, key, Some(id), json!({}));
         true
@@ -535,7 +523,6 @@ impl Registry {
             Some(tools) => self.set_tools(key, conn_id, id, tools, hidden),
             None => Ok(()),
         };
-        self.last_focus = Some((key, id));
         self.publish(event_kind::TAB_FOCUSED, key, Some(id), json!({}));
         refused
     }
@@ -788,9 +775,9 @@ impl Registry {
         }
     }
 
-    /// Chooses where a call goes. With a tab (or browser): that one, which must offer the
-    /// tool. Without: the most recently focused tab if it has the tool, else the only target
-    /// that has it, else AMBIGUOUS_TARGET listing the candidates.
+    /// Chooses where a call goes. With a tab: that one, which must offer the tool. Without
+    /// (see [`Registry::choose_among`]): the only tab offering the tool, else the one focused
+    /// tab among those offering it, else AMBIGUOUS_TARGET listing the candidates.
     pub fn resolve_call(
         &self,
         tool: &str,
@@ -858,8 +845,11 @@ impl Registry {
         })
     }
 
-    /// The focused candidate, else the only one, else AMBIGUOUS_TARGET; candidates are the
-    /// targets offering `tool` in the browsers `keep` accepts.
+    /// The default target rule, the same for every caller: the candidates are the targets
+    /// offering `tool` in the browsers `keep` accepts. One candidate: it. Several: the one
+    /// that is its browser's focused tab, if exactly one is; otherwise AMBIGUOUS_TARGET
+    /// listing them. Nothing depends on which browser connected or was focused last, so two
+    /// browsers each with a focused tab offering the tool are ambiguous, not a race.
     fn choose_among(
         &self,
         tool: &str,
@@ -872,19 +862,15 @@ impl Registry {
             .filter(|(_, tools)| tools.iter().any(|x| x.name == tool))
             .map(|(t, _)| t)
             .collect();
-        if let Some((key, tab)) = self.last_focus {
-            let focused = Target {
-                browser: key,
-                tab: Some(tab),
-            };
-            if candidates.contains(&focused) {
-                return Ok(focused);
-            }
-        }
-        match candidates.as_slice() {
-            [] => Err(not_found()),
-            [only] => Ok(*only),
-            many => {
+        let focused: Vec<Target> = candidates
+            .iter()
+            .copied()
+            .filter(|t| t.tab.is_some() && self.browsers[&t.browser].focused == t.tab)
+            .collect();
+        match (candidates.as_slice(), focused.as_slice()) {
+            ([], _) => Err(not_found()),
+            ([only], _) | (_, [only]) => Ok(*only),
+            (many, _) => {
                 let list: Vec<Value> = many
                     .iter()
                     .map(|t| {
@@ -897,10 +883,15 @@ impl Registry {
                     })
                     .collect();
                 let refs: Vec<String> = many.iter().map(Target::display).collect();
+                let why = if focused.is_empty() {
+                    "none of them is focused".to_owned()
+                } else {
+                    format!("{} of them are focused", focused.len())
+                };
                 Err(Error::new(
                     ErrorCode::AmbiguousTarget,
                     format!(
-                        "tool `{tool}` is offered by {} tabs ({}); choose one with --tab",
+                        "tool `{tool}` is offered by {} tabs ({}) and {why}; choose one with --tab",
                         many.len(),
                         refs.join(", ")
                     ),
@@ -1074,12 +1065,10 @@ impl Registry {
         )
     }
 
-    /// The browser a new tab opens in when none is named: the one focused last, else the only
-    /// one.
+    /// The browser a new tab opens in when none is named: the only one connected; with
+    /// several, AMBIGUOUS_TARGET (a new tab must not land in a browser the caller did not
+    /// expect).
     pub fn default_browser(&self) -> Result<BrowserKey, Error> {
-        if let Some((key, _)) = self.last_focus {
-            return Ok(key);
-        }
         let keys: Vec<BrowserKey> = self.browsers.keys().copied().collect();
         match keys.as_slice() {
             [] => Err(Error::new(
@@ -1089,7 +1078,10 @@ impl Registry {
             [only] => Ok(*only),
             many => Err(Error::new(
                 ErrorCode::AmbiguousTarget,
-                "several browsers are connected; choose one with --browser",
+                format!(
+                    "{} browsers are connected; choose one with --browser",
+                    keys.len()
+                ),
             )
             .with_details(
                 json!({"candidates": many.iter().map(|&k| browser_ref(k)).collect::<Vec<_>>()}),

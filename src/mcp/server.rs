@@ -188,6 +188,18 @@ pub fn tool_result(result: &RawValue) -> CallToolResult {
     }
 }
 
+/// The `_meta` key that names the tab that answered a call.
+pub const TAB_META: &str = "dev.browsermcp/tab";
+
+/// Names the tab that answered in the result's `_meta`, as every call result does.
+fn answered_by(mut r: CallToolResult, tab: &str) -> CallToolResult {
+    let mut meta = r.meta.take().unwrap_or_default();
+    meta.0
+        .insert(TAB_META.to_owned(), Value::String(tab.to_owned()));
+    r.meta = Some(meta);
+    r
+}
+
 fn fingerprint(tools: &[Tool]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_string(tools)
@@ -270,7 +282,7 @@ impl<B: Backend> Inner<B> {
         tokio::pin!(call);
         tokio::select! {
             biased;
-            r = &mut call => return r.map(|resp| tool_result(&resp.result)),
+            r = &mut call => return r.map(|resp| answered_by(tool_result(&resp.result), &resp.tab)),
             _ = ct.cancelled() => {}
         }
         // The client gave up. Cancel in the daemon and keep driving the call until the
@@ -295,7 +307,7 @@ impl<B: Backend> Inner<B> {
         let mut cancel_sent = false;
         loop {
             tokio::select! {
-                r = &mut call => return r.map(|resp| tool_result(&resp.result)),
+                r = &mut call => return r.map(|resp| answered_by(tool_result(&resp.result), &resp.tab)),
                 _ = &mut cancel, if !cancel_sent => cancel_sent = true,
                 _ = &mut deadline => return Err(Error::new(
                     ErrorCode::Cancelled,

@@ -172,8 +172,14 @@ pub struct CallRequest {
     /// value), typed by the daemon from the target tool's inputSchema and merged over `args`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Flags,
+    /// The whole call's time budget in ms: every attempt, and the waits between them, end
+    /// within it; a retry that cannot fit is not tried. Absent: no budget beyond the
+    /// attempts' own timeouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The time one attempt may take, in ms [default: the daemon's `--call-timeout`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
     /// Retry after MESSAGE_TIMEOUT even when the tool is not marked read-only or idempotent.

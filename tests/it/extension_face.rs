@@ -65,8 +65,8 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let names = tool_names(&tab);
     assert_eq!(
         names.len(),
-        13,
-        "the page's tool and 12 built-ins: {names:?}"
+        20,
+        "the page's tool and 19 built-ins: {names:?}"
     );
     assert!(
         !names.contains(&"browser_evaluate"),
@@ -241,12 +241,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('14 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('21 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "14 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "21 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 
@@ -387,7 +387,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         "--args",
         r#"{"since": 0}"#,
     ]);
-    let texts: Vec<&str> = log["structuredContent"]["messages"]
+    let texts: Vec<&str> = log["result"]["structuredContent"]["messages"]
         .as_array()
         .unwrap()
         .iter()
@@ -635,7 +635,7 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
     // Off the scan range and wanting its token: only the native host can bring the browser here.
     let d = TestDaemon::start_with(&["--require-token"]);
     let profile = tempfile::tempdir().unwrap();
-    let out = d.ctl(&[
+    let out = ctl_plain(&[
         "install-native-host",
         "--user-data-dir",
         profile.path().to_str().unwrap(),
@@ -736,13 +736,13 @@ fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<Output> {
 }
 
 /// An attached DevTools session on one page.
-struct Page {
-    session: String,
+pub(crate) struct Page {
+    pub(crate) session: String,
 }
 
 /// Headless Chromium (own process group, killed with its helpers on drop) and a DevTools
-/// connection to it, used synchronously.
-struct Browser {
+/// connection to it, used synchronously. Also the oracle of tests/it/hands.rs.
+pub(crate) struct Browser {
     child: Child,
     log: PathBuf,
     _logdir: tempfile::TempDir,
@@ -752,7 +752,7 @@ struct Browser {
 }
 
 impl Browser {
-    fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
+    pub(crate) fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("chromium.log");
         let out = File::create(&log).unwrap();
@@ -820,14 +820,14 @@ impl Browser {
         b
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// One DevTools command; events are skipped.
-    fn try_send(
+    pub(crate) fn try_send(
         &mut self,
         session: Option<&str>,
         method: &str,
@@ -863,13 +863,13 @@ impl Browser {
         })
     }
 
-    fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+    pub(crate) fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
         self.try_send(session, method, params)
             .unwrap_or_else(|e| panic!("{e}\n--- chromium ---\n{}", self.log_tail()))
     }
 
     /// A new tab showing `url`, attached.
-    fn open(&mut self, url: &str) -> Page {
+    pub(crate) fn open(&mut self, url: &str) -> Page {
         let target =
             self.send(None, "Target.createTarget", json!({"url": url}))["targetId"].clone();
         let session = self.send(
@@ -893,7 +893,7 @@ impl Browser {
     }
 
     /// Evaluates an expression in the page (promises awaited) and returns its JSON value.
-    fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
+    pub(crate) fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
         let r = self.try_send(
             Some(&page.session),
             "Runtime.evaluate",
@@ -905,12 +905,12 @@ impl Browser {
         }
     }
 
-    fn eval(&mut self, page: &Page, expr: &str) -> Value {
+    pub(crate) fn eval(&mut self, page: &Page, expr: &str) -> Value {
         self.try_eval(page, expr).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Polls `expr` until it is truthy; returns its value.
-    fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
+    pub(crate) fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
         let start = Instant::now();
         let mut last;
         loop {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 /// Browser steps (start-up, port scan, page loads) on a loaded two-core machine.
 const PATIENCE: Duration = Duration::from_secs(60);
 /// The extension's default character budget for console and network answers (ring.js).
-const BUDGET: usize = 16_000;
+const BUDGET: usize = 20_000;
 
 /// Headless Chromium in its own process group, downloading into `downloads`; the group is
 /// killed and the directories removed on drop.
@@ -142,7 +142,8 @@ impl Eyes {
             stderr(&out),
             self.context()
         );
-        serde_json::from_slice(&out.stdout).expect("JSON result")
+        let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
+        answer["result"].clone()
     }
 
     fn call(&self, tool: &str, args: Value) -> Value {
@@ -566,10 +567,22 @@ fn screenshots(eyes: &Eyes, pages: &PageServer) {
     assert_eq!(mime, "image/jpeg");
     assert_eq!(&bytes[..3], b"\xff\xd8\xff", "a JPEG");
 
-    // The full page: 900 + 120 + 900 CSS pixels tall, at the viewport's width.
+    // An element inside a frame, by its frame-qualified ref.
+    let inner_ref = list(&snap, "elements")
+        .iter()
+        .find(|e| e["name"] == "Inner")
+        .and_then(|e| e["ref"].as_str())
+        .unwrap_or_else(|| panic!("no Inner in {}", text(&snap)))
+        .to_owned();
+    assert!(inner_ref.starts_with('f'), "a frame ref: {inner_ref}");
+    let shot = eyes.call("browser_screenshot", json!({ "ref": inner_ref }));
+    let (_, png) = image(&shot);
+    assert_eq!(png_size(&png), (150, 80), "{}", text(&shot));
+
+    // The full page: 900 + 120 + 200 + 900 CSS pixels tall, at the viewport's width.
     let full = eyes.call("browser_screenshot", json!({"fullPage": true}));
     let (_, png) = image(&full);
-    assert_eq!(png_size(&png), (vw, 1920), "{}", text(&full));
+    assert_eq!(png_size(&png), (vw, 2120), "{}", text(&full));
 
     // Through MCP (`browserctl mcp`): an image content block.
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -695,7 +708,7 @@ fn tabs_and_memory(eyes: &Eyes, pages: &PageServer) {
             "--tab",
             &other_ref,
         ]);
-        let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+        let v: Value = serde_json::from_slice::<Value>(&out.stdout).ok()?["result"].clone();
         let seen = find(list(&v, "messages"), "text", "thrown at load").is_some();
         seen.then_some(v)
     });

@@ -1,7 +1,8 @@
 // Isolated-world half of the console capture (console-capture.js is the page-world half): takes
 // the batches the page's world sends as DOM events and forwards them to the service worker, at
 // most one message every SEND_MS, or at once when the worker asks (`consoleFlush`, before a
-// tool call reads the log). Runs in every frame.
+// tool call reads the log). Runs in every frame. While no daemon is connected (the worker's
+// `eyesLive` flag) nothing is sent unasked: the last KEEP entries wait here.
 //
 // The DOM event is visible to the page, so whatever arrives here is treated as the page's own
 // words: parsed defensively, bounded, never a command. The worker checks it again.
@@ -15,10 +16,22 @@
   const FLUSH = 'browser-mcp:console-flush';
   const KEEP = 1500;
   const SEND_MS = 100;
+  const LIVE = 'eyesLive';
 
   let queue = [];
   let dropped = 0;
   let timer = null;
+  let live = false;
+
+  const schedule = () => {
+    if (live && !timer && (queue.length || dropped)) timer = setTimeout(send, SEND_MS);
+  };
+  const setLive = (on) => {
+    live = on === true;
+    schedule();
+  };
+  chrome.storage.local.get(LIVE).then((v) => setLive(v[LIVE]), () => setLive(true));
+  chrome.storage.onChanged.addListener((changes, area) => area === 'local' && LIVE in changes && setLive(changes[LIVE].newValue));
 
   function take() {
     clearTimeout(timer);
@@ -30,7 +43,8 @@
   }
 
   function send() {
-    if (!queue.length && !dropped) return;
+    timer = null;
+    if (!live || (!queue.length && !dropped)) return;
     chrome.runtime.sendMessage(take()).catch(() => {}); // the worker restarting, or the extension reloaded
   }
 
@@ -48,7 +62,7 @@
       dropped += queue.length - KEEP;
       queue = queue.slice(-KEEP);
     }
-    if (!timer) timer = setTimeout(send, SEND_MS);
+    schedule();
   });
 
   // The page's world hands over what it holds synchronously (a DOM event), so the answer

@@ -15,6 +15,7 @@ import { ACTIONS, browserTabs } from './browser-tabs.js';
 import { sitePolicy, siteOf } from './policy.js';
 import { onSettingsChanged } from './settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
+import { onConnection } from './badge.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -155,6 +156,7 @@ function mayRecordRequest(tabId, d) {
 // consoleError events: at most ERROR_EVENTS per tab in ERROR_WINDOW_MS; the first one after a
 // full window says how many were left out.
 const ERROR_EVENTS = 10;
+const STALE_EVENT_MS = 10_000;
 const ERROR_WINDOW_MS = 10_000;
 const errorRate = new Map(); // tabId -> {since, sent, suppressed}
 
@@ -170,7 +172,7 @@ function consoleErrorEvent(tabId, m) {
     return;
   }
   r.sent += 1;
-  const data = { id: m.id, level: m.level, source: m.source, text: m.text.slice(0, 500) };
+  const data = { id: m.id, level: m.level, source: m.source, text: m.text.slice(0, 500), time: m.time };
   for (const k of ['url', 'line', 'column', 'frameUrl']) if (m[k] !== undefined) data[k] = m[k];
   if (r.suppressed) {
     data.suppressed = r.suppressed;
@@ -202,7 +204,10 @@ function acceptConsole(tabId, tabUrl, frame, batch) {
     batch = { ...batch, entries: batch.entries.filter((e) => !(Number.isFinite(e?.time) && e.time < since)) };
   }
   const stored = consoleLog.record(tabId, frame, batch);
-  for (const m of stored) if (m.level === 'error') consoleErrorEvent(tabId, m);
+  // Errors logged while no daemon was connected reach the worker when one connects: they are in
+  // the log, but they are not news.
+  const recent = Date.now() - STALE_EVENT_MS;
+  for (const m of stored) if (m.level === 'error' && m.time >= recent) consoleErrorEvent(tabId, m);
 }
 
 function onConsoleBatch(msg, sender) {
@@ -254,10 +259,23 @@ function forget(tabId) {
   if (closed.size > CLOSED_KEPT) closed.delete(closed.values().next().value);
 }
 
+// Pages send their console batches only while a daemon is connected (console-relay.js reads
+// this flag; chrome.storage.local is open to content scripts): without one, every page's logs
+// would keep waking the worker for nothing. Meanwhile each frame holds its last entries.
+const LIVE_KEY = 'eyesLive';
+let live = null;
+function setLive(on) {
+  if (on === live) return;
+  live = on;
+  chrome.storage.local.set({ [LIVE_KEY]: on }).catch(() => {});
+}
+
 // Listeners must be added synchronously at service-worker start (background.js), or the
 // events that wake the worker are lost.
 export function initObserve(emitter) {
   emit = emitter;
+  setLive(false);
+  onConnection((state) => setLive(state === 'connected'));
   onSettingsChanged(onPolicyChanged);
   chrome.runtime.onMessage.addListener(onConsoleBatch);
   network.initNetwork(mayRecordRequest);

@@ -253,8 +253,10 @@ fn console_network_downloads_screenshots_and_tabs_in_chromium() {
     };
     let _lock = machine_wide_lock();
     let pages = PageServer::pages();
+    // The browser first: its start-up page usually logs before any daemon is there, and the
+    // extension keeps those lines until one is.
+    let chromium = Chromium::launch(&exe, &pages.url("eyes-console.html?early"));
     let d = daemon_in_scan_range(&[]);
-    let chromium = Chromium::launch(&exe, &pages.url("plain.html"));
     let mut eyes = Eyes {
         d,
         chromium,
@@ -274,13 +276,32 @@ fn console_network_downloads_screenshots_and_tabs_in_chromium() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["url"].as_str().unwrap_or("").ends_with("/plain.html"))
-        .unwrap_or_else(|| panic!("no plain.html tab in {tabs}"))
+        .find(|t| {
+            t["url"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with("/eyes-console.html?early")
+        })
+        .unwrap_or_else(|| panic!("no start-up tab in {tabs}"))
         .clone();
     eyes.tab = tab["ref"].as_str().unwrap().to_owned();
     // The start-up page has loaded (its navigation is behind us, not among the events below).
-    eyes.call("browser_wait_for", json!({"selector": "#button"}));
+    eyes.call("browser_wait_for", json!({"selector": "#more"}));
     eyes.step("extension connected");
+    let early = eyes.call("browser_console_messages", json!({}));
+    for needle in [
+        "early debug 1",
+        "early warn",
+        "thrown at load",
+        "nobody caught me",
+        "from the frame",
+    ] {
+        assert!(
+            find(list(&early, "messages"), "text", needle).is_some(),
+            "{needle:?} from before the daemon: {}",
+            text(&early)
+        );
+    }
 
     // The new built-ins are offered like the others; only browser_evaluate is held back.
     let names = tool_names(&tab);
@@ -374,15 +395,17 @@ fn console(eyes: &Eyes, pages: &PageServer) {
     assert_eq!(am[0]["text"], "clicked 1");
     assert!(am[0]["id"].as_u64().unwrap() > cursor);
 
-    // The errors and the navigation are events too, in order, with sequence numbers.
-    let events = eyes.events(&since, "navigated,consoleError", 4);
-    assert_eq!(events[0]["type"], "navigated", "{events:?}");
-    assert_eq!(events[0]["data"]["url"], page.as_str());
-    assert_eq!(events[0]["data"]["sameDocument"], false);
-    let errors: Vec<&str> = events[1..]
+    // The navigation and then the page's errors are events too, with sequence numbers.
+    let nav = eyes.events(&since, "navigated", 1).remove(0);
+    assert_eq!(nav["data"]["url"], page.as_str(), "{nav}");
+    assert_eq!(nav["data"]["sameDocument"], false);
+    assert_eq!(nav["data"]["transition"], "link", "{nav}");
+    let events = eyes.events(&nav["seq"].to_string(), "consoleError", 3);
+    let errors: Vec<&str> = events
         .iter()
         .map(|e| {
-            assert_eq!(e["type"], "consoleError", "{e}");
+            assert_eq!(e["data"]["level"], "error", "{e}");
+            assert!(e["data"]["time"].as_u64().is_some(), "{e}");
             e["data"]["text"].as_str().unwrap()
         })
         .collect();

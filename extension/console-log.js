@@ -113,7 +113,11 @@ export function forget(tabId) {
 
 export const knows = (tabId) => tabs.has(tabId);
 
-export const held = () => ({ tabs: [...tabs.keys()], messages: [...tabs.values()].reduce((n, t) => n + t.held, 0) });
+// Tabs holding messages, and how many in all (an empty state per tab is a few bytes).
+export const held = () => ({
+  tabs: [...tabs].filter(([, t]) => t.held).map(([id]) => id),
+  messages: [...tabs.values()].reduce((n, t) => n + t.held, 0),
+});
 
 function where(m) {
   if (!m.url) return '';

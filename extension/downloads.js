@@ -112,7 +112,7 @@ export function forget(tabId) {
   for (const w of waiters.filter((x) => x.tabId === tabId)) w.fail(new ToolError(Code.TAB_NOT_FOUND, `tab ${tabId} was closed while waiting for its download`));
 }
 
-export const held = () => ({ tabs: [...tabs.keys()], downloads: byId.size });
+export const held = () => ({ tabs: [...tabs].filter(([, ids]) => ids.length).map(([id]) => id), downloads: byId.size });
 
 export function initDownloads(mayRecord, finishedHook) {
   recording = mayRecord;

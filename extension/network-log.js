@@ -190,7 +190,10 @@ export function forget(tabId) {
   for (const [url, r] of recentUrls) if (r.tabId === tabId) recentUrls.delete(url);
 }
 
-export const held = () => ({ tabs: [...tabs.keys()], requests: [...tabs.values()].reduce((n, t) => n + t.ring.size, 0) });
+export const held = () => ({
+  tabs: [...tabs].filter(([, t]) => t.ring.size).map(([id]) => id),
+  requests: [...tabs.values()].reduce((n, t) => n + t.ring.size, 0),
+});
 
 // Listeners are added at service-worker start (background.js), so no request is missed.
 export function initNetwork(mayRecord) {

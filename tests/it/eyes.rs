@@ -732,8 +732,8 @@ fn tabs_and_memory(eyes: &Eyes, pages: &PageServer) {
             &other_ref,
         ]);
         let v: Value = serde_json::from_slice::<Value>(&out.stdout).ok()?["result"].clone();
-        let seen = find(list(&v, "messages"), "text", "thrown at load").is_some();
-        seen.then_some(v)
+        // All eight: five levels, the throw, the rejection, the frame's warning.
+        (list(&v, "messages").len() == 8).then_some(v)
     });
     assert!(find(list(&theirs, "messages"), "text", "early warn").is_some());
 
@@ -751,6 +751,8 @@ fn tabs_and_memory(eyes: &Eyes, pages: &PageServer) {
     eyes.call("browser_tabs", json!({"action": "select", "tabId": my_id}));
 
     // …and freed when the tab closes.
+    let count = |r: &Value, what: &str| r["structuredContent"]["held"][what].as_u64().unwrap();
+    let before = eyes.call("browser_tabs", json!({}));
     eyes.call("browser_tabs", json!({"action": "close", "tabId": other}));
     let r = eyes.until("the closed tab's logs to be freed", || {
         let r = eyes.call("browser_tabs", json!({}));
@@ -762,5 +764,14 @@ fn tabs_and_memory(eyes: &Eyes, pages: &PageServer) {
         text(&r)
     );
     assert!(held(&r).contains(&my_id));
+    // The closed tab's eight console messages and its requests went with it.
+    assert_eq!(
+        count(&before, "consoleMessages") - count(&r, "consoleMessages"),
+        8,
+        "{} → {}",
+        before["structuredContent"]["held"],
+        r["structuredContent"]["held"]
+    );
+    assert!(count(&r, "networkRequests") < count(&before, "networkRequests"));
     eyes.step("tabs and memory");
 }

@@ -4,6 +4,7 @@
 import * as proto from './protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
+import { initObserve } from './observe.js';
 import { initDialogs } from './dialogs.js';
 import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from './settings.js';
@@ -316,6 +317,7 @@ onSettingsChanged((keys, before, now) => {
 // --- start: top-level, so every wake-up (install, browser start, alarm, message) connects ---------
 
 tabs.initTabs(broadcast);
+initObserve(broadcast);
 initDialogs();
 chrome.tabs.onRemoved.addListener(forgetTab);
 // No daemon hears of a tab before the site policy (and the scan range) is known.

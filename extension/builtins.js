@@ -6,6 +6,7 @@ import { committedTab, getTab, isWebUrl } from './page.js';
 import { started } from './navigations.js';
 import * as frames from './frames.js';
 import * as dialogs from './dialogs.js';
+import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 
 const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };
 const selector = { type: 'string', description: 'CSS selector (top frame), used when no ref is given' };
@@ -90,11 +91,10 @@ export const BUILTIN_TOOLS = [
       text: { type: 'string' },
       timeout: { type: 'number', description: 'Milliseconds, default 5000, at most 60000', minimum: 0, maximum: 60000 },
     }, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_screenshot', 'Screenshot', 'PNG of the visible part of this tab (the tab is brought to the front first).',
-    {}, [], { readOnlyHint: true, openWorldHint: false }),
   tool('browser_evaluate', 'Evaluate JavaScript',
     'Evaluate a JavaScript expression in the page and return its JSON value. Off unless enabled in the extension options.',
     { expression: { type: 'string' } }, ['expression'], ACT),
+  ...OBSERVE_TOOLS,
 ];
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
@@ -229,13 +229,6 @@ async function reload(tabId) {
   return loaded(tabId, 'Reloaded');
 }
 
-async function screenshot(tabId) {
-  const tab = await getTab(tabId);
-  if (!tab.active) await chrome.tabs.update(tabId, { active: true });
-  const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
-  return { content: [{ type: 'image', data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' }] };
-}
-
 // Runs in the page's own world, so it sees the page's globals; must be self-contained.
 function evaluateInPage(expression) {
   const settle = (value) => {
@@ -289,6 +282,9 @@ function withDialogs(tabId, result) {
 export async function callBuiltin(tabId, name, args = {}) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ToolError(Code.INVALID_ARGUMENTS, 'args must be an object');
   await committedTab(tabId);
+  // The eyes only look (console, network, downloads, screenshots, tabs): no dialog to answer,
+  // and a dialog that blocks the page must not hide what the page did.
+  if (isObserveTool(name)) return callObserve(tabId, name, args);
   const callPolicy = dialogs.checkPolicy(args.dialog);
   const { dialog: _, ...rest } = args;
   const blocking = dialogs.blockingDialog(tabId);
@@ -314,8 +310,6 @@ function run(tabId, name, args) {
       return history(tabId, 1);
     case 'browser_reload':
       return reload(tabId);
-    case 'browser_screenshot':
-      return screenshot(tabId);
     case 'browser_evaluate':
       return evaluate(tabId, args);
     case 'browser_snapshot':

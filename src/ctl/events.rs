@@ -16,7 +16,8 @@ use std::io::Write;
 #[derive(Debug, clap::Args)]
 pub struct EventsArgs {
     /// Only these event types (comma-separated): browserConnected, browserDisconnected,
-    /// tabCreated, tabUpdated, tabClosed, tabFocused, toolsChanged.
+    /// tabCreated, tabUpdated, tabClosed, tabFocused, toolsChanged, and the page events
+    /// consoleError, downloadFinished, navigated.
     #[arg(long = "type", value_delimiter = ',', value_name = "TYPE", add = super::completions::event_types())]
     pub types: Vec<String>,
     /// Only events of this tab.

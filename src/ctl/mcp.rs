@@ -101,10 +101,10 @@ impl Backend for ClientBackend {
 
     async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
         let filter = EventFilter {
-            // Focus changes no tool; a `lagged` notice comes whatever the filter.
+            // Focus and page events change no tool; a `lagged` notice comes whatever the filter.
             types: event_kind::ALL
                 .iter()
-                .filter(|k| **k != event_kind::TAB_FOCUSED && **k != event_kind::LAGGED)
+                .filter(|k| event_kind::changes_tools(k))
                 .map(|k| k.to_string())
                 .collect(),
             ..EventFilter::default()

@@ -8,8 +8,11 @@ use super::conn::{next_conn_id, Command, ConnHandle, Match, Pending, Waiter};
 use super::registry::{browser_ref, BrowserKey};
 use super::{classify, limits, Daemon, Stats};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage};
+use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage, TabId};
+use crate::protocol::control::event_kind;
 use futures_util::{SinkExt, StreamExt};
+use serde_json::value::RawValue;
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -23,6 +26,9 @@ pub const DIALECT: &str = "bridge";
 /// Queue of commands for one connection. Bounded so a stuck browser pushes back on callers
 /// (their send then waits inside their own timeout) instead of growing without limit.
 const COMMAND_QUEUE: usize = 1024;
+
+/// Largest `data` of a page event (`tabEvent`); our extension sends well under 2 KiB.
+const MAX_PAGE_EVENT_BYTES: usize = 8 * 1024;
 
 struct Conn<S> {
     ws: WebSocketStream<S>,
@@ -366,6 +372,11 @@ where
                 Ok(w) => w.fail(classify::tool_failure(failure)),
                 Err(m) => self.stray(m, "error", request_id.as_deref()),
             },
+            ExtensionMessage::TabEvent {
+                tab_id,
+                event,
+                data,
+            } => self.tab_event(key, tab_id, &event, &data),
             ExtensionMessage::Ping => return self.pong().await,
             ExtensionMessage::Pong => {}
             ExtensionMessage::Unknown { kind } => {
@@ -373,6 +384,31 @@ where
             }
         }
         Flow::Continue
+    }
+
+    /// A page event becomes a registry event. The extension keeps its data small; bigger data,
+    /// data that is not an object, or an event name we do not know is dropped with a warning.
+    fn tab_event(&self, key: BrowserKey, tab_id: TabId, event: &str, data: &RawValue) {
+        let Some(kind) = event_kind::page(event) else {
+            tracing::info!(browser = %browser_ref(key), event, "ignored a page event of unknown type");
+            return;
+        };
+        let data = match serde_json::from_str::<Value>(data.get()) {
+            Ok(v @ Value::Object(_)) if data.get().len() <= MAX_PAGE_EVENT_BYTES => v,
+            _ => {
+                Stats::bump(&self.d.stats.bad_messages);
+                tracing::warn!(
+                    browser = %browser_ref(key),
+                    event,
+                    bytes = data.get().len(),
+                    "ignored a page event whose data is not an object of at most {MAX_PAGE_EVENT_BYTES} bytes"
+                );
+                return;
+            }
+        };
+        self.d
+            .registry()
+            .tab_event(key, self.handle.id, tab_id, kind, data);
     }
 
     async fn pong(&mut self) -> Flow {

@@ -90,7 +90,7 @@ impl Backend for DaemonBackend {
                     _ = shutdown.cancelled() => return,
                     _ = tx.closed() => return,
                     e = events.recv() => match e {
-                        Ok(e) => e.kind != event_kind::TAB_FOCUSED,
+                        Ok(e) => event_kind::changes_tools(e.kind),
                         Err(broadcast::error::RecvError::Lagged(_)) => true,
                         Err(broadcast::error::RecvError::Closed) => return,
                     },

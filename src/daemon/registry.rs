@@ -465,6 +465,25 @@ impl Registry {
         true
     }
 
+    /// A page event (`tabEvent`): published as an event of kind `kind` (one of
+    /// [`event_kind::PAGE`]) on a tab the registry knows; false (nothing published) otherwise.
+    pub fn tab_event(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        id: TabId,
+        kind: &'static str,
+        data: Value,
+    ) -> bool {
+        let known = self
+            .browser_mut(key, conn_id)
+            .is_some_and(|b| b.tabs.contains_key(&id));
+        if known {
+            self.publish(kind, key, Some(id), data);
+        }
+        known
+    }
+
     pub fn tab_focused(
         &mut self,
         key: BrowserKey,
@@ -1435,6 +1454,30 @@ mod tests {
         let (from, to) = gap.unwrap();
         assert_eq!(from, 1);
         assert!(to >= 10);
+    }
+
+    #[test]
+    fn page_events_are_published_for_known_tabs_only() {
+        let (mut r, a, _) = registry_with_two_browsers();
+        let last = r.last_seq();
+        let data = json!({"id": 4, "text": "Uncaught boom"});
+        assert!(r.tab_event(a, 1, 1, event_kind::CONSOLE_ERROR, data.clone()));
+        assert!(
+            !r.tab_event(a, 1, 99, event_kind::NAVIGATED, json!({})),
+            "unknown tab"
+        );
+        assert!(
+            !r.tab_event(a, 7, 1, event_kind::NAVIGATED, json!({})),
+            "stale connection"
+        );
+        let (backlog, _) = r.events_after(last);
+        assert_eq!(backlog.len(), 1);
+        assert_eq!(backlog[0].kind, event_kind::CONSOLE_ERROR);
+        assert_eq!(backlog[0].seq, last + 1);
+        let event: Value = serde_json::from_slice(&backlog[0].line).unwrap();
+        assert_eq!(event["data"], data);
+        assert_eq!(event["type"], "consoleError");
+        assert!(event["tab"].as_str().unwrap().ends_with(":1"), "{event}");
     }
 
     #[test]

@@ -588,6 +588,12 @@ mod tests {
         assert_eq!(obj.structured_content, Some(json!({"data": [1, 2]})));
         assert_eq!(obj.is_error, Some(false));
         assert!(tool_result(&raw(Value::Null)).content.is_empty());
+        // A screenshot stays an image content block, with its text next to it.
+        let blocks = json!([{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "text", "text": "Element e1: 200×120 px (png)."}]);
+        let image = tool_result(&raw(json!({ "content": blocks })));
+        assert_eq!(serde_json::to_value(&image.content).unwrap(), blocks);
+        assert_ne!(image.is_error, Some(true));
     }
 
     #[test]

@@ -230,6 +230,16 @@ pub mod event_kind {
     pub const TOOLS_CHANGED: &str = "toolsChanged";
     /// Events were lost to this reader; `data` says `{"from", "to"}` (inclusive seqs).
     pub const LAGGED: &str = "lagged";
+    /// What a page did, as our extension reports it (`tabEvent` on the bridge); `data` is the
+    /// extension's object, documented in the README ("Page events").
+    /// An uncaught error, unhandled rejection, CSP violation or `console.error` in a tab.
+    pub const CONSOLE_ERROR: &str = "consoleError";
+    /// A download the tab started completed or was interrupted.
+    pub const DOWNLOAD_FINISHED: &str = "downloadFinished";
+    /// The tab's top frame committed a navigation (or failed one).
+    pub const NAVIGATED: &str = "navigated";
+    /// The page events, which an extension may send and which change no tab's tools.
+    pub const PAGE: &[&str] = &[CONSOLE_ERROR, DOWNLOAD_FINISHED, NAVIGATED];
     pub const ALL: &[&str] = &[
         BROWSER_CONNECTED,
         BROWSER_DISCONNECTED,
@@ -239,5 +249,19 @@ pub mod event_kind {
         TAB_FOCUSED,
         TOOLS_CHANGED,
         LAGGED,
+        CONSOLE_ERROR,
+        DOWNLOAD_FINISHED,
+        NAVIGATED,
     ];
+
+    /// Whether an event of this kind may change the tools an MCP client sees (focus and page
+    /// events do not; `lagged` is answered separately).
+    pub fn changes_tools(kind: &str) -> bool {
+        kind != TAB_FOCUSED && kind != LAGGED && !PAGE.contains(&kind)
+    }
+
+    /// The page event named `name`, as the constant (events hold `&'static str` kinds).
+    pub fn page(name: &str) -> Option<&'static str> {
+        PAGE.iter().copied().find(|k| *k == name)
+    }
 }

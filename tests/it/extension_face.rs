@@ -34,7 +34,10 @@ const PAGE: &str = r#"<!doctype html>
       description: 'Find recipes by ingredient',
       inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
       annotations: { readOnlyHint: true },
-      execute: async ({ query }) => ({ content: [{ type: 'text', text: `3 recipes with ${query}` }] }),
+      execute: async ({ query }) => {
+        console.error(`searched for ${query}`);
+        return { content: [{ type: 'text', text: `3 recipes with ${query}` }] };
+      },
     });
   </script>
 </body></html>"#;
@@ -62,8 +65,8 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let names = tool_names(&tab);
     assert_eq!(
         names.len(),
-        16,
-        "the page's tool and 15 built-ins: {names:?}"
+        20,
+        "the page's tool and 19 built-ins: {names:?}"
     );
     assert!(
         !names.contains(&"browser_evaluate"),
@@ -238,12 +241,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('17 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('21 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "17 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "21 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 
@@ -277,9 +280,16 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         pages.origin()
     );
     assert_eq!(t["hidden"]["reason"], builtins_off.as_str(), "{t}");
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
-    assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
-    assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    // The eyes (console, network, downloads, screenshots, tabs) are built-ins too.
+    for tool in [
+        "browser_snapshot",
+        "browser_console_messages",
+        "browser_network_requests",
+    ] {
+        let out = d.ctl(&["call", tool, "--tab", &tab_ref]);
+        assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
+        assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    }
 
     // The options page lists the site and the calls.
     b.viewport(&options, 900, 700);
@@ -322,6 +332,81 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         "on",
         "connected, nothing running"
     );
+
+    // While the built-ins were off, the page's console was not recorded: turned back on, the
+    // log has what came after, and the consoleError event went out for that alone.
+    let seq = d.ctl_json(&["status"])["lastEventSeq"].to_string();
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-off",
+    ]);
+    b.eval(
+        &options,
+        &format!(
+            r#"(async () => {{
+        const {{ sites }} = await chrome.storage.local.get('sites');
+        sites['{origin}'] = {{ ...sites['{origin}'], builtins: true }};
+        await chrome.storage.local.set({{ sites }});
+        return true;
+    }})()"#,
+            origin = pages.origin()
+        ),
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "the built-ins to come back",
+        || {
+            let tabs = d.ctl_json(&["tabs"]);
+            let t = tabs["tabs"]
+                .as_array()?
+                .iter()
+                .find(|t| t["ref"] == tab_ref.as_str())?
+                .clone();
+            tool_names(&t)
+                .contains(&"browser_console_messages")
+                .then_some(())
+        },
+    );
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-on",
+    ]);
+    let log = d.ctl_json(&[
+        "call",
+        "browser_console_messages",
+        "--tab",
+        &tab_ref,
+        "--args",
+        r#"{"since": 0}"#,
+    ]);
+    let texts: Vec<&str> = log["result"]["structuredContent"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["searched for while-on"], "{log}");
+    let event = d.ctl(&[
+        "events",
+        "--type",
+        "consoleError",
+        "--tab",
+        &tab_ref,
+        "--since",
+        &seq,
+        "--count",
+        "1",
+    ]);
+    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    assert_eq!(event["data"]["text"], "searched for while-on", "{event}");
 
     // The daemon dies: the popup says so, with the reason, and the badge turns to "!".
     let mut d = d;

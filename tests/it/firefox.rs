@@ -68,6 +68,8 @@ pub fn firefox_or_skip(test: &str) -> Option<PathBuf> {
 pub struct Options {
     /// Firefox's own WebMCP (`dom.modelcontext.enabled`); off: the extension's shim.
     pub native_webmcp: bool,
+    /// Where downloads land, without asking.
+    pub downloads: Option<PathBuf>,
 }
 
 /// A headless Firefox with our extension installed, and a BiDi session to it.
@@ -159,6 +161,29 @@ fn prefs(o: &Options) -> String {
         .iter()
         .map(|(k, v)| format!("user_pref(\"{k}\", {v});\n"))
         .collect();
+    if let Some(dir) = &o.downloads {
+        let dir = serde_json::Value::String(dir.display().to_string());
+        for (k, v) in [
+            ("browser.download.folderList", "2".to_owned()),
+            ("browser.download.dir", dir.to_string()),
+            ("browser.download.useDownloadDir", "true".to_owned()),
+            (
+                "browser.download.always_ask_before_handling_new_types",
+                "false".to_owned(),
+            ),
+            (
+                "browser.download.start_downloads_in_tmp_dir",
+                "false".to_owned(),
+            ),
+            ("browser.download.alwaysOpenPanel", "false".to_owned()),
+            (
+                "browser.download.manager.addToRecentDocs",
+                "false".to_owned(),
+            ),
+        ] {
+            text.push_str(&format!("user_pref(\"{k}\", {v});\n"));
+        }
+    }
     // The extension's pages at a known address: a JSON object inside a JS string.
     let uuids = serde_json::json!({ GECKO_ID: EXTENSION_UUID }).to_string();
     text.push_str(&format!(

@@ -220,7 +220,11 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         );
     }
     let host_marker = d.discovery_dir.to_str().unwrap().to_owned();
-    let mut ff = Firefox::launch_with_home(&exe, &Options { native_webmcp }, home);
+    let options = Options {
+        native_webmcp,
+        ..Options::default()
+    };
+    let mut ff = Firefox::launch_with_home(&exe, &options, home);
     let mut daemon = Some(d);
     fn ctl<'a>(d: &'a Option<TestDaemon>, what: &str) -> Ctl<'a> {
         Ctl {

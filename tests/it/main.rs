@@ -20,6 +20,7 @@ mod eyes;
 mod faults;
 mod firefox;
 mod firefox_e2e;
+mod firefox_eyes;
 mod firefox_face;
 mod firefox_hands;
 mod fuzz_smoke;

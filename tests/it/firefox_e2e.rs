@@ -306,6 +306,72 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     );
     step("page call answered");
 
+    // The rest of the page's API, as the page sees it (BiDi evaluates in the page's own world):
+    // a tool withdrawn by its AbortSignal (Firefox's own object ignores one), unregisterTool,
+    // provideContext replacing the set, clearContext emptying it.
+    let page_tools = |c: &Ctl, ff: &Firefox| -> Vec<String> {
+        let tab = c
+            .tabs(ff)
+            .into_iter()
+            .find(|t| t["ref"] == search_ref.as_str())
+            .unwrap_or_default();
+        tool_names(&tab)
+            .into_iter()
+            .filter(|n| !n.starts_with("browser_"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let wait_page_tools = |c: &Ctl, ff: &Firefox, want: &[&str]| {
+        let start = Instant::now();
+        loop {
+            let now = page_tools(c, ff);
+            if now == want {
+                return;
+            }
+            if start.elapsed() > FIREFOX_WAIT {
+                panic!("page tools {now:?}, wanted {want:?}\n{}", c.context(ff));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let tool_js = |name: &str| {
+        format!("{{ name: '{name}', description: '{name}', inputSchema: {{ type: 'object', properties: {{}} }}, execute: async () => '{name} ran' }}")
+    };
+    ff.eval(
+        &first,
+        &format!(
+            "(() => {{ window.ac = new AbortController(); navigator.modelContext.registerTool({}, {{ signal: ac.signal }}); return true; }})()",
+            tool_js("late")
+        ),
+    );
+    wait_page_tools(&c, &ff, &["search", "late"]);
+    let out = c.ok(&ff, &["call", "late", "--tab", &search_ref]);
+    assert!(stdout(&out).contains("late ran"), "{}", stdout(&out));
+    ff.eval(&first, "(() => { ac.abort(); return true; })()");
+    wait_page_tools(&c, &ff, &["search"]);
+    ff.eval(
+        &first,
+        &format!(
+            "Promise.resolve(navigator.modelContext.provideContext({{ tools: [{}, {}] }})).then(() => true)",
+            tool_js("one"),
+            tool_js("two")
+        ),
+    );
+    wait_page_tools(&c, &ff, &["one", "two"]);
+    ff.eval(
+        &first,
+        "(() => { navigator.modelContext.unregisterTool('one'); return true; })()",
+    );
+    wait_page_tools(&c, &ff, &["two"]);
+    ff.eval(
+        &first,
+        "(() => { navigator.modelContext.clearContext(); return true; })()",
+    );
+    wait_page_tools(&c, &ff, &[]);
+    ff.go(&first, &pages.url("search.html"));
+    wait_page_tools(&c, &ff, &["search"]);
+    step("the page's WebMCP API");
+
     // open: the tab is reported with its built-ins before it has loaded, and a call waits for it.
     let opened = c.json(&ff, &["open", &pages.url("plain.html")]);
     let plain = opened["ref"]
@@ -467,7 +533,6 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         assert!(stdout(&out).contains("results for idle"));
         step("still connected after idling");
     }
-    let _ = first;
 
     // Killing the browser takes its tabs away (and the native host goes with it).
     if discovery == Discovery::NativeHost {

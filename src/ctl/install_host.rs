@@ -161,7 +161,8 @@ fn home() -> Result<PathBuf, Error> {
 }
 
 /// `~/Library/Application Support` on macOS; `$XDG_CONFIG_HOME` or `~/.config` elsewhere
-/// (where Chromium-family browsers keep their user-data directories).
+/// (where Chromium-family browsers keep their user-data directories, and Firefox its profiles
+/// when it follows XDG).
 fn config_base() -> Result<PathBuf, Error> {
     if cfg!(target_os = "macos") {
         return Ok(home()?.join("Library/Application Support"));

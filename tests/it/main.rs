@@ -2,6 +2,7 @@
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
 mod attacks;
+mod bidi;
 mod bridge;
 mod browser;
 mod calls;
@@ -17,6 +18,11 @@ mod e2e;
 mod extension_face;
 mod eyes;
 mod faults;
+mod firefox;
+mod firefox_e2e;
+mod firefox_eyes;
+mod firefox_face;
+mod firefox_hands;
 mod fuzz_smoke;
 mod hands;
 mod harness;

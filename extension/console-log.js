@@ -43,12 +43,14 @@ class TabConsole {
     }
   }
 
+  // `frame.topDocumentId`: the top document that holds the frame (observe.js looks it up).
   pageOf(frame) {
-    if (frame.frameId === 0 && frame.documentId && frame.documentId !== this.topDocument) {
-      // The top frame's first words may come before webNavigation says it committed;
+    const top = frame.frameId === 0 ? frame.documentId : frame.topDocumentId;
+    if (top && top !== this.topDocument) {
+      // A frame's first words may come before webNavigation says its page committed;
       // a document we knew before is an old page's late words.
-      if (this.pages.has(frame.documentId)) return this.pages.get(frame.documentId);
-      this.newPage(frame.documentId);
+      if (this.pages.has(top)) return this.pages.get(top);
+      this.newPage(top);
     }
     return this.page;
   }

@@ -210,9 +210,31 @@ function acceptConsole(tabId, tabUrl, frame, batch) {
   for (const m of stored) if (m.level === 'error' && m.time >= recent) consoleErrorEvent(tabId, m);
 }
 
+// The top document a frame's document belongs to: a subframe's words may reach us before the
+// top frame's own do (or before webNavigation reports its commit), and must count for the page
+// that holds them, not for the one before it. Chromium names documents; elsewhere the tab's
+// current top document is the best guess.
+async function topDocumentOf(tabId, frame) {
+  if (frame.frameId === 0) return frame.documentId;
+  let documentId = frame.documentId;
+  for (let depth = 0; documentId && depth < 32; depth++) {
+    const f = await chrome.webNavigation.getFrame({ tabId, documentId }).catch(() => null);
+    if (!f) break;
+    if (f.parentFrameId === -1) return f.documentId;
+    documentId = f.parentDocumentId;
+  }
+  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  return top?.documentId;
+}
+
+async function acceptFrameConsole(tabId, tabUrl, frame, batch) {
+  const topDocumentId = await topDocumentOf(tabId, frame);
+  acceptConsole(tabId, tabUrl, { ...frame, topDocumentId }, batch);
+}
+
 function onConsoleBatch(msg, sender) {
   if (msg?.type !== 'console' || sender.id !== chrome.runtime.id || !sender.tab || sender.tab.id < 0) return;
-  acceptConsole(sender.tab.id, sender.tab.url, { frameId: sender.frameId, documentId: sender.documentId, url: sender.url }, msg);
+  acceptFrameConsole(sender.tab.id, sender.tab.url, { frameId: sender.frameId, documentId: sender.documentId, url: sender.url }, msg);
 }
 
 // Before the log is read: every frame hands over what it has not sent yet, so a message logged
@@ -220,13 +242,18 @@ function onConsoleBatch(msg, sender) {
 async function flushConsole(tabId) {
   const frames = (await chrome.webNavigation.getAllFrames({ tabId }).catch(() => null)) || [];
   const tab = await chrome.tabs.get(tabId).catch(() => null);
-  await Promise.all(frames.map(async (f) => {
-    const ask = chrome.tabs.sendMessage(tabId, { op: 'consoleFlush' }, { frameId: f.frameId });
-    const late = new Promise((resolve) => setTimeout(resolve, 500, null));
-    const batch = await Promise.race([ask, late]).catch(() => null); // a frame without the relay
-    if (batch?.type === 'console' && (batch.entries?.length || batch.dropped)) {
-      acceptConsole(tabId, tab?.url, { frameId: f.frameId, documentId: f.documentId, url: f.url }, batch);
-    }
+  await Promise.all(frames.map((f) => {
+    // A frame empties its queue when it answers, so an answer that comes after we stop waiting
+    // is still recorded (for the next read); only the wait is bounded.
+    const accepted = chrome.tabs
+      .sendMessage(tabId, { op: 'consoleFlush' }, { frameId: f.frameId })
+      .then((batch) => {
+        if (batch?.type === 'console' && (batch.entries?.length || batch.dropped)) {
+          return acceptFrameConsole(tabId, tab?.url, { frameId: f.frameId, documentId: f.documentId, url: f.url }, batch);
+        }
+      })
+      .catch(() => {}); // a frame without the relay
+    return Promise.race([accepted, new Promise((resolve) => setTimeout(resolve, 500))]);
   }));
 }
 

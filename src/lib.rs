@@ -17,10 +17,10 @@ pub mod client;
 pub mod ctl;
 pub mod daemon;
 pub mod error;
-pub mod mcp;
-pub mod paths;
-pub mod pattern;
+pub(crate) mod mcp;
+pub(crate) mod paths;
+pub(crate) mod pattern;
 pub mod protocol;
-pub mod time;
+pub(crate) mod time;
 
 pub use error::{Error, ErrorCode};

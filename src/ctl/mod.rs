@@ -153,12 +153,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Tools { tab, browser } => {
             listing::tools(&client, tab.as_deref(), browser.as_deref(), json).await
         }
-        Command::Call(args) => call::run(&client, args, json).await,
+        Command::Call(args) => call::run(&client, args, json)
+            .await
+            .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
         Command::Open {
             url,
             focus,
             browser,
-        } => listing::open(&client, url, focus, browser, json).await,
+        } => listing::open(&client, url, focus, browser, json)
+            .await
+            .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --browser")),
         Command::Close { tab } => listing::close(&client, &tab, json).await,
         Command::Discover { tab } => listing::discover(&client, &tab, json).await,
         Command::Events(args) => events::run(&client, args).await,

@@ -1,9 +1,10 @@
 //! The daemon's life: start-up in order, readiness, reload on SIGHUP, and a shutdown in two
 //! stages on SIGTERM/SIGINT (drain within the grace period, then close everything).
 
+use super::context::{Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
-use super::{control, discovery, extension, logging, Daemon, Runtime};
+use super::{control, discovery, limits, listener, logging};
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -150,7 +151,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
     if let (Some(path), true) = (&loaded.file.path, loaded.file.present) {
         tracing::info!(path = %path.display(), "read the config file");
     }
-    super::limits::raise_open_files(&config);
+    limits::raise_open_files(&config);
     if !config.bind.is_loopback() {
         return Err(StartError(format!(
             "refusing to bind {}: browser-mcpd only listens on loopback addresses (127.0.0.1, ::1)",
@@ -181,14 +182,14 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
     daemon
         .tasks
         .spawn(control::serve(control_listener, daemon.clone()));
-    daemon.tasks.spawn(extension::serve(tcp, daemon.clone()));
+    daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
 
     let disco = discovery::Discovery::new(&daemon);
     discovery::sweep_stale(&daemon.config().discovery_dir, pid);
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;
-    let watcher = disco.clone().watch(daemon.shutdown.clone());
+    let watcher = disco.clone().watch(&daemon.tasks, daemon.shutdown.clone());
 
     tracing::info!(
         port,

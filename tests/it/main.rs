@@ -24,7 +24,6 @@ mod mcp;
 mod native_host;
 mod peers;
 mod python;
-mod registry_model;
 mod security;
 mod service;
 mod setup;

@@ -1,11 +1,10 @@
 //! `browserctl call TOOL [--tab T] [--timeout D] [--retries N] [--args JSON|-] [--KEY VALUE…]`
 
 use super::client::{encode, Client};
-use super::listing::Tools;
 use super::output::{print, print_json, Stop};
 use crate::error::{Error, ErrorCode};
 use crate::paths::parse_duration;
-use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView};
+use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView, Tools};
 use hyper::Method;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -144,10 +143,16 @@ fn read_args(spec: &str) -> Result<Box<RawValue>, Error> {
     })
 }
 
-pub async fn run(c: &Client, mut a: CallArgs, json: bool) -> Result<(), Stop> {
+/// `cli` builds browserctl's whole command, for `call --help` without a tool.
+pub async fn run(
+    c: &Client,
+    mut a: CallArgs,
+    json: bool,
+    cli: fn() -> clap::Command,
+) -> Result<(), Stop> {
     let (tool, flags) = split_rest(&mut a)?;
     if a.help {
-        return help(c, &tool, a.tab.as_deref()).await;
+        return help(c, &tool, a.tab.as_deref(), cli).await;
     }
     let req = CallRequest {
         tool,
@@ -195,10 +200,14 @@ fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
 }
 
 /// `browserctl call TOOL --help`: the tool's description and parameters, from the live tab.
-async fn help(c: &Client, tool: &str, tab: Option<&str>) -> Result<(), Stop> {
+async fn help(
+    c: &Client,
+    tool: &str,
+    tab: Option<&str>,
+    cli: fn() -> clap::Command,
+) -> Result<(), Stop> {
     if tool.is_empty() {
-        use clap::CommandFactory;
-        let mut cmd = super::Cli::command();
+        let mut cmd = cli();
         let text = cmd
             .find_subcommand_mut("call")
             .map(|s| s.render_long_help().to_string())

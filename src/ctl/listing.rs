@@ -2,9 +2,8 @@
 
 use super::client::{encode, Client};
 use super::output::{clip, print, print_json, table, Stop};
-use crate::protocol::control::{BrowserView, OpenTabRequest, Status, TabView, ToolView};
+use crate::protocol::control::{Browsers, OpenTabRequest, Status, TabView, Tabs, Tools};
 use hyper::Method;
-use serde::Deserialize;
 use serde_json::Value;
 
 pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
@@ -35,11 +34,6 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
         s.unknown_responses,
         s.bad_messages
     ))
-}
-
-#[derive(Deserialize, serde::Serialize)]
-struct Browsers {
-    browsers: Vec<BrowserView>,
 }
 
 pub async fn browsers(c: &Client, json: bool) -> Result<(), Stop> {
@@ -76,11 +70,6 @@ pub async fn browsers(c: &Client, json: bool) -> Result<(), Stop> {
     ))
 }
 
-#[derive(Deserialize, serde::Serialize)]
-struct Tabs {
-    tabs: Vec<TabView>,
-}
-
 fn tab_rows(tabs: &[TabView]) -> Vec<Vec<String>> {
     tabs.iter()
         .map(|t| {
@@ -108,11 +97,6 @@ pub async fn tabs(c: &Client, browser: Option<&str>, json: bool) -> Result<(), S
         &["TAB", "TITLE", "URL", "TOOLS"],
         &tab_rows(&list.tabs),
     ))
-}
-
-#[derive(Deserialize, serde::Serialize)]
-pub struct Tools {
-    pub tools: Vec<ToolView>,
 }
 
 pub async fn tools(

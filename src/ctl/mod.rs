@@ -18,7 +18,7 @@ pub mod setup;
 pub mod wait;
 
 use crate::error::ErrorCode;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use client::Client;
 use output::Stop;
 use std::path::PathBuf;
@@ -153,7 +153,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Tools { tab, browser } => {
             listing::tools(&client, tab.as_deref(), browser.as_deref(), json).await
         }
-        Command::Call(args) => call::run(&client, args, json)
+        Command::Call(args) => call::run(&client, args, json, Cli::command)
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
         Command::Open {
@@ -171,7 +171,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
-        Command::Completions { shell } => completions::run(shell),
+        Command::Completions { shell } => completions::run(shell, Cli::command()),
         Command::Setup(args) => setup::run(args),
         Command::Doctor => match doctor::run(&client, json).await {
             Ok(true) => Ok(()),

@@ -15,7 +15,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Every method returns the daemon's [`Error`] (with its stable [`ErrorCode`]) on failure;
+//! Every method returns the daemon's [`Error`](crate::Error) (with its stable
+//! [`ErrorCode`](crate::ErrorCode)) on failure;
 //! `DAEMON_UNAVAILABLE` when the daemon cannot be reached.
 
 mod events;

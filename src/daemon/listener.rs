@@ -1,6 +1,6 @@
 //! The loopback listener for browser extensions and agents: one hyper HTTP/1.1 server on
 //! `127.0.0.1:PORT`. Every request passes the [`trust`] checks first; then `GET /` and
-//! `GET /ws` upgrades become WebSockets handed to their [`dialect`], `POST /register` goes to
+//! `GET /ws` upgrades become WebSockets handed to their [`dialect`](super::dialect), `POST /register` goes to
 //! the register dialect and `/mcp` to [`mcp_http`].
 //!
 //! The listener owns what only its routes share: the seed-002 registrations and the MCP

@@ -4,7 +4,7 @@
 //! it before they return; no caller ever holds the lock, so none can hold it across an
 //! `.await`. Inside:
 //! - [`state`]: the data and its mutations (what connections report);
-//! - [`events`]: every change as a typed [`Change`], numbered, in a ring and on a broadcast;
+//! - [`events`]: every change as a typed [`Change`](events::Change), numbered, in a ring and on a broadcast;
 //! - [`sessions`]: keys remembered for sessions that may reconnect;
 //! - [`refs`]: the names of browsers and targets (`b1`, `b1:12`) with `FromStr`/`Display`;
 //! - [`resolve`]: from a caller's tool and reference to a connected target, or a typed error;

@@ -4,6 +4,9 @@
 import * as proto from './protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
+import { initObserve } from './observe.js';
+import { initDialogs } from './dialogs.js';
+import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from './settings.js';
 import * as daemons from './daemons.js';
 import { loadActivity, runCall } from './activity.js';
@@ -307,6 +310,9 @@ onSettingsChanged((keys, before, now) => {
 // --- start: top-level, so every wake-up (install, browser start, alarm, message) connects ---------
 
 tabs.initTabs(broadcast);
+initObserve(broadcast);
+initDialogs();
+chrome.tabs.onRemoved.addListener(forgetTab);
 // No daemon hears of a tab before the site policy (and the scan range) is known.
 const settingsLoaded = loadSettings().catch((e) => console.warn('browser-mcp: loading settings', e));
 ready = (async () => {

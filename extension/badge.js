@@ -9,9 +9,13 @@ let connection = { state: 'none', summary: 'looking for browser-mcpd' };
 let inFlight = 0;
 let shown = null;
 
+const connectionListeners = [];
+export const onConnection = (fn) => connectionListeners.push(fn);
+
 export function setConnection(state, summary) {
   connection = { state, summary };
   render();
+  for (const fn of connectionListeners) fn(state);
 }
 
 export function setInFlight(n) {

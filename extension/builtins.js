@@ -1,12 +1,23 @@
 // Built-in tools, offered on every http(s) tab so that a page without WebMCP is still useful.
-// Tools that need the DOM run in dom-tools.js (content script); the rest need extension APIs.
+// Tools that need the DOM run in the content scripts of the frame that owns their element
+// (frames.js routes by ref); the rest need extension APIs.
 import { Code, ToolError } from './protocol.js';
-import { committedTab, getTab, isWebUrl, sendToPage } from './page.js';
+import { committedTab, getTab, isWebUrl } from './page.js';
+import * as frames from './frames.js';
+import * as dialogs from './dialogs.js';
+import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 
-const target = {
-  ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
-  selector: { type: 'string', description: 'CSS selector, used when no ref is given' },
+const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };
+const selector = { type: 'string', description: 'CSS selector (top frame), used when no ref is given' };
+const target = { ref, selector };
+const dialog = {
+  type: 'string',
+  enum: dialogs.POLICIES,
+  description: 'How to answer a confirm/prompt the page opens during this call (default "dismiss"; alerts are closed either way)',
 };
+const EDIT = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+const ACT = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const NAV = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
 
 const tool = (name, title, description, properties, required, annotations) => ({
   name,
@@ -18,35 +29,71 @@ const tool = (name, title, description, properties, required, annotations) => ({
 
 export const BUILTIN_TOOLS = [
   tool('browser_navigate', 'Navigate', 'Load a URL in this tab and wait until it has loaded.',
-    { url: { type: 'string', description: 'Absolute http(s) URL' } }, ['url'],
+    { url: { type: 'string', description: 'Absolute http(s) URL' }, dialog }, ['url'],
     { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
+  tool('browser_navigate_back', 'Go back', 'Go back one page in this tab\'s history and wait until it has loaded.', { dialog }, [], NAV),
+  tool('browser_navigate_forward', 'Go forward', 'Go forward one page in this tab\'s history and wait until it has loaded.', { dialog }, [], NAV),
+  tool('browser_reload', 'Reload', 'Reload this tab\'s page and wait until it has loaded.', { dialog }, [], NAV),
   tool('browser_snapshot', 'Page snapshot',
-    'Readable text of the page with its interactive elements; each element carries a ref (e.g. "e12") that the other browser_* tools accept.',
-    {}, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector).',
-    target, [], { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }),
+    `Readable text of the page and of every frame in it, with its interactive elements; each element carries a ref (e.g. "e12", or "f3e12" inside a frame) that the other browser_* tools accept. At most maxChars characters (default ${frames.DEFAULT_MAX_CHARS}); a longer page ends with a "truncated: N more elements" line that says how to see the rest.`,
+    {
+      ref: { type: 'string', description: 'Only the part of the page under this element (a ref from an earlier snapshot; an iframe\'s ref shows that frame)' },
+      selector: { type: 'string', description: 'Only the part of the page under the first element matching this CSS selector (top frame)' },
+      interactiveOnly: { type: 'boolean', description: 'List only the interactive elements, without the page text', default: false },
+      maxChars: { type: 'integer', description: `Character budget of the text (default ${frames.DEFAULT_MAX_CHARS})`, minimum: 500, maximum: 500000 },
+    }, [], { readOnlyHint: true, openWorldHint: false }),
+  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector).', { ...target, dialog }, [], ACT),
+  tool('browser_hover', 'Hover', 'Move the mouse over an element (pointer and mouse over/enter/move events; CSS :hover is not applied).',
+    { ...target }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
+  tool('browser_drag', 'Drag and drop',
+    'Drag one element onto another: HTML5 drag and drop for draggable sources, mouse down/move/up events otherwise. Both elements must be in the same frame.',
+    {
+      startRef: { ...ref, description: 'Ref of the element to drag' },
+      startSelector: { type: 'string', description: 'CSS selector of the element to drag, when no startRef is given' },
+      endRef: { ...ref, description: 'Ref of the element to drop onto' },
+      endSelector: { type: 'string', description: 'CSS selector of the element to drop onto, when no endRef is given' },
+      dialog,
+    }, [], ACT),
   tool('browser_type', 'Type text', 'Replace the text of an input, textarea or editable element; optionally submit its form.',
-    { ...target, text: { type: 'string' }, submit: { type: 'boolean', description: 'Submit (Enter) after typing', default: false } },
-    ['text'], { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true }),
+    { ...target, text: { type: 'string' }, submit: { type: 'boolean', description: 'Submit (Enter) after typing', default: false }, dialog },
+    ['text'], EDIT),
   tool('browser_select', 'Select option', 'Choose an option of a <select> by value or visible label.',
-    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] } },
+    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, dialog },
     ['value'], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_press_key', 'Press key',
-    'Press a key on the focused element, e.g. "Enter", "Tab", "Escape", "a", "Control+a". Events are synthetic: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields.',
-    { key: { type: 'string' } }, ['key'],
-    { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }),
+    'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". Events are synthetic: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
+    { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, dialog }, ['key'], ACT),
+  tool('browser_file_upload', 'Upload files',
+    'Set the files of a file chooser (<input type=file>; a drop zone gets them dropped), firing the input and change events the page listens for. Files are paths the daemon reads, or inline base64 content.',
+    {
+      ...target,
+      paths: { type: 'array', items: { type: 'string' }, description: 'Absolute paths of files the daemon\'s user can read' },
+      files: {
+        type: 'array',
+        description: 'Inline files',
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, mimeType: { type: 'string' }, data: { type: 'string', description: 'base64 content' } },
+          required: ['name', 'data'],
+          additionalProperties: false,
+        },
+      },
+      dialog,
+    }, [], EDIT),
+  tool('browser_handle_dialog', 'Answer dialogs',
+    'Set the answer to the next alert/confirm/prompt this tab opens (in any frame). Dialogs never block a call: each is answered when it opens — by this answer, by the calling tool\'s "dialog" argument, or by the default policy (dismiss) — and reported in that call\'s result.',
+    { accept: { type: 'boolean', description: 'Accept (OK) or dismiss (Cancel)' }, promptText: { type: 'string', description: 'Text a prompt gets when accepted (default: its default text)' } },
+    ['accept'], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false }),
   tool('browser_wait_for', 'Wait for', 'Wait until an element matching a selector is visible, or a text appears on the page.',
     {
       selector: { type: 'string' },
       text: { type: 'string' },
       timeout: { type: 'number', description: 'Milliseconds, default 5000, at most 60000', minimum: 0, maximum: 60000 },
     }, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_screenshot', 'Screenshot', 'PNG of the visible part of this tab (the tab is brought to the front first).',
-    {}, [], { readOnlyHint: true, openWorldHint: false }),
   tool('browser_evaluate', 'Evaluate JavaScript',
     'Evaluate a JavaScript expression in the page and return its JSON value. Off unless enabled in the extension options.',
-    { expression: { type: 'string' } }, ['expression'],
-    { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }),
+    { expression: { type: 'string' } }, ['expression'], ACT),
+  ...OBSERVE_TOOLS,
 ];
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
@@ -59,32 +106,71 @@ function requireString(args, key) {
   return args[key];
 }
 
-// Resolves once the tab has committed and loaded a new document, or after a same-document
-// navigation (those never pass through status "loading").
-function waitForLoad(tabId, timeoutMs) {
+// Runs `start` (which begins a navigation of the tab) and resolves when the top frame has
+// loaded the new document, or after a same-document navigation (history API, #fragment). With
+// `startMs`, a navigation that has not even begun by then fails with `noStart`.
+function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {}) {
   return new Promise((resolve, reject) => {
-    let sawLoading = false;
+    let committed = false;
+    const nav = chrome.webNavigation;
     const done = (err) => {
       clearTimeout(timer);
-      clearInterval(poll);
-      chrome.tabs.onUpdated.removeListener(onUpdated);
+      clearTimeout(startTimer);
+      nav.onBeforeNavigate.removeListener(onBefore);
+      nav.onCommitted.removeListener(onCommitted);
+      nav.onCompleted.removeListener(onCompleted);
+      nav.onHistoryStateUpdated.removeListener(onSameDocument);
+      nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
+      nav.onErrorOccurred.removeListener(onError);
       chrome.tabs.onRemoved.removeListener(onRemoved);
       err ? reject(err) : resolve();
     };
-    const onUpdated = (id, change) => {
-      if (id !== tabId) return;
-      if (change.status === 'loading') sawLoading = true;
-      if (change.status === 'complete' && sawLoading) done();
+    // Events of a navigation that was still going on when this one began (a click's, say)
+    // may arrive after it: only the top frame's, from now on, count; an error only for the
+    // navigation this one started.
+    const since = Date.now() - 1;
+    let ours = null;
+    const top = (d) => d.tabId === tabId && d.frameId === 0 && !(d.timeStamp < since);
+    const onBefore = (d) => {
+      if (!top(d)) return;
+      ours = d.url;
+      clearTimeout(startTimer);
+    };
+    const onCommitted = (d) => {
+      if (!top(d)) return;
+      committed = true;
+      clearTimeout(startTimer);
+    };
+    const onCompleted = (d) => top(d) && committed && done();
+    const onSameDocument = (d) => top(d) && done();
+    const onError = (d) => {
+      if (!top(d) || d.url !== ours) return;
+      const why = d.error === 'net::ERR_ABORTED' ? 'the navigation was cancelled (or became a download)' : d.error;
+      done(new ToolError(Code.NAVIGATION_FAILED, `could not load ${d.url}: ${why}`));
     };
     const onRemoved = (id) => id === tabId && done(new ToolError(Code.NAVIGATION_FAILED, 'tab was closed'));
     const timer = setTimeout(() => done(new ToolError(Code.NAVIGATION_FAILED, `page did not load within ${timeoutMs} ms`)), timeoutMs);
-    const poll = setInterval(async () => {
-      const tab = await chrome.tabs.get(tabId).catch(() => null);
-      if (tab && !sawLoading && tab.status === 'complete') done();
-    }, 500);
-    chrome.tabs.onUpdated.addListener(onUpdated);
+    const startTimer = startMs && setTimeout(() => done(new ToolError(Code.NAVIGATION_FAILED, noStart)), startMs);
+    nav.onBeforeNavigate.addListener(onBefore);
+    nav.onCommitted.addListener(onCommitted);
+    nav.onCompleted.addListener(onCompleted);
+    nav.onHistoryStateUpdated.addListener(onSameDocument);
+    nav.onReferenceFragmentUpdated.addListener(onSameDocument);
+    nav.onErrorOccurred.addListener(onError);
     chrome.tabs.onRemoved.addListener(onRemoved);
+    Promise.resolve().then(start).catch((e) => done(e instanceof ToolError ? e : new ToolError(Code.NAVIGATION_FAILED, e.message)));
   });
+}
+
+async function loaded(tabId, verb) {
+  // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.
+  const tab = await getTab(tabId);
+  try {
+    await chrome.scripting.executeScript({ target: { tabId }, func: () => true });
+  } catch (e) {
+    throw new ToolError(Code.NAVIGATION_FAILED, `could not load ${tab.url}: ${e.message}`);
+  }
+  return text(`${verb} ${tab.url} — "${tab.title}"`);
 }
 
 async function navigate(tabId, args) {
@@ -96,24 +182,25 @@ async function navigate(tabId, args) {
     throw new ToolError(Code.INVALID_ARGUMENTS, `not an absolute URL: ${url}`);
   }
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
-  const loaded = waitForLoad(tabId, 30_000);
-  await chrome.tabs.update(tabId, { url: parsed.href });
-  await loaded;
-  // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.
-  try {
-    await chrome.scripting.executeScript({ target: { tabId }, func: () => true });
-  } catch (e) {
-    throw new ToolError(Code.NAVIGATION_FAILED, `could not load ${parsed.href}: ${e.message}`);
-  }
-  const tab = await getTab(tabId);
-  return text(`Loaded ${tab.url} — "${tab.title}"`);
+  await navigation(tabId, () => chrome.tabs.update(tabId, { url: parsed.href }));
+  return loaded(tabId, 'Loaded');
 }
 
-async function screenshot(tabId) {
-  const tab = await getTab(tabId);
-  if (!tab.active) await chrome.tabs.update(tabId, { active: true });
-  const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
-  return { content: [{ type: 'image', data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' }] };
+// history.go in the page rather than chrome.tabs.goBack: the browser's back button skips
+// entries a page added without user activation (Chromium's history intervention), and the
+// agent's clicks are synthetic, so the page it just left would be skipped.
+async function history(tabId, step) {
+  const which = step < 0 ? 'earlier' : 'later';
+  await navigation(tabId, () => frames.domCall(tabId, 'history_go', { step }), {
+    startMs: 2000,
+    noStart: `there is no ${which} page in this tab's history (nothing happened)`,
+  });
+  return loaded(tabId, step < 0 ? 'Went back to' : 'Went forward to');
+}
+
+async function reload(tabId) {
+  await navigation(tabId, () => chrome.tabs.reload(tabId));
+  return loaded(tabId, 'Reloaded');
 }
 
 // Runs in the page's own world, so it sees the page's globals; must be self-contained.
@@ -146,23 +233,74 @@ async function evaluate(tabId, args) {
   return { ...text(JSON.stringify(out.value)), structuredContent: { value: out.value } };
 }
 
+async function fileUpload(tabId, args) {
+  if (args.paths !== undefined) {
+    // The daemon turns paths into inline files before the call reaches us (a page never reads
+    // the disk); a path here means the call did not come through browser-mcpd.
+    throw new ToolError(Code.INVALID_ARGUMENTS, '"paths" are read by browser-mcpd; give the files inline ("files") when calling the extension directly');
+  }
+  if (!Array.isArray(args.files) || !args.files.length) throw new ToolError(Code.INVALID_ARGUMENTS, 'give "paths" or "files" (one or more)');
+  return frames.domCall(tabId, 'file_upload', args);
+}
+
+// What a DOM tool reports: its result, with the dialogs that opened meanwhile (in any frame).
+function withDialogs(tabId, result) {
+  const found = dialogs.takeDialogs(tabId, result?.dialogs);
+  if (result && typeof result === 'object') delete result.dialogs;
+  if (!found.length) return result;
+  const out = { ...result, content: [...(result?.content || []), { type: 'text', text: found.map(dialogs.describe).join('\n') }] };
+  out.structuredContent = { ...(result?.structuredContent || {}), dialogs: found };
+  return out;
+}
+
 export async function callBuiltin(tabId, name, args = {}) {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new ToolError(Code.INVALID_ARGUMENTS, 'args must be an object');
   await committedTab(tabId);
+  // The eyes only look (console, network, downloads, screenshots, tabs): no dialog to answer,
+  // and a dialog that blocks the page must not hide what the page did.
+  if (isObserveTool(name)) return callObserve(tabId, name, args);
+  const callPolicy = dialogs.checkPolicy(args.dialog);
+  const { dialog: _, ...rest } = args;
+  const blocking = dialogs.blockingDialog(tabId);
+  if (blocking && !['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name)) {
+    throw new ToolError(Code.DIALOG_BLOCKING, `the page shows a native ${blocking.kind} ${JSON.stringify(blocking.message)} that opened before browser-mcp could answer it, and waits for a person; browser_reload or browser_navigate closes it (the page's unsaved state is lost)`);
+  }
+  if (blocking && name !== 'browser_handle_dialog') dialogs.clearBlocking(tabId);
+  await dialogs.drive(tabId, callPolicy);
+  try {
+    return withDialogs(tabId, await run(tabId, name, rest));
+  } finally {
+    dialogs.release(tabId);
+  }
+}
+
+function run(tabId, name, args) {
   switch (name) {
     case 'browser_navigate':
       return navigate(tabId, args);
-    case 'browser_screenshot':
-      return screenshot(tabId);
+    case 'browser_navigate_back':
+      return history(tabId, -1);
+    case 'browser_navigate_forward':
+      return history(tabId, 1);
+    case 'browser_reload':
+      return reload(tabId);
     case 'browser_evaluate':
       return evaluate(tabId, args);
     case 'browser_snapshot':
+      return frames.snapshot(tabId, args);
+    case 'browser_handle_dialog':
+      return dialogs.arm(tabId, args).then(text);
+    case 'browser_file_upload':
+      return fileUpload(tabId, args);
+    case 'browser_drag':
+      return frames.domCall(tabId, 'drag', args, { refKeys: ['startRef', 'endRef'] });
     case 'browser_click':
+    case 'browser_hover':
     case 'browser_type':
     case 'browser_select':
     case 'browser_press_key':
     case 'browser_wait_for':
-      return sendToPage(tabId, { op: 'dom', name: name.slice('browser_'.length), args });
+      return frames.domCall(tabId, name.slice('browser_'.length), args);
     default:
       throw new ToolError(Code.TOOL_NOT_FOUND, `no built-in tool named ${name}`);
   }

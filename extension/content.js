@@ -66,7 +66,7 @@
         return r.result;
       });
     } else if (req?.op === 'dom') {
-      work = globalThis.browserMcpDom.run(req.name, req.args);
+      work = globalThis.browserMcpDom.run(req.name, req.args, req.frame);
     } else {
       return false;
     }
@@ -74,6 +74,9 @@
     return true; // async sendResponse
   });
 
+  // WebMCP tools are the top frame's (webmcp-shim.js runs there only); subframes carry this
+  // script for the DOM tools and need not tell the worker anything at load.
+  if (window !== window.top) return;
   // A new document has no tools until its adapter says so; this also clears the previous page's.
   report([]);
   // The adapter may have started before this listener existed; ask it to push its state.

@@ -1,5 +1,7 @@
-// The DOM half of the built-in tools. Runs in the extension's isolated world, so the page can
-// neither see the ref table nor tamper with these functions.
+// The DOM half of the built-in tools: what they share (the ref table, roles and accessible names,
+// visibility) and the entry point the service worker calls. Runs in the extension's isolated
+// world of every frame (all_frames), so the page can neither see the ref table nor tamper with
+// these functions. dom-snapshot.js, dom-actions.js and dom-dialogs.js add their tools to `tools`.
 globalThis.browserMcpDom ??= (() => {
   const fail = (code, message) => {
     const e = new Error(message);
@@ -7,8 +9,12 @@ globalThis.browserMcpDom ??= (() => {
     throw e;
   };
 
+  // "" in the top frame, "f<frameId>" in a subframe: refs are unique across the frames of a tab.
+  // The service worker says which with every request (a document never changes frames).
+  let prefix = '';
+
   // Refs are handed out once per element and kept for the life of the document, so a ref from an
-  // earlier snapshot still means the same element.
+  // earlier snapshot still means the same element. The table holds local refs ("e7").
   const refOf = new WeakMap();
   const byRef = new Map();
   let nextRef = 1;
@@ -19,50 +25,56 @@ globalThis.browserMcpDom ??= (() => {
       refOf.set(el, r);
       byRef.set(r, new WeakRef(el));
     }
-    return r;
+    return prefix + r;
   }
 
-  function resolve(args) {
-    if (typeof args.ref === 'string' && args.ref) {
-      const el = byRef.get(args.ref)?.deref();
-      if (!el || !el.isConnected) fail('ELEMENT_NOT_FOUND', `ref ${args.ref} is unknown or gone; take a new browser_snapshot`);
-      return el;
+  function query(selector, root = document) {
+    try {
+      return root.querySelector(selector);
+    } catch {
+      return fail('INVALID_ARGUMENTS', `invalid CSS selector: ${selector}`);
     }
-    if (typeof args.selector === 'string' && args.selector) {
-      let el;
-      try {
-        el = document.querySelector(args.selector);
-      } catch {
-        fail('INVALID_ARGUMENTS', `invalid CSS selector: ${args.selector}`);
-      }
-      if (!el) fail('ELEMENT_NOT_FOUND', `no element matches ${args.selector}`);
-      return el;
-    }
-    return fail('INVALID_ARGUMENTS', 'give "ref" (from browser_snapshot) or "selector"');
   }
 
-  const visible = (el) =>
-    el.checkVisibility ? el.checkVisibility({ checkVisibilityCSS: true }) : !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
-
-  const INTERACTIVE = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [contenteditable=""], [contenteditable=true], [onclick], ' +
-    '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option], [role=switch], [role=textbox], [role=combobox], [tabindex]:not([tabindex="-1"])';
-
-  function role(el) {
-    const explicit = el.getAttribute('role');
-    if (explicit) return explicit;
-    const tag = el.tagName.toLowerCase();
-    if (tag === 'a') return 'link';
-    if (tag === 'select') return el.multiple ? 'listbox' : 'combobox';
-    if (tag === 'textarea') return 'textbox';
-    if (tag === 'input') {
-      const type = (el.type || 'text').toLowerCase();
-      if (['button', 'submit', 'reset', 'image'].includes(type)) return 'button';
-      if (['checkbox', 'radio', 'range'].includes(type)) return type === 'range' ? 'slider' : type;
-      return type === 'search' ? 'searchbox' : 'textbox';
+  // An element by local ref (the service worker strips the frame prefix) or by CSS selector.
+  function resolve(args, { refKey = 'ref', selectorKey = 'selector', what = 'element' } = {}) {
+    const r = args[refKey];
+    if (typeof r === 'string' && r) {
+      const el = byRef.get(r)?.deref();
+      if (!el || !el.isConnected) fail('ELEMENT_NOT_FOUND', `ref ${prefix}${r} is unknown or gone from the page; take a new browser_snapshot`);
+      return el;
     }
-    if (tag === 'button' || tag === 'summary') return 'button';
-    if (el.isContentEditable) return 'textbox';
-    return 'generic';
+    const s = args[selectorKey];
+    if (typeof s === 'string' && s) {
+      const el = query(s);
+      if (!el) fail('ELEMENT_NOT_FOUND', `no ${what} matches ${s}`);
+      return el;
+    }
+    return fail('INVALID_ARGUMENTS', `give "${refKey}" (from browser_snapshot) or "${selectorKey}"`);
+  }
+
+  function visible(el) {
+    if (el.checkVisibility ? el.checkVisibility({ checkVisibilityCSS: true }) : el.getClientRects().length > 0) return true;
+    // display: contents has no box of its own, but its children do.
+    return getComputedStyle(el).display === 'contents';
+  }
+
+  const INTERACTIVE = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [contenteditable=""], [contenteditable=true], ' +
+    '[onclick], [onmousedown], [draggable=true], [ondragstart], [ondrop], [ondragover], ' +
+    '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], ' +
+    '[role=option], [role=switch], [role=textbox], [role=searchbox], [role=combobox], [role=slider], [role=spinbutton], [role=treeitem], ' +
+    '[tabindex]:not([tabindex="-1"])';
+  const POINTER = new Set(['pointer', 'grab', 'grabbing', 'move']);
+
+  // What a person could act on: the usual controls, elements with handlers in attributes, drag
+  // sources and drop zones, and elements whose own cursor says "click or drag me" (pages that
+  // attach mouse listeners from script leave no other trace).
+  function interactive(el, style) {
+    if (el.matches(INTERACTIVE)) return true;
+    const cursor = (style || getComputedStyle(el)).cursor;
+    if (!POINTER.has(cursor)) return false;
+    const parent = el.parentElement;
+    return !parent || getComputedStyle(parent).cursor !== cursor;
   }
 
   const squash = (s, max = 80) => {
@@ -70,31 +82,58 @@ globalThis.browserMcpDom ??= (() => {
     return t.length > max ? `${t.slice(0, max - 1)}…` : t;
   };
 
+  // The accessible-name computation and ARIA roles of dom-accessibility-api (vendored; loaded by
+  // cjs-loader.js before this file).
+  const lib = (id) => {
+    const m = globalThis.browserMcpModules?.get(id);
+    if (!m) fail('TOOL_ERROR', `the vendored module ${id} did not load`);
+    return m;
+  };
+  const NAMELESS = new Set(['generic', 'none', 'presentation', 'paragraph']);
+
+  function role(el) {
+    if (el instanceof HTMLInputElement && el.type === 'file') return 'file-chooser';
+    if (el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement) return 'iframe';
+    const r = lib('getRole').default(el);
+    if (r && !NAMELESS.has(r)) return r;
+    if (el.isContentEditable) return 'textbox';
+    if (el.getAttribute('draggable') === 'true' || el.hasAttribute('ondragstart')) return 'draggable';
+    if (el.hasAttribute('ondrop') || el.hasAttribute('ondragover')) return 'dropzone';
+    return 'clickable';
+  }
+
   function accessibleName(el) {
-    const labelledBy = el.getAttribute('aria-labelledby');
-    if (labelledBy) {
-      const t = labelledBy.split(/\s+/).map((id) => document.getElementById(id)?.innerText || '').join(' ');
-      if (t.trim()) return squash(t);
+    let name = '';
+    try {
+      name = lib('accessible-name').computeAccessibleName(el);
+    } catch {
+      // a page whose DOM the library trips over still gets the text below
     }
-    if (el.getAttribute('aria-label')) return squash(el.getAttribute('aria-label'));
-    if (el.labels && el.labels.length) return squash([...el.labels].map((l) => l.innerText).join(' '));
-    if (el.tagName === 'INPUT' && ['button', 'submit', 'reset'].includes(el.type)) return squash(el.value);
-    if (el.tagName === 'IMG' || el.tagName === 'INPUT') return squash(el.getAttribute('alt') || el.placeholder || el.title || '');
-    return squash(el.innerText || el.title || el.placeholder || '');
+    if (!name && el instanceof HTMLInputElement && el.type === 'file') name = el.multiple ? 'Choose Files' : 'Choose File';
+    if (!name && (el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement)) name = el.title || el.name || '';
+    if (!name && !(el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement)) name = el.innerText || '';
+    if (!name) name = el.getAttribute('title') || el.getAttribute('placeholder') || '';
+    return squash(name);
   }
 
   function describe(el) {
     const d = { ref: ref(el), role: role(el), name: accessibleName(el) };
-    if (el.tagName === 'SELECT') {
+    if (el instanceof HTMLSelectElement) {
       d.value = [...el.selectedOptions].map((o) => o.value).join(', ');
       d.options = [...el.options].slice(0, 50).map((o) => squash(o.label || o.text, 40));
-    } else if (el.tagName === 'INPUT' && ['checkbox', 'radio'].includes(el.type)) {
+    } else if (el instanceof HTMLInputElement && el.type === 'file') {
+      d.files = [...(el.files || [])].map((f) => f.name);
+      if (el.accept) d.accept = el.accept;
+      if (el.multiple) d.multiple = true;
+    } else if (el instanceof HTMLInputElement && ['checkbox', 'radio'].includes(el.type)) {
       d.checked = el.checked;
-    } else if ('value' in el && typeof el.value === 'string' && el.tagName !== 'BUTTON') {
+    } else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !['button', 'submit', 'reset', 'image'].includes(el.type)) {
       d.value = squash(el.type === 'password' ? '•'.repeat(el.value.length) : el.value, 200);
+    } else if (el.getAttribute('aria-checked')) {
+      d.checked = el.getAttribute('aria-checked') === 'true';
     }
-    if (el.tagName === 'A') d.href = el.href;
-    if (el.disabled) d.disabled = true;
+    if (el instanceof HTMLAnchorElement && el.href) d.href = el.href;
+    if (el.disabled || el.getAttribute('aria-disabled') === 'true') d.disabled = true;
     return d;
   }
 
@@ -103,245 +142,58 @@ globalThis.browserMcpDom ??= (() => {
     if (d.value !== undefined && d.value !== '') s += ` = ${JSON.stringify(d.value)}`;
     if (d.checked !== undefined) s += d.checked ? ' (checked)' : ' (unchecked)';
     if (d.options) s += ` options: ${d.options.join(' | ')}`;
+    if (d.files) {
+      const facts = [d.files.length ? `files: ${d.files.join(', ')}` : 'no file chosen'];
+      if (d.accept) facts.push(`accepts ${d.accept}`);
+      if (d.multiple) facts.push('multiple');
+      s += ` (${facts.join('; ')})`;
+    }
     if (d.disabled) s += ' (disabled)';
     return s;
   }
 
-  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'svg', 'IFRAME', 'HEAD']);
-  const BLOCK = /^(P|DIV|SECTION|ARTICLE|MAIN|HEADER|FOOTER|NAV|ASIDE|LI|UL|OL|TABLE|TR|FORM|FIELDSET|BLOCKQUOTE|PRE|DL|DT|DD|FIGURE|FIGCAPTION|BR|HR)$/;
-  const MAX_CHARS = 40_000;
-
-  // One pass in document order: text flows into lines, headings get '#', interactive elements
-  // become one "[role ref] name" line each (their inner text is not repeated).
-  function snapshot() {
-    const out = [];
-    const elements = [];
-    let current = '';
-    const flush = () => {
-      const t = current.replace(/\s+/g, ' ').trim();
-      if (t) out.push(t);
-      current = '';
-    };
-    const walk = (node) => {
-      if (node.nodeType === Node.TEXT_NODE) {
-        current += node.data;
-        return;
-      }
-      if (node.nodeType !== Node.ELEMENT_NODE || SKIP.has(node.tagName)) return;
-      const el = node;
-      if (el.hidden || el.getAttribute('aria-hidden') === 'true' || !visible(el)) return;
-      if (el.matches(INTERACTIVE)) {
-        flush();
-        const d = describe(el);
-        elements.push(d);
-        out.push(line(d));
-        return;
-      }
-      // A label's text already names its control's line.
-      if (el.tagName === 'LABEL' && el.control && !el.contains(el.control) && visible(el.control)) return;
-      const heading = /^H([1-6])$/.exec(el.tagName);
-      if (heading) {
-        flush();
-        out.push(`${'#'.repeat(+heading[1])} ${squash(el.innerText, 300)}`);
-        return;
-      }
-      const block = BLOCK.test(el.tagName);
-      if (block) flush();
-      for (const child of el.childNodes) walk(child);
-      if (block) flush();
-      if (el.shadowRoot) for (const child of el.shadowRoot.childNodes) walk(child);
-    };
-    if (document.body) walk(document.body);
-    flush();
-    let textOut = `# ${document.title}\nURL: ${location.href}\n\n${out.join('\n')}`;
-    if (textOut.length > MAX_CHARS) textOut = `${textOut.slice(0, MAX_CHARS)}\n… (truncated)`;
-    return {
-      content: [{ type: 'text', text: textOut }],
-      structuredContent: { url: location.href, title: document.title, elements },
-    };
-  }
-
-  function interactable(el) {
-    if (el.disabled) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is disabled`);
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-  }
-
   const describeShort = (el) => `${role(el)} "${accessibleName(el)}" (${ref(el)})`;
 
-  function click(args) {
-    const el = resolve(args);
-    interactable(el);
-    const r = el.getBoundingClientRect();
-    const at = { bubbles: true, cancelable: true, composed: true, view: window, clientX: r.x + r.width / 2, clientY: r.y + r.height / 2, button: 0 };
-    // Pages often listen for pointer/mouse down rather than click.
-    el.dispatchEvent(new PointerEvent('pointerdown', { ...at, pointerType: 'mouse', isPrimary: true }));
-    el.dispatchEvent(new MouseEvent('mousedown', at));
-    if (el.focus) el.focus({ preventScroll: true });
-    el.dispatchEvent(new PointerEvent('pointerup', { ...at, pointerType: 'mouse', isPrimary: true }));
-    el.dispatchEvent(new MouseEvent('mouseup', at));
-    el.click();
-    return { content: [{ type: 'text', text: `Clicked ${describeShort(el)}` }] };
-  }
-
-  // Setting .value through the prototype's setter is what frameworks that track the value
-  // (React's input tracker) notice; a plain assignment can be swallowed.
-  function setValue(el, value) {
-    const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
-    Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, value);
-  }
-
-  function fireInput(el, data) {
-    el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data }));
-    el.dispatchEvent(new Event('change', { bubbles: true }));
-  }
-
-  function submit(el) {
-    const form = el.form || el.closest?.('form');
-    if (form) {
-      form.requestSubmit();
-      return 'submitted its form';
+  // This window's position among its parent's frames (window.frames order, which the parent's
+  // snapshot sees too): how the service worker matches a frame to its <iframe> in the parent.
+  function indexInParent() {
+    if (window.parent === window) return -1;
+    try {
+      for (let i = 0; i < window.parent.frames.length; i++) if (window.parent.frames[i] === window) return i;
+    } catch {
+      // a parent that forbids even this
     }
-    key(el, 'Enter');
-    return 'pressed Enter';
+    return -1;
   }
 
-  function type(args) {
-    if (typeof args.text !== 'string') fail('INVALID_ARGUMENTS', '"text" must be a string');
-    const el = resolve(args);
-    interactable(el);
-    const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'].includes(el.type));
-    if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
-    if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
-    el.focus();
-    if (el.isContentEditable && !textual) el.textContent = args.text;
-    else setValue(el, args.text);
-    fireInput(el, args.text);
-    const after = args.submit ? `, then ${submit(el)}` : '';
-    return { content: [{ type: 'text', text: `Typed into ${describeShort(el)}${after}` }] };
-  }
-
-  function select(args) {
-    const el = resolve(args);
-    if (!(el instanceof HTMLSelectElement)) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is not a <select>`);
-    interactable(el);
-    const wanted = Array.isArray(args.value) ? args.value : [args.value];
-    if (!wanted.length || wanted.some((v) => typeof v !== 'string')) fail('INVALID_ARGUMENTS', '"value" must be a string or an array of strings');
-    const options = [...el.options];
-    const chosen = wanted.map((v) => options.find((o) => o.value === v) || options.find((o) => o.label.trim() === v.trim()));
-    if (chosen.includes(undefined)) {
-      fail('INVALID_ARGUMENTS', `no option ${JSON.stringify(wanted[chosen.indexOf(undefined)])}; options are ${options.map((o) => JSON.stringify(o.value)).join(', ')}`);
-    }
-    if (chosen.length > 1 && !el.multiple) fail('INVALID_ARGUMENTS', 'this <select> takes a single value');
-    for (const o of options) o.selected = chosen.includes(o);
-    fireInput(el, null);
-    return { content: [{ type: 'text', text: `Selected ${chosen.map((o) => JSON.stringify(o.value)).join(', ')} in ${describeShort(el)}` }] };
-  }
-
-  const CODES = { Enter: 'Enter', Tab: 'Tab', Escape: 'Escape', Backspace: 'Backspace', Delete: 'Delete', ' ': 'Space', ArrowUp: 'ArrowUp', ArrowDown: 'ArrowDown', ArrowLeft: 'ArrowLeft', ArrowRight: 'ArrowRight', Home: 'Home', End: 'End', PageUp: 'PageUp', PageDown: 'PageDown' };
-
-  // Synthetic key events do not trigger the browser's default actions, so the common ones are
-  // done by hand afterwards, unless the page cancelled the keydown.
-  function key(el, spec) {
-    const parts = spec.split('+');
-    const k = parts.pop() || '+';
-    const mods = new Set(parts.map((p) => p.toLowerCase()));
-    const init = {
-      key: k,
-      code: CODES[k] || (k.length === 1 && /[a-z]/i.test(k) ? `Key${k.toUpperCase()}` : k.length === 1 && /\d/.test(k) ? `Digit${k}` : k),
-      bubbles: true, cancelable: true, composed: true,
-      ctrlKey: mods.has('control') || mods.has('ctrl'), shiftKey: mods.has('shift'), altKey: mods.has('alt'), metaKey: mods.has('meta') || mods.has('cmd'),
-    };
-    const printable = k.length === 1 && !init.ctrlKey && !init.altKey && !init.metaKey;
-    const proceed = el.dispatchEvent(new KeyboardEvent('keydown', init));
-    if (proceed && (printable || k === 'Enter')) el.dispatchEvent(new KeyboardEvent('keypress', init));
-    if (proceed) defaultAction(el, k, printable, init);
-    el.dispatchEvent(new KeyboardEvent('keyup', init));
-  }
-
-  function defaultAction(el, k, printable, init) {
-    const textField = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && ['text', 'search', 'email', 'url', 'tel', 'password', 'number', ''].includes(el.type));
-    if (printable && textField) {
-      const start = el.selectionStart ?? el.value.length;
-      const end = el.selectionEnd ?? el.value.length;
-      setValue(el, el.value.slice(0, start) + k + el.value.slice(end));
-      el.setSelectionRange?.(start + 1, start + 1);
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: k }));
-    } else if (k === 'Backspace' && textField && el.value) {
-      setValue(el, el.value.slice(0, -1));
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'deleteContentBackward' }));
-    } else if (k === 'Enter') {
-      if (el instanceof HTMLInputElement && el.form) el.form.requestSubmit();
-      else if (el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement) el.click();
-    } else if (k === ' ' && (el instanceof HTMLButtonElement || (el instanceof HTMLInputElement && ['checkbox', 'radio', 'button', 'submit'].includes(el.type)))) {
-      el.click();
-    } else if (k === 'Tab') {
-      const focusable = [...document.querySelectorAll(INTERACTIVE)].filter((e) => !e.disabled && e.tabIndex >= 0 && visible(e));
-      const i = focusable.indexOf(el);
-      const next = focusable[(i + (init.shiftKey ? -1 : 1) + focusable.length) % focusable.length];
-      next?.focus();
-    }
-  }
-
-  function pressKey(args) {
-    if (typeof args.key !== 'string' || !args.key) fail('INVALID_ARGUMENTS', '"key" must be a non-empty string');
-    const el = document.activeElement || document.body;
-    key(el, args.key);
-    return { content: [{ type: 'text', text: `Pressed ${args.key} on ${el === document.body ? 'the page' : describeShort(el)}` }] };
-  }
-
-  function waitFor(args) {
-    const { selector, text } = args;
-    if (!selector && !text) fail('INVALID_ARGUMENTS', 'give "selector" or "text"');
-    const timeout = Math.min(Math.max(Number(args.timeout ?? 5000) || 0, 0), 60_000);
-    const check = () => {
-      if (selector) {
-        let el;
-        try {
-          el = document.querySelector(selector);
-        } catch {
-          fail('INVALID_ARGUMENTS', `invalid CSS selector: ${selector}`);
-        }
-        if (!el || !visible(el)) return null;
-        if (text && !el.innerText.includes(text)) return null;
-        return `${describeShort(el)} is visible`;
-      }
-      return document.body?.innerText.includes(text) ? `text ${JSON.stringify(text)} is on the page` : null;
-    };
-    return new Promise((resolveWait, rejectWait) => {
-      const settle = () => {
-        try {
-          const hit = check();
-          if (!hit) return false;
-          stop();
-          resolveWait({ content: [{ type: 'text', text: hit }] });
-        } catch (e) {
-          stop();
-          rejectWait(e);
-        }
-        return true;
-      };
-      const observer = new MutationObserver(settle);
-      const poll = setInterval(settle, 100); // visibility changes through CSS are not mutations here
-      const timer = setTimeout(() => {
-        stop();
-        rejectWait(Object.assign(new Error(`waited ${timeout} ms for ${selector ? `selector ${selector}` : `text ${JSON.stringify(text)}`}`), { code: 'WAIT_TIMEOUT' }));
-      }, timeout);
-      function stop() {
-        observer.disconnect();
-        clearInterval(poll);
-        clearTimeout(timer);
-      }
-      if (!settle()) observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
-    });
-  }
-
-  const tools = { snapshot, click, type, select, press_key: pressKey, wait_for: waitFor };
+  const tools = {};
 
   return {
-    async run(name, args) {
+    fail,
+    ref,
+    resolve,
+    query,
+    visible,
+    interactive,
+    role,
+    accessibleName,
+    describe,
+    describeShort,
+    line,
+    squash,
+    indexInParent,
+    INTERACTIVE,
+    tools,
+    get prefix() {
+      return prefix;
+    },
+    // The service worker's entry point (content.js relays): `frame` is this frame's ref prefix.
+    async run(name, args, frame) {
+      if (typeof frame === 'string') prefix = frame;
       const fn = tools[name];
       if (!fn) fail('TOOL_NOT_FOUND', `no built-in tool browser_${name}`);
-      return fn(args || {});
+      const dialogs = globalThis.browserMcpDom.dialogs;
+      return dialogs ? dialogs.around(() => fn(args || {})) : fn(args || {});
     },
   };
 })();

@@ -1,6 +1,7 @@
 // The channel to a tab's page: content.js in the isolated world, which relays to the WebMCP
 // adapter in the page's own world.
 import * as proto from './protocol.js';
+import { bounds, domCall } from './frames.js';
 
 export const isWebUrl = (url) => /^https?:/i.test(url || '');
 
@@ -34,7 +35,8 @@ export async function committedTab(tabId, ms = 30_000) {
   });
 }
 
-const CONTENT_FILES = ['dom-tools.js', 'content.js'];
+// The isolated-world scripts every frame gets (manifest content_scripts), and the page-world ones.
+const contentScripts = () => chrome.runtime.getManifest().content_scripts;
 
 function withTimeout(promise, ms, what) {
   let timer;
@@ -46,34 +48,57 @@ function withTimeout(promise, ms, what) {
 
 // Content scripts only arrive in pages loaded after the extension; tabs that were already open
 // (install, reload, update) get them injected on first use.
-async function inject(tabId) {
-  await chrome.scripting.executeScript({ target: { tabId }, files: CONTENT_FILES });
-  await chrome.scripting.executeScript({ target: { tabId }, files: ['webmcp-shim.js'], world: 'MAIN' });
+async function inject(tabId, frameId) {
+  const target = { tabId, frameIds: [frameId] };
+  for (const cs of contentScripts()) {
+    await chrome.scripting.executeScript({ target, files: cs.js, ...(cs.world === 'MAIN' ? { world: 'MAIN' } : {}) });
+  }
 }
 
-export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
-  const tab = await committedTab(tabId);
-  if (!isWebUrl(tab.url)) {
-    throw new proto.ToolError(proto.Code.TOOL_ERROR, `tab ${tabId} shows ${tab.url || 'nothing'}, not an http(s) page`);
-  }
-  const send = () => chrome.tabs.sendMessage(tabId, msg, { frameId: 0 });
+const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
+
+// One request to one frame's content script. With `documentId`, only that document may answer:
+// when the frame has moved on, the error has code FRAME_GONE.
+export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
+  const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });
   let reply;
   try {
-    reply = await withTimeout(send(), timeoutMs, msg.op);
+    reply = await withTimeout(send(), timeoutMs, msg.op === 'dom' ? `browser_${msg.name}` : msg.op);
   } catch (e) {
-    if (!/Receiving end does not exist/i.test(e.message)) throw pageGone(tabId, e);
+    if (!noReceiver(e)) throw pageGone(tabId, e);
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+    if (!frame || (documentId && frame.documentId !== documentId)) {
+      throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
+    }
+    if (!mayInject) throw pageGone(tabId, e);
     try {
-      await inject(tabId);
+      await inject(tabId, frameId);
     } catch (injectErr) {
-      throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach page in tab ${tabId}: ${injectErr.message}`);
+      throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
     }
     reply = await withTimeout(send(), timeoutMs, msg.op).catch((e2) => {
       throw pageGone(tabId, e2);
     });
   }
-  if (!reply) throw new proto.ToolError(proto.Code.TOOL_ERROR, `no reply from page in tab ${tabId}`);
+  if (!reply) throw new proto.ToolError(proto.Code.TOOL_ERROR, `no reply from the page in tab ${tabId}`);
   if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);
   return reply.result;
+}
+
+// A request to the page's content script. A DOM tool ({op: 'dom', name, args}) goes to the frame
+// that owns args.ref (frames.js), and `bounds` comes back in top-level viewport coordinates.
+export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
+  const tab = await committedTab(tabId);
+  if (!isWebUrl(tab.url)) {
+    throw new proto.ToolError(proto.Code.TOOL_ERROR, `tab ${tabId} shows ${tab.url || 'nothing'}, not an http(s) page`);
+  }
+  if (msg.op === 'dom') return msg.name === 'bounds' ? bounds(tabId, msg.args || {}) : domCall(tabId, msg.name, msg.args || {}, { timeoutMs });
+  try {
+    return await sendToFrame(tabId, 0, msg, { timeoutMs });
+  } catch (e) {
+    if (e.code === 'FRAME_GONE') throw new proto.ToolError(proto.Code.TOOL_ERROR, `page in tab ${tabId} went away while the call ran`);
+    throw e;
+  }
 }
 
 function pageGone(tabId, e) {

@@ -5,6 +5,9 @@
 //   (per site, or by default for every site).
 // - browser_evaluate is hidden unless enabled in the options (builtins.js also refuses it).
 // - A site in "ask" mode exposes the same tools, but every call waits for the user's answer.
+// - The eyes (console, network, downloads, screenshots, tabs) are built-ins like the rest; what
+//   they record follows the same rule (observe.js records nothing of a site whose built-ins
+//   are hidden).
 // Sites are origins (scheme, host, port): http and https of one host are different sites.
 import { Code, ToolError } from './protocol.js';
 import { settings } from './settings.js';

@@ -19,6 +19,8 @@ export const Code = Object.freeze({
   EVALUATE_DISABLED: 'EVALUATE_DISABLED',
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',
   TOOL_ERROR: 'TOOL_ERROR',
+  // A native dialog blocks the page (dialogs.js): only a navigation or reload closes it.
+  DIALOG_BLOCKING: 'DIALOG_BLOCKING',
   // The user's per-site policy (policy.js, consent.js).
   SITE_DISABLED: 'SITE_DISABLED',
   USER_DENIED: 'USER_DENIED',
@@ -85,5 +87,8 @@ export const toolsDiscovered = (callId, tabId, offer, error) =>
   message('toolsDiscovered', error ? { callId, tabId, tools: [], error: errorBody(error) } : { callId, tabId, ...offered(offer) });
 export const toolResult = (callId, result, error) =>
   message('toolResult', error ? { callId, result: null, error: errorBody(error) } : { callId, result: result ?? null, error: null });
+// Not in seed 001: something a page did that scripts may react to. `event` is consoleError,
+// downloadFinished or navigated; `data` is that event's object (README, "Page events").
+export const tabEvent = (tabId, event, data) => message('tabEvent', { tabId, event, data });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

@@ -55,6 +55,17 @@ def check(path):
     for key in plist:
         if key not in KEYS:
             errors.append(f"{path}: unexpected key {key}")
+    # launchd never rotates StandardErrorPath: the daemon must write a log file it rotates
+    # itself, and stderr must not be that same file.
+    args = plist.get("ProgramArguments", [])
+    if "--log-file" not in args[:-1]:
+        errors.append(f"{path}: ProgramArguments must pass --log-file FILE (launchd does not rotate logs)")
+    else:
+        log = args[args.index("--log-file") + 1]
+        if not is_path(log):
+            errors.append(f"{path}: --log-file must be an absolute path, not {log!r}")
+        if log in (plist.get("StandardErrorPath"), plist.get("StandardOutPath")):
+            errors.append(f"{path}: StandardErrorPath/StandardOutPath must not be the rotated log {log}")
     return errors
 
 def main():

@@ -17,6 +17,8 @@
 //! - The **clients**: [`client`] (typed async client of the control API) and [`ctl`]
 //!   (`browserctl`, built on it); the MCP server both `browserctl mcp` and the daemon's `/mcp`
 //!   serve lives in `mcp`.
+//! - Whether a directory may hold files others rely on (the discovery directory, the control
+//!   socket's): `trust`, one implementation for the daemon, the native host and doctor.
 //! - `src/bin/*`: parse flags, call [`daemon::run`] / [`ctl::run`].
 #![deny(clippy::await_holding_lock)]
 // Module docs link the crate-private modules for maintainers, who read them with
@@ -32,5 +34,6 @@ pub(crate) mod paths;
 pub(crate) mod pattern;
 pub mod protocol;
 pub(crate) mod time;
+pub(crate) mod trust;
 
 pub use error::{Error, ErrorCode};

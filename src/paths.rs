@@ -16,38 +16,14 @@ pub fn default_socket_path() -> PathBuf {
     }
 }
 
-/// Whether an existing directory may hold files others must be able to trust (the discovery
-/// files): a real directory (not a symlink), ours, and not writable by others unless sticky.
-/// The reason, when not, says what is wrong and how to fix it.
-pub fn check_trusted_dir(dir: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    if meta.file_type().is_symlink() {
-        return Err(format!(
-            "{} is a symlink; refusing to use it",
-            dir.display()
-        ));
+/// Where a daemon puts its discovery file when the shared directory is another user's (or
+/// unusable): the per-user runtime directory, next to the control socket. Native hosts look
+/// here too, so such a daemon is still found.
+pub fn private_discovery_dir() -> PathBuf {
+    match default_socket_path().parent() {
+        Some(dir) => dir.join("discovery"),
+        None => PathBuf::from(DEFAULT_DISCOVERY_DIR),
     }
-    if !meta.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
-    }
-    let uid = nix::unistd::geteuid().as_raw();
-    if meta.uid() != uid {
-        return Err(format!(
-            "{} belongs to uid {}, not to us (uid {uid}); remove it or pass --discovery-dir",
-            dir.display(),
-            meta.uid()
-        ));
-    }
-    let mode = meta.mode();
-    if mode & 0o002 != 0 && mode & 0o1000 == 0 {
-        return Err(format!(
-            "{} is world-writable without the sticky bit (mode {:o}); fix it with chmod 700",
-            dir.display(),
-            mode & 0o7777
-        ));
-    }
-    Ok(())
 }
 
 /// Parses a human duration: `500ms`, `2s`, `1.5s`, `3m`; a bare number is seconds.

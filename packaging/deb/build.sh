@@ -19,33 +19,44 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp makes the directory 0700; it becomes the package's ./ entry.
+chmod 755 "$root"
+maintainer=${DEB_MAINTAINER:-browser-mcp maintainers <maintainers@browsermcp.dev>}
 
-# Stripped, as Debian ships binaries (debug info belongs in a -dbgsym package).
-strip=()
-command -v strip >/dev/null && strip=(-s)
-install -Dm755 "${strip[@]}" "$bin/browser-mcpd" "$root/usr/bin/browser-mcpd"
-install -Dm755 "${strip[@]}" "$bin/browserctl" "$root/usr/bin/browserctl"
+# Stripped as dh_strip does it (debug info belongs in a -dbgsym package).
+install -Dm755 "$bin/browser-mcpd" "$root/usr/bin/browser-mcpd"
+install -Dm755 "$bin/browserctl" "$root/usr/bin/browserctl"
+if command -v strip >/dev/null; then
+  strip --remove-section=.comment --remove-section=.note --strip-unneeded \
+    "$root/usr/bin/browser-mcpd" "$root/usr/bin/browserctl"
+fi
 install -Dm644 systemd/browser-mcpd.service "$root/usr/lib/systemd/user/browser-mcpd.service"
 install -Dm644 systemd/browser-mcpd.socket "$root/usr/lib/systemd/user/browser-mcpd.socket"
-install -d "$root/usr/share/man/man8" "$root/usr/share/man/man1"
-gzip -9n <man/browser-mcpd.8 >"$root/usr/share/man/man8/browser-mcpd.8.gz"
+install -Dm644 systemd/browser-mcp.tmpfiles "$root/usr/lib/tmpfiles.d/browser-mcp.conf"
+install -d "$root/usr/share/man/man1"
+gzip -9n <man/browser-mcpd.1 >"$root/usr/share/man/man1/browser-mcpd.1.gz"
 gzip -9n <man/browserctl.1 >"$root/usr/share/man/man1/browserctl.1.gz"
 install -d "$root/usr/share/bash-completion/completions" \
   "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d"
+# The dynamic scripts run /usr/bin/browserctl as the user types, for live tab and tool names.
 "$bin/browserctl" completions bash >"$root/usr/share/bash-completion/completions/browserctl"
 "$bin/browserctl" completions zsh >"$root/usr/share/zsh/vendor-completions/_browserctl"
 "$bin/browserctl" completions fish >"$root/usr/share/fish/vendor_completions.d/browserctl.fish"
-install -d "$root/usr/share/doc/browser-mcp"
-install -m644 README.md "$root/usr/share/doc/browser-mcp/README.md"
-cat >"$root/usr/share/doc/browser-mcp/copyright" <<'COPYRIGHT'
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: browser-mcp
-
-Files: *
-Copyright: the browser-mcp authors
-License: MIT or Apache-2.0
-COPYRIGHT
-chmod 644 "$root/usr/share/doc/browser-mcp/copyright"
+chmod 644 "$root"/usr/share/*/*/browserctl* "$root"/usr/share/zsh/vendor-completions/_browserctl
+doc="$root/usr/share/doc/browser-mcp"
+install -d "$doc"
+install -m644 README.md "$doc/README.md"
+install -m644 packaging/deb/copyright "$doc/copyright"
+# A native package's changelog: packaging/deb/changelog, whose first entry is this version.
+top=$(sed -n '1s/^browser-mcp (\([^)]*\)).*/\1/p' packaging/deb/changelog)
+[[ $top == "$version" ]] || {
+  echo "packaging/deb/changelog starts at $top, Cargo.toml says $version: add an entry" >&2
+  exit 1
+}
+gzip -9n <packaging/deb/changelog >"$doc/changelog.gz"
+chmod 644 "$doc/changelog.gz"
+# Rust does not link glibc's _FORTIFY_SOURCE wrappers; lintian's hint does not apply.
+install -Dm644 packaging/deb/lintian-overrides "$root/usr/share/lintian/overrides/browser-mcp"
 
 # The libc version the binaries need, when dpkg-shlibdeps is at hand.
 depends=libc6
@@ -63,7 +74,7 @@ cat >"$root/DEBIAN/control" <<CONTROL
 Package: browser-mcp
 Version: $version
 Architecture: $arch
-Maintainer: ${DEB_MAINTAINER:-browser-mcp maintainers <browser-mcp@localhost>}
+Maintainer: $maintainer
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends
 Section: utils
@@ -75,6 +86,9 @@ Description: tools in browser tabs for shell scripts, pipelines and AI agents
  browserctl is its command-line client. Start the daemon with
  "systemctl --user enable --now browser-mcpd".
 CONTROL
+
+(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 
 mkdir -p "$out"
 deb="$out/browser-mcp_${version}_${arch}.deb"

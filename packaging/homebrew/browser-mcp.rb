@@ -16,8 +16,7 @@ class BrowserMcp < Formula
 
   def install
     system "cargo", "install", *std_cargo_args
-    man1.install "man/browserctl.1"
-    man8.install "man/browser-mcpd.8"
+    man1.install "man/browserctl.1", "man/browser-mcpd.1"
     generate_completions_from_executable(bin/"browserctl", "completions")
     # The systemd user units, for Linux users who start it with systemctl.
     (lib/"systemd/user").install "systemd/browser-mcpd.service", "systemd/browser-mcpd.socket" if OS.linux?
@@ -26,11 +25,12 @@ class BrowserMcp < Formula
 
   # `brew services start browser-mcp`: a LaunchAgent on macOS, a systemd user unit on Linux.
   service do
-    run opt_bin/"browser-mcpd"
+    # The daemon rotates its own log file (browser-mcpd.log.1 past 10 MiB); launchd does not.
+    run [opt_bin/"browser-mcpd", "--log-file", var/"log/browser-mcpd.log"]
     keep_alive successful_exit: false
-    log_path var/"log/browser-mcpd.log"
-    error_log_path var/"log/browser-mcpd.log"
-    environment_variables LOG_LEVEL: "info"
+    log_path var/"log/browser-mcpd.stderr.log"
+    error_log_path var/"log/browser-mcpd.stderr.log"
+    environment_variables BROWSER_MCP_LOG_LEVEL: "info"
   end
 
   test do

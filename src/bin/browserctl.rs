@@ -1,9 +1,14 @@
-use browser_mcp::ctl::{self, Cli};
-use clap::Parser;
+use browser_mcp::ctl;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // A shell asking for completions (see `browserctl completions`) is answered and exits.
+    ctl::completions::complete_from_env(ctl::command);
+    let argv: Vec<_> = std::env::args_os().collect();
+    let invocation = match ctl::parse(&argv) {
+        Ok(i) => i,
+        Err(e) => return e.report(&argv),
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -14,5 +19,5 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(ctl::run(cli))
+    runtime.block_on(ctl::run(invocation))
 }

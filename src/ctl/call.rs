@@ -1,7 +1,11 @@
 //! `browserctl call TOOL [--tab T] [--timeout D] [--retries N] [--args JSON|-] [--KEY VALUE…]`
+//!
+//! browserctl's own options may come before or after TOOL (they are told apart from the
+//! tool's parameters by name; after `--` everything is a tool parameter), so the README's
+//! `browserctl call search --query test --json | jq .` does what it says.
 
 use super::client::{encode, Client};
-use super::output::{print, print_json, Stop};
+use super::output::{note, print, print_json, Stop};
 use crate::error::{Error, ErrorCode};
 use crate::paths::parse_duration;
 use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView, Tools};
@@ -13,34 +17,69 @@ use std::io::Read;
 #[derive(Debug, clap::Args)]
 pub struct CallArgs {
     /// The tab to call (b1:12, or 12 when unique).
-    #[arg(long)]
+    #[arg(long, add = super::completions::tabs())]
     pub tab: Option<String>,
     /// Only consider this browser's tabs.
-    #[arg(long)]
+    #[arg(long, add = super::completions::browsers())]
     pub browser: Option<String>,
-    /// Timeout of each attempt (500ms, 5s, 1m; a bare number is seconds) [default: the daemon's, 30s].
-    #[arg(long, value_parser = parse_duration)]
+    /// The whole call's time budget, retries and their waits included (500ms, 5s, 1m; a bare
+    /// number is seconds); a retry that cannot fit is not tried [default: none beyond the
+    /// attempts' own].
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<std::time::Duration>,
+    /// The time one attempt may take [default: the daemon's --call-timeout, 30s].
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
+    pub attempt_timeout: Option<std::time::Duration>,
     /// Retries after a failure that is safe to retry [default: the daemon's, 2].
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
     /// Retry after a timeout even if the tool is not marked read-only or idempotent.
     #[arg(long)]
     pub retry_on_timeout: bool,
     /// Arguments as a JSON object, or - to read it from stdin.
-    #[arg(long)]
+    #[arg(long, value_name = "JSON")]
     pub args: Option<String>,
+    /// Print the whole answer as JSON: {tab, tool, attempts, elapsedMs, result} (errors as
+    /// JSON on stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Say on stderr which tab answered, after how many attempts and how long.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub socket: super::args::SocketArg,
     /// Print help (after TOOL: the tool's own parameters).
     #[arg(short = 'h', long)]
     pub help: bool,
+    /// The tool's name, from `rest`.
+    #[arg(skip)]
+    pub tool: String,
+    /// The tool's parameters, from `rest`.
+    #[arg(skip)]
+    pub flags: Flags,
     /// TOOL, then its parameters as --NAME VALUE.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        value_name = "TOOL [--PARAM VALUE]..."
+        value_name = "TOOL [--PARAM VALUE]...",
+        add = super::completions::call_words()
     )]
     pub rest: Vec<String>,
 }
+
+/// A timeout: a duration of more than zero.
+pub fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!(
+            "`{s}` is no time at all; give more than 0 (500ms, 5s, 1m)"
+        ));
+    }
+    Ok(d)
+}
+
+/// browserctl's own options of `call`, which may also follow TOOL.
+pub use super::args::CALL_OWN_OPTIONS as OWN_OPTIONS;
 
 /// Pulls browserctl's own options out of what follows TOOL; the rest are tool parameters.
 fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
@@ -69,8 +108,12 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
             continue;
         }
         let Some(body) = token.strip_prefix("--") else {
-            if !only_params && (token == "-h") {
+            if !only_params && token == "-h" {
                 a.help = true;
+                continue;
+            }
+            if !only_params && token == "-v" {
+                a.verbose = true;
                 continue;
             }
             return Err(usage(format!(
@@ -84,7 +127,11 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
         if name.is_empty() {
             return Err(usage(format!("bad parameter `{token}`")));
         }
-        let takes_value = !matches!(name.as_str(), "help" | "retry-on-timeout" | "json");
+        let takes_value = only_params
+            || OWN_OPTIONS
+                .iter()
+                .find(|(own, _)| *own == name)
+                .is_none_or(|(_, value)| *value);
         let value = match inline {
             Some(v) => Some(v),
             None if takes_value => match it.peek() {
@@ -100,11 +147,13 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
         let need = |v: Option<String>| v.ok_or_else(|| usage(format!("--{name} needs a value")));
         match name.as_str() {
             "help" => a.help = true,
-            "json" => {}
+            "json" => a.json = true,
+            "verbose" => a.verbose = true,
             "retry-on-timeout" => a.retry_on_timeout = true,
             "tab" => a.tab = Some(need(value)?),
             "browser" => a.browser = Some(need(value)?),
             "args" => a.args = Some(need(value)?),
+            "socket" => a.socket.socket = Some(need(value)?.into()),
             "retries" => {
                 let v = need(value)?;
                 a.retries = Some(
@@ -114,7 +163,12 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
             }
             "timeout" => {
                 let v = need(value)?;
-                a.timeout = Some(parse_duration(&v).map_err(|e| usage(format!("--timeout: {e}")))?)
+                a.timeout = Some(parse_timeout(&v).map_err(|e| usage(format!("--timeout: {e}")))?)
+            }
+            "attempt-timeout" => {
+                let v = need(value)?;
+                a.attempt_timeout =
+                    Some(parse_timeout(&v).map_err(|e| usage(format!("--attempt-timeout: {e}")))?)
             }
             _ => flags.push((name, value)),
         }
@@ -143,38 +197,84 @@ fn read_args(spec: &str) -> Result<Box<RawValue>, Error> {
     })
 }
 
-/// `cli` builds browserctl's whole command, for `call --help` without a tool.
+impl CallArgs {
+    /// Sorts what follows TOOL into browserctl's options and the tool's parameters; called
+    /// once, while the command line is parsed, so that `--json` and `--socket` after TOOL
+    /// take effect like anywhere else.
+    pub fn split(&mut self) -> Result<(), Error> {
+        let (tool, flags) = split_rest(self)?;
+        self.tool = tool;
+        self.flags = flags;
+        Ok(())
+    }
+}
+
+/// A callId of our own, so that Ctrl-C can cancel the call by name.
+fn call_id() -> String {
+    let mut bytes = [0u8; 8];
+    let _ = getrandom::fill(&mut bytes);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("browserctl-{}-{hex}", std::process::id())
+}
+
+/// `command` is browserctl's whole clap command, for `call --help` without a tool (passed in
+/// so that this module need not import its parent).
 pub async fn run(
     c: &Client,
-    mut a: CallArgs,
+    a: CallArgs,
     json: bool,
-    cli: fn() -> clap::Command,
+    command: fn() -> clap::Command,
 ) -> Result<(), Stop> {
-    let (tool, flags) = split_rest(&mut a)?;
     if a.help {
-        return help(c, &tool, a.tab.as_deref(), cli).await;
+        return help(c, &a.tool, a.tab.as_deref(), command).await;
     }
+    let id = call_id();
     let req = CallRequest {
-        tool,
+        tool: a.tool,
         tab: a.tab,
         browser: a.browser,
         args: a.args.as_deref().map(read_args).transpose()?,
-        flags,
-        timeout_ms: a.timeout.map(|t| t.as_millis() as u64),
+        flags: a.flags,
+        timeout_ms: a.timeout.map(|t| t.as_millis().max(1) as u64),
+        attempt_timeout_ms: a.attempt_timeout.map(|t| t.as_millis().max(1) as u64),
         retries: a.retries,
         retry_on_timeout: a.retry_on_timeout,
-        call_id: None,
+        call_id: Some(id.clone()),
     };
-    let resp: CallResponse = c.json(Method::POST, "/v1/call", Some(&req)).await?;
+    let call = c.json::<CallResponse>(Method::POST, "/v1/call", Some(&req));
+    // Pinned out here so that Ctrl-C does not drop the request (and hang up) before the
+    // cancel below has named the call.
+    tokio::pin!(call);
+    let resp = tokio::select! {
+        resp = &mut call => resp?,
+        _ = tokio::signal::ctrl_c() => {
+            // Dropping the request alone would leave the daemon to notice the hang-up; say
+            // it, so the tab is told and the call counts as cancelled.
+            let cancelled = c.cancel(&id).await;
+            note(match cancelled {
+                Ok(true) => "interrupted: the call was cancelled",
+                _ => "interrupted",
+            });
+            return Err(Stop::Interrupted);
+        }
+    };
+    if a.verbose {
+        note(&format!(
+            "{} answered `{}` ({} attempt{}, {} ms)",
+            resp.tab,
+            resp.tool,
+            resp.attempts,
+            if resp.attempts == 1 { "" } else { "s" },
+            resp.elapsed_ms
+        ));
+    }
     print_result(&resp, json)
 }
 
-/// Prints a tool's result: text content as text, anything else as JSON. An MCP result with
-/// `isError: true` is the tool's failure and exits like TOOL_ERROR.
+/// Prints a tool's result: text content as text, anything else as JSON; with --json the
+/// whole answer, which names the tab that answered. An MCP result with `isError: true` is
+/// the tool's failure and exits like TOOL_ERROR (with --json, after printing the answer).
 fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
-    if json {
-        return super::output::print(resp.result.get());
-    }
     let value: Value = serde_json::from_str(resp.result.get()).unwrap_or(Value::Null);
     let texts = value
         .get("content")
@@ -186,13 +286,24 @@ fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
                 .collect::<Option<Vec<&str>>>()
         });
     let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
-    if is_error {
+    let tool_error = || {
         let message = texts
+            .as_ref()
             .map(|t| t.join("\n"))
             .unwrap_or_else(|| value.to_string());
-        return Err(Stop::Api(Error::new(ErrorCode::ToolError, message)));
+        Stop::Api(
+            Error::new(ErrorCode::ToolError, message)
+                .with_details(serde_json::json!({"tab": resp.tab})),
+        )
+    };
+    if json {
+        print_json(resp)?;
+        return if is_error { Err(tool_error()) } else { Ok(()) };
     }
-    match (&value, texts) {
+    if is_error {
+        return Err(tool_error());
+    }
+    match (&value, &texts) {
         (Value::String(s), _) => print(s),
         (_, Some(texts)) if !texts.is_empty() => print(&texts.join("\n")),
         _ => print_json(&value),
@@ -204,10 +315,11 @@ async fn help(
     c: &Client,
     tool: &str,
     tab: Option<&str>,
-    cli: fn() -> clap::Command,
+    command: fn() -> clap::Command,
 ) -> Result<(), Stop> {
     if tool.is_empty() {
-        let mut cmd = cli();
+        let mut cmd = command();
+        cmd.build();
         let text = cmd
             .find_subcommand_mut("call")
             .map(|s| s.render_long_help().to_string())
@@ -300,7 +412,7 @@ pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
         _ => out.push_str("  (none)\n"),
     }
     out.push_str(
-        "\nOptions:\n  --tab TAB  --browser B  --timeout D  --retries N  --retry-on-timeout  --args JSON|-  --json\n",
+        "\nOptions (see `browserctl call --help`):\n  --tab TAB  --browser B  --timeout D  --attempt-timeout D  --retries N\n  --retry-on-timeout  --args JSON|-  --json  -v  --socket PATH\n",
     );
     out
 }
@@ -315,7 +427,8 @@ mod tests {
         let crate::ctl::Command::Call(mut a) = cli.command else {
             panic!()
         };
-        let (tool, flags) = split_rest(&mut a).unwrap();
+        a.split().unwrap();
+        let (tool, flags) = (a.tool.clone(), a.flags.clone());
         (a, tool, flags)
     }
 

@@ -42,42 +42,22 @@ fn me() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// A private directory: ours, and not open to others (a sticky world-writable /tmp-like
-/// directory is accepted for the discovery directory's parent, not for the directory itself).
-fn private_dir(name: &str, dir: &Path) -> Check {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) => fail(
+/// A directory others must not be able to swap files in: [`crate::trust::check`], the same
+/// judgement the daemon and the native host make.
+fn trusted_dir(name: &str, dir: &Path) -> Check {
+    match crate::trust::check(dir) {
+        Ok(crate::trust::Owner::Us) => pass(name, format!("{}: yours", dir.display())),
+        Ok(crate::trust::Owner::Root) => pass(
             name,
-            format!("{}: {e}", dir.display()),
-            "start browser-mcpd once; it creates the directory",
+            format!("{}: root's, shared and sticky", dir.display()),
         ),
-        Ok(m) if !m.is_dir() => fail(
-            name,
-            format!("{} is not a directory", dir.display()),
-            format!("remove {} and restart browser-mcpd", dir.display()),
-        ),
-        Ok(m) if m.uid() != me() => fail(
-            name,
-            format!("{} belongs to uid {}, not to you", dir.display(), m.uid()),
-            format!(
-                "remove {} (it may be another user's) or use --discovery-dir / --socket",
-                dir.display()
-            ),
-        ),
-        Ok(m) if m.mode() & 0o077 != 0 => fail(
-            name,
-            format!(
-                "{} has mode {:o}; others can read or enter it",
-                dir.display(),
-                m.mode() & 0o7777
-            ),
-            format!("chmod 700 {}", dir.display()),
-        ),
-        Ok(_) => pass(name, format!("{}: yours, mode 700", dir.display())),
+        Err(u) => fail(name, u.to_string(), u.fix()),
     }
 }
 
-fn socket_check(socket: &Path) -> Check {
+/// The socket file, judged together with whether the daemon answered on it: a socket file
+/// nobody answers on is what a crashed or failed start leaves behind.
+fn socket_check(socket: &Path, answered: Option<&crate::error::Error>) -> Check {
     let name = "control socket";
     match std::fs::symlink_metadata(socket) {
         Err(_) => fail(
@@ -103,7 +83,24 @@ fn socket_check(socket: &Path) -> Check {
                 socket.display()
             ),
         ),
-        Ok(_) => pass(name, format!("{}: yours, mode 600", socket.display())),
+        Ok(_) => match answered {
+            None => pass(
+                name,
+                format!("{}: yours, mode 600, answering", socket.display()),
+            ),
+            Some(e) => fail(
+                name,
+                format!(
+                    "{} exists but nobody answers on it ({})",
+                    socket.display(),
+                    e.message
+                ),
+                format!(
+                    "a daemon that stopped uncleanly left it behind: rm {} and start browser-mcpd",
+                    socket.display()
+                ),
+            ),
+        },
     }
 }
 
@@ -126,8 +123,18 @@ fn native_host_checks() -> Vec<Check> {
         .map(|(browser, dir)| {
             let manifest = dir.join(format!("{NATIVE_HOST}.json"));
             let name = format!("native host for {}", browser.display_name());
+            let reinstall = format!(
+                "browserctl install-native-host --browser {} (run the browserctl you keep)",
+                browser.name()
+            );
             if manifest.is_file() {
-                pass(name, format!("{}", manifest.display()))
+                match host_runs(&manifest) {
+                    Ok(runs) => pass(
+                        name,
+                        format!("{} (runs {})", manifest.display(), runs.display()),
+                    ),
+                    Err(why) => fail(name, why, reinstall),
+                }
             } else {
                 fail(
                     name,
@@ -142,12 +149,47 @@ fn native_host_checks() -> Vec<Check> {
         .collect()
 }
 
-pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
-    let mut checks = vec![socket_check(client.socket())];
-    if let Some(dir) = client.socket().parent() {
-        checks.push(private_dir("control socket directory", dir));
+/// Follows a host manifest to the browserctl its wrapper runs; why not, when any link of the
+/// chain is gone (the usual case: the wrapper named a build directory since cleaned).
+fn host_runs(manifest: &Path) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let text =
+        std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+    let wrapper = PathBuf::from(v["path"].as_str().unwrap_or_default());
+    let script = std::fs::read_to_string(&wrapper).map_err(|e| {
+        format!(
+            "{} names the wrapper {}, which cannot be read ({e})",
+            manifest.display(),
+            wrapper.display()
+        )
+    })?;
+    let Some(target) = super::install_host::wrapper_target(&script) else {
+        return Err(format!(
+            "{} does not look like a wrapper written by install-native-host",
+            wrapper.display()
+        ));
+    };
+    let runnable = std::fs::metadata(&target)
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if !runnable {
+        return Err(format!(
+            "the wrapper {} runs {}, which is gone (a `cargo clean`, or a moved browserctl?)",
+            wrapper.display(),
+            target.display()
+        ));
     }
-    let status: Option<Status> = match client.get::<Status>("/v1/status").await {
+    Ok(target)
+}
+
+pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
+    let answer = client.get::<Status>("/v1/status").await;
+    let mut checks = vec![socket_check(client.socket(), answer.as_ref().err())];
+    if let Some(dir) = client.socket().parent() {
+        checks.push(trusted_dir("control socket directory", dir));
+    }
+    let status: Option<Status> = match answer {
         Ok(s) => {
             checks.push(pass(
                 "daemon reachable",
@@ -170,26 +212,22 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
         }
     };
     let mine = env!("CARGO_PKG_VERSION");
-    let discovery_dir = match &status {
-        Some(s) => {
-            checks.push(if s.version == mine {
-                pass(
-                    "versions match",
-                    format!("browserctl {mine}, browser-mcpd {}", s.version),
-                )
-            } else {
-                fail(
-                    "versions match",
-                    format!("browserctl {mine}, browser-mcpd {}", s.version),
-                    "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
-                )
-            });
-            Path::new(&s.discovery_file).parent().map(Path::to_path_buf)
+    if let Some(s) = &status {
+        checks.push(if s.version == mine {
+            pass(
+                "versions match",
+                format!("browserctl {mine}, browser-mcpd {}", s.version),
+            )
+        } else {
+            fail(
+                "versions match",
+                format!("browserctl {mine}, browser-mcpd {}", s.version),
+                "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
+            )
+        });
+        if let Some(dir) = Path::new(&s.discovery_file).parent() {
+            checks.push(trusted_dir("discovery directory", dir));
         }
-        None => Some(PathBuf::from(crate::paths::DEFAULT_DISCOVERY_DIR)),
-    };
-    if let Some(dir) = discovery_dir {
-        checks.push(private_dir("discovery directory", &dir));
     }
     if let Some(s) = &status {
         let file = Path::new(&s.discovery_file);

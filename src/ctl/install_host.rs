@@ -146,6 +146,9 @@ pub struct InstallArgs {
     /// /tmp/browser-mcp, or BROWSER_MCP_DISCOVERY_DIR as the browser passes it on).
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", value_name = "DIR")]
     pub discovery_dir: Option<PathBuf>,
+    /// Print what was written or removed as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Where one installation goes.
@@ -218,6 +221,42 @@ fn wrapper_script(browserctl: &Path, discovery_dir: Option<&Path>) -> Result<Str
     Ok(format!(
         "#!/bin/sh\n# Written by `browserctl install-native-host`: the browser starts this with the\n# caller's origin as argument.\n{cmd} \"$@\"\n"
     ))
+}
+
+/// Reads back the browserctl a wrapper written by [`wrapper_script`] runs.
+pub fn wrapper_target(script: &str) -> Option<PathBuf> {
+    let line = script.lines().find_map(|l| l.strip_prefix("exec "))?;
+    // One sh word of ours: '…' pieces, with '\'' standing for a quote.
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        match chars.next()? {
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    c => out.push(c),
+                }
+            },
+            '\\' => out.push(chars.next()?),
+            ' ' => break,
+            c => out.push(c),
+        }
+        if chars.peek().is_none_or(|c| *c == ' ') {
+            break;
+        }
+    }
+    Some(PathBuf::from(out))
+}
+
+/// The build directory `path` lies in, if any: a directory cargo marks with CACHEDIR.TAG, or
+/// a `target` next to a Cargo.toml. What is there goes with the next `cargo clean`.
+pub fn build_dir(path: &Path) -> Option<PathBuf> {
+    path.ancestors().skip(1).find_map(|dir| {
+        let cargo_target = dir.join("CACHEDIR.TAG").is_file()
+            || (dir.file_name().is_some_and(|n| n == "target")
+                && dir.parent().is_some_and(|p| p.join("Cargo.toml").is_file()));
+        cargo_target.then(|| dir.to_path_buf())
+    })
 }
 
 fn manifest(wrapper: &Path) -> serde_json::Value {
@@ -304,6 +343,16 @@ pub fn run(a: InstallArgs, json: bool) -> Result<(), Stop> {
         Some(d) => Some(std::path::absolute(d).map_err(|e| Error::bad_request(e.to_string()))?),
         None => None,
     };
+    let mut warnings = Vec::new();
+    if let (false, Some(dir)) = (a.uninstall, build_dir(&browserctl)) {
+        warnings.push(format!(
+            "the native host will run {}, which is inside the build directory {}: it stops \
+             working after `cargo clean`. Install browserctl for good (`cargo install --locked \
+             --path .`, or a package) and run `browserctl install-native-host` again from there",
+            browserctl.display(),
+            dir.display()
+        ));
+    }
     let mut done = Vec::new();
     for t in &targets {
         done.push(if a.uninstall {
@@ -318,7 +367,10 @@ pub fn run(a: InstallArgs, json: bool) -> Result<(), Stop> {
         } else {
             "installed"
         };
-        return print_json(&serde_json::json!({ key: done }));
+        return print_json(&serde_json::json!({ key: done, "warnings": warnings }));
+    }
+    for w in &warnings {
+        super::output::note(&format!("warning: {w}"));
     }
     let lines: Vec<String> = done
         .iter()
@@ -360,6 +412,29 @@ mod tests {
             ),
             "{s}"
         );
+    }
+
+    #[test]
+    fn the_wrapper_target_reads_back() {
+        for path in ["/usr/bin/browserctl", "/x/browser ctl", "/it's/here"] {
+            let script = wrapper_script(Path::new(path), Some(Path::new("/d"))).unwrap();
+            assert_eq!(
+                wrapper_target(&script),
+                Some(PathBuf::from(path)),
+                "{script}"
+            );
+        }
+    }
+
+    #[test]
+    fn build_directories_are_recognised() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("proj/target");
+        std::fs::create_dir_all(target.join("release")).unwrap();
+        assert_eq!(build_dir(&target.join("release/browserctl")), None);
+        std::fs::write(tmp.path().join("proj/Cargo.toml"), "").unwrap();
+        assert_eq!(build_dir(&target.join("release/browserctl")), Some(target));
+        assert_eq!(build_dir(Path::new("/usr/bin/browserctl")), None);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The read-and-act commands: status, browsers, tabs, tools, open, close, discover.
 
 use super::client::{encode, Client};
-use super::output::{clip, print, print_json, table, Stop};
-use crate::protocol::control::{Browsers, OpenTabRequest, Status, TabView, Tabs, Tools};
+use super::output::{print, print_json, print_listing, Column, ListOutput, Stop};
+use crate::protocol::control::{Browsers, OpenTabRequest, Status, TabView, Tabs, ToolView, Tools};
 use hyper::Method;
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
          control socket  {}\n\
          discovery file  {}\n\
          browsers {}  tabs {}  tools {}\n\
-         calls: {} in flight, {} total, {} failed; late answers {}, unknown answers {}, bad messages {}",
+         calls: {} in flight, {} total, {} failed, {} cancelled; late answers {}, unknown answers {}, bad messages {}",
         s.version,
         s.pid,
         s.uptime_ms / 1000,
@@ -30,17 +30,56 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
         s.calls_in_flight,
         s.calls_total,
         s.calls_failed,
+        s.calls_cancelled,
         s.late_responses,
         s.unknown_responses,
         s.bad_messages
     ))
 }
 
-pub async fn browsers(c: &Client, json: bool) -> Result<(), Stop> {
-    let list: Browsers = c.get("/v1/browsers").await?;
-    if json {
-        return print_json(&list);
+const NO_BROWSER: &str = "no browser connected — run `browserctl doctor`";
+
+/// Why a listing came back empty, in words: the daemon's counts tell whether any browser
+/// is connected at all.
+async fn why_empty(c: &Client, what: &str, filtered: Option<&str>) -> String {
+    let counts = c.get::<Status>("/v1/status").await.ok();
+    match counts {
+        Some(s) if s.browsers == 0 => NO_BROWSER.to_owned(),
+        Some(s) => {
+            let scope = filtered.map(|f| format!(" for {f}")).unwrap_or_default();
+            format!(
+                "no {what}{scope} ({} browser{} connected, {} tab{} open, {} tool{} offered)",
+                s.browsers,
+                plural(s.browsers),
+                s.tabs,
+                plural(s.tabs),
+                s.tools,
+                plural(s.tools)
+            )
+        }
+        None => format!("no {what}"),
     }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+pub async fn browsers(c: &Client, out: &ListOutput) -> Result<(), Stop> {
+    let list: Browsers = c.get("/v1/browsers").await?;
+    const COLUMNS: [Column; 7] = [
+        Column::new("ID"),
+        Column::new("BROWSER").clip(30),
+        Column::new("DIALECT"),
+        Column::new("TABS"),
+        Column::new("TOOLS"),
+        Column::new("CONNECTED"),
+        Column::new("SESSION").clip(36),
+    ];
     let rows: Vec<Vec<String>> = list
         .browsers
         .iter()
@@ -56,54 +95,112 @@ pub async fn browsers(c: &Client, json: bool) -> Result<(), Stop> {
             ]
         })
         .collect();
-    print(&table(
-        &[
-            "ID",
-            "BROWSER",
-            "DIALECT",
-            "TABS",
-            "TOOLS",
-            "CONNECTED",
-            "SESSION",
-        ],
+    print_listing(
+        "browsers",
+        &list.browsers,
+        &COLUMNS,
         &rows,
-    ))
+        out.format(),
+        !out.no_headers,
+        || NO_BROWSER.to_owned(),
+    )
 }
+
+const TAB_COLUMNS: [Column; 5] = [
+    Column::new("TAB"),
+    Column::new("TITLE").clip(40),
+    Column::new("URL").clip(60),
+    Column::new("TOOLS").clip(60),
+    Column::new("HIDDEN").wide(),
+];
 
 fn tab_rows(tabs: &[TabView]) -> Vec<Vec<String>> {
     tabs.iter()
         .map(|t| {
             let names: Vec<&str> = t.tools.iter().map(|x| x.name.as_str()).collect();
+            let hidden = t
+                .hidden
+                .as_ref()
+                .map(|h| format!("{} ({})", h.tools.join(","), h.reason))
+                .unwrap_or_default();
             vec![
                 format!("{}{}", t.tab_ref, if t.focused { "*" } else { "" }),
-                clip(&t.title, 40),
-                clip(&t.url, 60),
-                clip(&names.join(","), 60),
+                t.title.clone(),
+                t.url.clone(),
+                names.join(","),
+                hidden,
             ]
         })
         .collect()
 }
 
-pub async fn tabs(c: &Client, browser: Option<&str>, json: bool) -> Result<(), Stop> {
+pub async fn tabs(c: &Client, browser: Option<&str>, out: &ListOutput) -> Result<(), Stop> {
     let path = match browser {
         Some(b) => format!("/v1/tabs?browser={}", encode(b)),
         None => "/v1/tabs".to_owned(),
     };
     let list: Tabs = c.get(&path).await?;
-    if json {
-        return print_json(&list);
-    }
-    print(&table(
-        &["TAB", "TITLE", "URL", "TOOLS"],
+    let why = if list.tabs.is_empty() {
+        why_empty(c, "tabs", browser).await
+    } else {
+        String::new()
+    };
+    print_listing(
+        "tabs",
+        &list.tabs,
+        &TAB_COLUMNS,
         &tab_rows(&list.tabs),
-    ))
+        out.format(),
+        !out.no_headers,
+        || why,
+    )
+}
+
+/// The annotations a tool sets to true, without the `Hint` suffix (readOnly, destructive, …).
+fn hints(t: &ToolView) -> String {
+    t.annotations
+        .as_ref()
+        .and_then(Value::as_object)
+        .map(|a| {
+            a.iter()
+                .filter(|(k, v)| k.ends_with("Hint") && v.as_bool() == Some(true))
+                .map(|(k, _)| k.trim_end_matches("Hint").to_owned())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
+
+/// The parameter names of a tool's inputSchema, required ones first and marked with `*`.
+fn params(t: &ToolView) -> String {
+    let schema: Value = serde_json::from_str(t.input_schema.get()).unwrap_or(Value::Null);
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut names: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|p| {
+            p.keys()
+                .map(|k| {
+                    if required.contains(&k.as_str()) {
+                        format!("{k}*")
+                    } else {
+                        k.clone()
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort_by_key(|n| !n.ends_with('*'));
+    names.join(",")
 }
 
 pub async fn tools(
     c: &Client,
     tab: Option<&str>,
     browser: Option<&str>,
-    json: bool,
+    out: &ListOutput,
 ) -> Result<(), Stop> {
     let mut query = Vec::new();
     if let Some(t) = tab {
@@ -118,34 +215,40 @@ pub async fn tools(
         query.join("&")
     );
     let list: Tools = c.get(&path).await?;
-    if json {
-        return print_json(&list);
-    }
+    const COLUMNS: [Column; 5] = [
+        Column::new("TAB"),
+        Column::new("TOOL"),
+        Column::new("HINTS"),
+        Column::new("DESCRIPTION").clip(70),
+        Column::new("PARAMETERS").wide(),
+    ];
     let rows: Vec<Vec<String>> = list
         .tools
         .iter()
         .map(|t| {
-            let hints = t
-                .annotations
-                .as_ref()
-                .and_then(Value::as_object)
-                .map(|a| {
-                    a.iter()
-                        .filter(|(k, v)| k.ends_with("Hint") && v.as_bool() == Some(true))
-                        .map(|(k, _)| k.trim_end_matches("Hint").to_owned())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-                .unwrap_or_default();
             vec![
                 t.tab.clone(),
                 t.name.clone(),
-                hints,
-                clip(t.description.as_deref().unwrap_or(""), 70),
+                hints(t),
+                t.description.clone().unwrap_or_default(),
+                params(t),
             ]
         })
         .collect();
-    print(&table(&["TAB", "TOOL", "HINTS", "DESCRIPTION"], &rows))
+    let why = if rows.is_empty() {
+        why_empty(c, "tools", tab.or(browser)).await
+    } else {
+        String::new()
+    };
+    print_listing(
+        "tools",
+        &list.tools,
+        &COLUMNS,
+        &rows,
+        out.format(),
+        !out.no_headers,
+        || why,
+    )
 }
 
 pub async fn open(
@@ -185,7 +288,7 @@ pub async fn close(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
     ))
 }
 
-pub async fn discover(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
+pub async fn discover(c: &Client, tab: &str, out: &ListOutput) -> Result<(), Stop> {
     let view: TabView = c
         .json(
             Method::POST,
@@ -193,18 +296,36 @@ pub async fn discover(c: &Client, tab: &str, json: bool) -> Result<(), Stop> {
             None::<&()>,
         )
         .await?;
-    if json {
+    if out.format() == super::output::Format::Json {
         return print_json(&view);
     }
-    let rows: Vec<Vec<String>> = view
+    const COLUMNS: [Column; 3] = [
+        Column::new("TOOL"),
+        Column::new("DESCRIPTION").clip(70),
+        Column::new("PARAMETERS").wide(),
+    ];
+    let views: Vec<ToolView> = view
         .tools
+        .iter()
+        .map(|t| ToolView::new(view.tab_ref.clone(), view.browser.clone(), t))
+        .collect();
+    let rows: Vec<Vec<String>> = views
         .iter()
         .map(|t| {
             vec![
                 t.name.clone(),
-                clip(t.description.as_deref().unwrap_or(""), 70),
+                t.description.clone().unwrap_or_default(),
+                params(t),
             ]
         })
         .collect();
-    print(&table(&["TOOL", "DESCRIPTION"], &rows))
+    print_listing(
+        "tools",
+        &views,
+        &COLUMNS,
+        &rows,
+        out.format(),
+        !out.no_headers,
+        || format!("{} offers no tools", view.tab_ref),
+    )
 }

@@ -33,6 +33,11 @@ pub struct McpArgs {
     /// Print the MCP client configuration (stdio and HTTP) instead of serving.
     #[arg(long)]
     pub print_config: bool,
+    /// With --print-config: print it as one JSON document. Errors are JSON on stderr.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub socket: super::args::SocketArg,
 }
 
 impl McpArgs {
@@ -97,10 +102,10 @@ impl Backend for ClientBackend {
 
     async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
         let filter = EventFilter {
-            // Focus changes no tool; a `lagged` notice comes whatever the filter.
+            // Focus and page events change no tool; a `lagged` notice comes whatever the filter.
             types: event_kind::ALL
                 .iter()
-                .filter(|k| **k != event_kind::TAB_FOCUSED && **k != event_kind::LAGGED)
+                .filter(|k| event_kind::changes_tools(k))
                 .map(|k| k.to_string())
                 .collect(),
             ..EventFilter::default()

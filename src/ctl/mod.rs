@@ -3,7 +3,12 @@
 //! A thin client: each command is one or two requests to the daemon's Unix socket, printed as
 //! a table for people or JSON (`--json`) for programs. Errors go to stderr as
 //! `browserctl: CODE: message` and set an exit code derived from the code.
+//!
+//! Options live on the commands that use them, so `--help` offers only what a command does
+//! something with; `--socket` and `--json` are also taken before the command, and refused
+//! there by a command they mean nothing to.
 
+pub mod args;
 pub mod call;
 pub mod client;
 pub mod completions;
@@ -18,9 +23,12 @@ pub mod setup;
 pub mod wait;
 
 use crate::error::ErrorCode;
-use clap::{CommandFactory, Parser, Subcommand};
+pub use args::SocketArg;
+use clap::parser::ValueSource;
+use clap::{Parser, Subcommand};
 use client::Client;
-use output::Stop;
+use output::{Format, JsonOutput, ListOutput, Stop};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,22 +47,26 @@ Exit codes:
   10  not allowed (UNAUTHORIZED)
   11  the daemon is shutting down (SHUTTING_DOWN)
   12  a limit was hit (LIMIT_EXCEEDED)
-  13  the call was cancelled (CANCELLED)";
+  13  the call was cancelled (CANCELLED)
+  130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "browserctl",
+    bin_name = "browserctl",
     version,
     about = "Talk to browser-mcpd: list browsers, tabs and tools, call tools, open and close tabs, follow events",
     after_help = EXIT_CODES_HELP
 )]
 pub struct Cli {
-    /// The daemon's control socket [default: $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
-    #[arg(long, global = true, env = crate::paths::SOCKET_ENV)]
+    /// The daemon's control socket, for every command that talks to the daemon (also
+    /// accepted after the command) [default: $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
+    #[arg(long, env = crate::paths::SOCKET_ENV, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
-    /// Print JSON instead of tables.
-    #[arg(long, global = true)]
+    /// Print JSON instead of text, errors included, for every command that takes --json
+    /// (also accepted after the command).
+    #[arg(long)]
     pub json: bool,
 
     #[command(subcommand)]
@@ -64,54 +76,96 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The daemon's state: version, port, counts, calls.
-    Status,
+    Status {
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: JsonOutput,
+    },
     /// Connected browsers.
-    Browsers,
-    /// Open tabs of every connected browser (`*` marks the focused one).
+    Browsers {
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: ListOutput,
+    },
+    /// Open tabs of every connected browser (`*` marks each browser's focused tab).
     Tabs {
         /// Only this browser's tabs (b1, or its session id).
-        #[arg(long)]
+        #[arg(long, add = completions::browsers())]
         browser: Option<String>,
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: ListOutput,
     },
     /// Tools offered by tabs.
     Tools {
         /// Only this tab's tools (b1:12, or 12 when unique).
-        #[arg(long)]
+        #[arg(long, add = completions::tabs())]
         tab: Option<String>,
         /// Only this browser's tools.
-        #[arg(long)]
+        #[arg(long, add = completions::browsers())]
         browser: Option<String>,
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: ListOutput,
     },
     /// Call a tool: `browserctl call search --query test`.
     ///
     /// Tool parameters are given as --NAME VALUE and typed from the tool's inputSchema
     /// (numbers, booleans, arrays as repeated flags or JSON, objects as JSON); --args takes
     /// a JSON object (or - to read it from stdin). `browserctl call TOOL --help` shows the
-    /// tool's own parameters. Without --tab, the call goes to the focused tab if it has the
-    /// tool, else to the only tab that has it.
+    /// tool's own parameters. browserctl's own options may come before or after TOOL; after
+    /// `--`, everything is a tool parameter.
+    ///
+    /// Without --tab, the call goes to the only tab that offers the tool; when several do,
+    /// to the focused one among them if exactly one is focused, else it fails with
+    /// AMBIGUOUS_TARGET and lists them. The tab that answered is in the JSON output (`tab`)
+    /// and, with -v, on stderr. Ctrl-C cancels the call in the daemon (exit 130).
     #[command(disable_help_flag = true)]
     Call(call::CallArgs),
     /// Open a tab and print it once the browser reports it.
     Open {
+        /// The URL to open.
         url: String,
         /// Focus the new tab.
         #[arg(long)]
         focus: bool,
-        /// The browser to open it in (when several are connected).
-        #[arg(long)]
+        /// The browser to open it in (b1); needed when several browsers are connected.
+        #[arg(long, add = completions::browsers())]
         browser: Option<String>,
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: JsonOutput,
     },
     /// Close a tab.
     Close {
         /// The tab: b1:12, or 12 when unique.
+        #[arg(add = completions::tabs())]
         tab: String,
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: JsonOutput,
     },
-    /// Ask a tab for its tools afresh.
+    /// Ask a tab for its tools afresh and list them.
     Discover {
         /// The tab: b1:12, or 12 when unique.
+        #[arg(add = completions::tabs())]
         tab: String,
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: ListOutput,
     },
     /// Follow the event stream (NDJSON, one event a line).
+    ///
+    /// Ends after --count events (exit 0), when stdout is closed (exit 0), or when the daemon
+    /// stops: then it says so on stderr with the last sequence number seen, for --since, and
+    /// exits 3 (DAEMON_UNAVAILABLE).
     Events(events::EventsArgs),
     /// Serve the tabs' tools to an AI client over MCP (stdio), or print its config.
     ///
@@ -125,55 +179,281 @@ pub enum Command {
     NativeHost(native_host::NativeHostArgs),
     /// Register `browserctl native-host` with Chromium-family browsers for this user.
     InstallNativeHost(install_host::InstallArgs),
-    /// Print a shell completion script: `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
-    Completions {
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    /// Print a shell completion script.
+    ///
+    /// The script asks browserctl for candidates as you type, so tab ids, tool names and
+    /// browser ids come from the running daemon (commands and options complete without
+    /// one): `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
+    /// --static prints a script that needs no browserctl at completion time (no live values).
+    Completions(completions::CompletionsArgs),
     /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent.
     Setup(setup::SetupArgs),
     /// Check the daemon, its socket and directories, the native host and the extensions; each
     /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.
-    Doctor,
+    Doctor {
+        #[command(flatten)]
+        socket: SocketArg,
+        #[command(flatten)]
+        out: JsonOutput,
+    },
+}
+
+impl Command {
+    /// The name as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Status { .. } => "status",
+            Command::Browsers { .. } => "browsers",
+            Command::Tabs { .. } => "tabs",
+            Command::Tools { .. } => "tools",
+            Command::Call(_) => "call",
+            Command::Open { .. } => "open",
+            Command::Close { .. } => "close",
+            Command::Discover { .. } => "discover",
+            Command::Events(_) => "events",
+            Command::Mcp(_) => "mcp",
+            Command::Wait(_) => "wait",
+            Command::NativeHost(_) => "native-host",
+            Command::InstallNativeHost(_) => "install-native-host",
+            Command::Completions(_) => "completions",
+            Command::Setup(_) => "setup",
+            Command::Doctor { .. } => "doctor",
+        }
+    }
+
+    /// The command's own `--socket`; `None` for commands that do not talk to the daemon.
+    fn socket_arg(&self) -> Option<&SocketArg> {
+        match self {
+            Command::Status { socket, .. }
+            | Command::Browsers { socket, .. }
+            | Command::Tabs { socket, .. }
+            | Command::Tools { socket, .. }
+            | Command::Open { socket, .. }
+            | Command::Close { socket, .. }
+            | Command::Discover { socket, .. }
+            | Command::Doctor { socket, .. } => Some(socket),
+            Command::Call(a) => Some(&a.socket),
+            Command::Events(a) => Some(&a.socket),
+            Command::Mcp(a) => Some(&a.socket),
+            Command::Wait(a) => Some(&a.socket),
+            Command::NativeHost(_)
+            | Command::InstallNativeHost(_)
+            | Command::Completions(_)
+            | Command::Setup(_) => None,
+        }
+    }
+
+    /// The command's own `--json`; `None` for the one command that has none (native-host).
+    fn json_arg(&self) -> Option<bool> {
+        match self {
+            Command::Status { out, .. }
+            | Command::Open { out, .. }
+            | Command::Close { out, .. }
+            | Command::Doctor { out, .. } => Some(out.json),
+            Command::Browsers { out, .. }
+            | Command::Tabs { out, .. }
+            | Command::Tools { out, .. }
+            | Command::Discover { out, .. } => Some(out.json || out.output == Some(Format::Json)),
+            Command::Call(a) => Some(a.json),
+            Command::Events(a) => Some(a.json),
+            Command::Mcp(a) => Some(a.json),
+            Command::Wait(a) => Some(a.json),
+            Command::InstallNativeHost(a) => Some(a.json),
+            Command::Completions(a) => Some(a.json),
+            Command::Setup(a) => Some(a.json),
+            Command::NativeHost(_) => None,
+        }
+    }
+}
+
+/// A parsed command line: the command, with the options given before it merged in.
+#[derive(Debug)]
+pub struct Invocation {
+    pub command: Command,
+    /// `--json` anywhere it is taken.
+    pub json: bool,
+    /// The control socket: the command's `--socket`, else the one before the command, else
+    /// $BROWSER_MCP_SOCKET; `None` when none was given.
+    pub socket: Option<PathBuf>,
+}
+
+/// The clap command of browserctl (for completions, man pages and tests).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
+
+/// Parses a command line. Options given before the command are refused, as a usage error,
+/// by a command they mean nothing to (`browserctl --json native-host`).
+pub fn parse(argv: &[OsString]) -> Result<Invocation, ParseError> {
+    use clap::FromArgMatches;
+    let matches = command()
+        .try_get_matches_from(argv)
+        .map_err(UsageError::Clap)?;
+    let typed_socket = matches.value_source("socket") == Some(ValueSource::CommandLine);
+    let mut cli = Cli::from_arg_matches(&matches).map_err(UsageError::Clap)?;
+    if let Command::Call(a) = &mut cli.command {
+        a.split().map_err(|e| UsageError::Refused(e.message))?;
+    }
+    let name = cli.command.name();
+    let refuse = |flag: &str| {
+        UsageError::Refused(format!(
+            "`browserctl {name}` does not take {flag}; see `browserctl {name} --help`"
+        ))
+    };
+    let socket = match cli.command.socket_arg() {
+        Some(own) => own.socket.clone().or(cli.socket),
+        None if typed_socket => return Err(refuse("--socket").into()),
+        None => None,
+    };
+    let json = match cli.command.json_arg() {
+        Some(own) => own || cli.json,
+        None if cli.json => return Err(refuse("--json").into()),
+        None => false,
+    };
+    Ok(Invocation {
+        command: cli.command,
+        json,
+        socket,
+    })
+}
+
+/// Why a command line was refused.
+#[derive(Debug)]
+pub enum UsageError {
+    /// clap's own: unknown options, missing values, and --help and --version.
+    Clap(clap::Error),
+    /// An option the command does not take, or words `call` cannot sort out.
+    Refused(String),
+}
+
+/// A usage error, or a request for --help or --version (which print and exit 0).
+#[derive(Debug)]
+pub struct ParseError(UsageError);
+
+impl From<UsageError> for ParseError {
+    fn from(e: UsageError) -> ParseError {
+        ParseError(e)
+    }
+}
+
+impl ParseError {
+    /// Prints the error (as JSON on stderr when the command line asked for JSON) and returns
+    /// the exit code: 0 for --help and --version, 2 otherwise.
+    pub fn report(self, argv: &[OsString]) -> ExitCode {
+        let e = match self.0 {
+            UsageError::Clap(e) if !e.use_stderr() => {
+                // --help, --version: clap prints them.
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            UsageError::Clap(e) => e,
+            UsageError::Refused(message) => {
+                output::print_error(&crate::error::Error::bad_request(message), wants_json(argv));
+                return ExitCode::from(ErrorCode::BadRequest.exit_code());
+            }
+        };
+        if !wants_json(argv) {
+            let _ = e.print();
+            return ExitCode::from(ErrorCode::BadRequest.exit_code());
+        }
+        let text = e.render().to_string();
+        let mut lines = text.lines();
+        let message = lines
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_owned();
+        let usage = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Usage: "))
+            .map(str::to_owned);
+        let tip = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("tip: "))
+            .map(str::to_owned);
+        let mut details = serde_json::Map::new();
+        details.insert("kind".into(), format!("{:?}", e.kind()).into());
+        if let Some(u) = usage {
+            details.insert("usage".into(), u.into());
+        }
+        if let Some(t) = tip {
+            details.insert("tip".into(), t.into());
+        }
+        let error = crate::error::Error::bad_request(message)
+            .with_details(serde_json::Value::Object(details));
+        output::print_error(&error, true);
+        ExitCode::from(ErrorCode::BadRequest.exit_code())
+    }
+}
+
+/// Whether the command line asks for JSON (`--json`, `-o json`), read from the raw words
+/// when it did not parse.
+pub fn wants_json(argv: &[OsString]) -> bool {
+    let words: Vec<&str> = argv
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .take_while(|a| *a != "--")
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        *w == "--json"
+            || *w == "--output=json"
+            || *w == "-ojson"
+            || ((*w == "-o" || *w == "--output") && words.get(i + 1) == Some(&"json"))
+    })
 }
 
 /// Runs browserctl and returns its exit code.
-pub async fn run(cli: Cli) -> ExitCode {
-    let socket = cli
-        .socket
-        .clone()
-        .unwrap_or_else(crate::paths::default_socket_path);
-    let explicit_socket = cli.socket.is_some();
-    let client = Client::new(socket);
-    let json = cli.json;
-    let result = match cli.command {
-        Command::Status => listing::status(&client, json).await,
-        Command::Browsers => listing::browsers(&client, json).await,
-        Command::Tabs { browser } => listing::tabs(&client, browser.as_deref(), json).await,
-        Command::Tools { tab, browser } => {
-            listing::tools(&client, tab.as_deref(), browser.as_deref(), json).await
+pub async fn run(inv: Invocation) -> ExitCode {
+    let explicit_socket = inv.socket.is_some();
+    let client = Client::new(
+        inv.socket
+            .clone()
+            .unwrap_or_else(crate::paths::default_socket_path),
+    );
+    let json = inv.json;
+    let result = match inv.command {
+        Command::Status { .. } => listing::status(&client, json).await,
+        Command::Browsers { out, .. } => listing::browsers(&client, &out.with_json(json)).await,
+        Command::Tabs { browser, out, .. } => {
+            listing::tabs(&client, browser.as_deref(), &out.with_json(json)).await
         }
-        Command::Call(args) => call::run(&client, args, json, Cli::command)
+        Command::Tools {
+            tab, browser, out, ..
+        } => {
+            listing::tools(
+                &client,
+                tab.as_deref(),
+                browser.as_deref(),
+                &out.with_json(json),
+            )
+            .await
+        }
+        Command::Call(args) => call::run(&client, args, json, command)
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
         Command::Open {
             url,
             focus,
             browser,
+            ..
         } => listing::open(&client, url, focus, browser, json)
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --browser")),
-        Command::Close { tab } => listing::close(&client, &tab, json).await,
-        Command::Discover { tab } => listing::discover(&client, &tab, json).await,
-        Command::Events(args) => events::run(&client, args).await,
+        Command::Close { tab, .. } => listing::close(&client, &tab, json).await,
+        Command::Discover { tab, out, .. } => {
+            listing::discover(&client, &tab, &out.with_json(json)).await
+        }
+        Command::Events(args) => events::run(&client, args, json).await,
         Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
-        Command::Completions { shell } => completions::run(shell, Cli::command()),
-        Command::Setup(args) => setup::run(args),
-        Command::Doctor => match doctor::run(&client, json).await {
+        Command::Completions(args) => completions::run(args, json, command),
+        Command::Setup(args) => setup::run(args, json),
+        Command::Doctor { .. } => match doctor::run(&client, json).await {
             Ok(true) => Ok(()),
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
@@ -181,6 +461,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Stop::Interrupted) => ExitCode::from(130),
         Err(Stop::Api(e)) => {
             output::print_error(&e, json);
             ExitCode::from(e.code.exit_code())
@@ -191,4 +472,122 @@ pub async fn run(cli: Cli) -> ExitCode {
 /// The exit code of an error code (for documentation and tests).
 pub fn exit_code(code: ErrorCode) -> u8 {
     code.exit_code()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fewest words each command needs to parse.
+    const MINIMAL: &[(&str, &[&str])] = &[
+        ("status", &[]),
+        ("browsers", &[]),
+        ("tabs", &[]),
+        ("tools", &[]),
+        ("call", &["search"]),
+        ("open", &["https://example.com"]),
+        ("close", &["b1:1"]),
+        ("discover", &["b1:1"]),
+        ("events", &[]),
+        ("mcp", &[]),
+        ("wait", &["--tool", "x"]),
+        ("native-host", &[]),
+        ("install-native-host", &[]),
+        ("completions", &["bash"]),
+        ("setup", &[]),
+        ("doctor", &[]),
+    ];
+
+    fn parse_words(words: &[&str]) -> Result<Invocation, ParseError> {
+        let argv: Vec<OsString> = std::iter::once("browserctl")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect();
+        parse(&argv)
+    }
+
+    /// `--json` and `--socket` work in every position `--help` shows them, and a command
+    /// whose help does not show them refuses them rather than ignoring them.
+    #[test]
+    fn global_flags_work_wherever_help_shows_them() {
+        let mut cmd = command();
+        cmd.build();
+        let names: Vec<&str> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name())
+            .filter(|n| *n != "help")
+            .collect();
+        let covered: Vec<&str> = MINIMAL.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, covered, "every command has its minimal words here");
+        for (name, rest) in MINIMAL {
+            let sub = cmd.find_subcommand(name).unwrap();
+            let offers = |flag: &str| {
+                sub.get_arguments()
+                    .any(|a| a.get_long() == Some(flag) && !a.is_hide_set())
+            };
+            for (flag, value) in [("json", None), ("socket", Some("/s.sock"))] {
+                let mut before = vec![format!("--{flag}")];
+                before.extend(value.map(str::to_owned));
+                let mut words: Vec<&str> = before.iter().map(String::as_str).collect();
+                words.push(name);
+                words.extend_from_slice(rest);
+                let first = parse_words(&words);
+                let mut words: Vec<&str> = vec![name];
+                words.extend_from_slice(rest);
+                words.extend(before.iter().map(String::as_str));
+                let after = parse_words(&words);
+                if offers(flag) {
+                    for (where_, inv) in [("before", first), ("after", after)] {
+                        let inv =
+                            inv.unwrap_or_else(|e| panic!("{name}: --{flag} {where_}: {e:?}"));
+                        match flag {
+                            "json" => assert!(inv.json, "{name}: --json {where_}"),
+                            _ => assert_eq!(
+                                inv.socket.as_deref(),
+                                Some(std::path::Path::new("/s.sock")),
+                                "{name}: --socket {where_}"
+                            ),
+                        }
+                    }
+                } else {
+                    assert!(first.is_err(), "{name} does not offer --{flag} yet took it");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_argument_says_what_it_is() {
+        let mut cmd = command();
+        cmd.build();
+        let mut missing = Vec::new();
+        for sub in std::iter::once(&cmd).chain(cmd.get_subcommands()) {
+            for a in sub.get_arguments() {
+                if !a.is_hide_set() && a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), a.get_id()));
+                }
+            }
+            assert!(
+                sub.get_about().is_some() || sub.get_name() == "help",
+                "{} has no description",
+                sub.get_name()
+            );
+        }
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    #[test]
+    fn json_is_found_in_words_that_did_not_parse() {
+        let w = |s: &[&str]| {
+            let argv: Vec<OsString> = std::iter::once("browserctl")
+                .chain(s.iter().copied())
+                .map(OsString::from)
+                .collect();
+            wants_json(&argv)
+        };
+        assert!(w(&["tabs", "--bogus", "--json"]));
+        assert!(w(&["tabs", "-o", "json", "--bogus"]));
+        assert!(!w(&["call", "x", "--", "--json"]));
+        assert!(!w(&["tabs", "-o", "tsv"]));
+    }
 }

@@ -14,7 +14,7 @@ use crate::paths::DEFAULT_DISCOVERY_DIR;
 use crate::protocol::native::{DiscoveryFile, HostMessage, Server, MAX_TO_EXTENSION};
 use notify::{RecursiveMode, Watcher};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,7 +29,8 @@ const MAX_FILE: u64 = 64 * 1024;
 
 #[derive(Debug, clap::Args)]
 pub struct NativeHostArgs {
-    /// The directory of the daemons' discovery files.
+    /// The directory of the daemons' discovery files; this user's private one (where a
+    /// daemon goes when the shared one is another user's) is watched too.
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", default_value = DEFAULT_DISCOVERY_DIR)]
     pub discovery_dir: PathBuf,
     /// What Chrome passes: the caller's origin (chrome-extension://ID/), on Windows also
@@ -69,9 +70,14 @@ fn skip_frame(input: &mut impl Read) -> io::Result<bool> {
     Ok(skipped == len)
 }
 
-/// Whether the directory may be trusted, with the daemon's rules.
-fn dir_trusted(dir: &Path) -> Result<(), String> {
-    crate::paths::check_trusted_dir(dir)
+/// The directories to watch: the configured one and this user's private one.
+pub fn watched_dirs(configured: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![configured.to_path_buf()];
+    let private = crate::paths::private_discovery_dir();
+    if private != configured {
+        dirs.push(private);
+    }
+    dirs
 }
 
 fn pid_alive(pid: u32) -> bool {
@@ -113,16 +119,28 @@ fn read_server(path: &Path, name_pid: u32) -> Option<Server> {
     })
 }
 
-/// The live daemons in `dir`, sorted by port; empty when the directory is missing or not
-/// trusted.
+/// The live daemons in `dirs`, sorted by port; a directory that is missing or not trusted
+/// ([`crate::trust`]) counts as empty.
+pub fn scan_all(dirs: &[PathBuf]) -> Vec<Server> {
+    let mut servers: Vec<Server> = dirs.iter().flat_map(|d| scan_one(d)).collect();
+    servers.sort();
+    servers.dedup_by(|later, earlier| later.port == earlier.port);
+    servers
+}
+
+/// The live daemons in one directory (see [`scan_all`]).
 pub fn scan(dir: &Path) -> Vec<Server> {
-    if dir_trusted(dir).is_err() {
+    scan_all(&[dir.to_path_buf()])
+}
+
+fn scan_one(dir: &Path) -> Vec<Server> {
+    if crate::trust::check(dir).is_err() {
         return Vec::new();
     }
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
-    let mut servers: Vec<Server> = entries
+    let servers: Vec<Server> = entries
         .flatten()
         .filter_map(|entry| {
             let name = entry.file_name();
@@ -135,9 +153,8 @@ pub fn scan(dir: &Path) -> Vec<Server> {
             read_server(&entry.path(), pid)
         })
         .collect();
-    servers.sort();
-    // Two files claiming one port: a restart caught half-way; the later pid is the live one.
-    servers.dedup_by(|later, earlier| later.port == earlier.port);
+    // (scan_all sorts, and keeps one entry per port: two files claiming one port are a
+    // restart caught half-way, and the later pid is the live one.)
     servers
 }
 
@@ -198,9 +215,28 @@ impl DirWatch {
     }
 }
 
+/// What `browserctl native-host` says when a person runs it on a terminal: the framing it
+/// speaks is binary and meant for the browser.
+pub const ON_A_TERMINAL: &str = "\
+browserctl native-host is the native-messaging host of the browser-mcp extension: the browser
+starts it and talks to it in binary frames over stdin and stdout, to learn where the local
+browser-mcpd daemons are. It is not meant to be run by hand.
+
+  Register it with your browsers:  browserctl install-native-host
+  Check the whole setup:           browserctl doctor
+  See what it would tell the extension (one frame, then exit):
+                                   browserctl native-host </dev/null | tail -c +5
+";
+
 pub fn run(args: NativeHostArgs) -> ExitCode {
+    // Binary frames on a terminal help nobody: a person typed this.
+    if io::stdout().is_terminal() {
+        eprint!("{ON_A_TERMINAL}");
+        return ExitCode::from(2);
+    }
     let (tx, rx) = mpsc::channel();
-    let mut watch = DirWatch::new(&args.discovery_dir, tx.clone());
+    let dirs = watched_dirs(&args.discovery_dir);
+    let mut watches: Vec<DirWatch> = dirs.iter().map(|d| DirWatch::new(d, tx.clone())).collect();
     // A plain thread, not a runtime task: a blocking stdin read cannot be cancelled, and a
     // detached thread does not hold up the exit.
     std::thread::spawn(move || {
@@ -211,7 +247,7 @@ pub fn run(args: NativeHostArgs) -> ExitCode {
     let mut stdout = io::stdout().lock();
     let mut last: Option<Vec<Server>> = None;
     loop {
-        let servers = scan(&args.discovery_dir);
+        let servers = scan_all(&dirs);
         if last.as_ref() != Some(&servers) {
             let msg = HostMessage::Servers {
                 servers: servers.clone(),
@@ -234,7 +270,7 @@ pub fn run(args: NativeHostArgs) -> ExitCode {
         for wake in first.into_iter().chain(rx.try_iter()) {
             match wake {
                 Wake::Closed => return ExitCode::SUCCESS,
-                Wake::Fs { itself: true } => watch.rewatch(),
+                Wake::Fs { itself: true } => watches.iter_mut().for_each(DirWatch::rewatch),
                 Wake::Fs { itself: false } => {}
             }
         }

@@ -1,7 +1,13 @@
-//! How browserctl prints: tables for people, JSON for programs, errors on stderr. A closed
-//! stdout (`browserctl tabs | head -1`) is not an error.
+//! How browserctl prints: tables for people, TSV or JSON for programs, errors on stderr. A
+//! closed stdout (`browserctl tabs | head -1`) is not an error.
+//!
+//! Listings follow kubectl and gh: an aligned table on a terminal, tab-separated values
+//! without padding when stdout is a pipe, `-o wide|tsv|json|jsonl` to choose, `--no-headers`
+//! to drop the header row; an empty listing prints nothing on stdout and says why on stderr.
 
+use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Why a command stopped early.
 #[derive(Debug)]
@@ -10,6 +16,8 @@ pub enum Stop {
     Api(crate::error::Error),
     /// stdout was closed by the reader.
     BrokenPipe,
+    /// Ctrl-C (SIGINT): exit 130, as shells expect.
+    Interrupted,
 }
 
 impl Stop {
@@ -45,6 +53,63 @@ pub fn is_tty() -> bool {
     io::stdout().is_terminal()
 }
 
+/// The formats of `-o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns, long cells shortened (the default on a terminal).
+    Table,
+    /// Aligned columns, nothing shortened, extra columns.
+    Wide,
+    /// Tab-separated values without padding (the default when stdout is not a terminal).
+    Tsv,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line (one per row).
+    Jsonl,
+}
+
+/// The output options of a listing command (browsers, tabs, tools, discover).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ListOutput {
+    /// Output format [default: table on a terminal, tsv otherwise].
+    #[arg(short = 'o', long = "output", value_enum, value_name = "FORMAT")]
+    pub output: Option<Format>,
+    /// Print JSON (the same as -o json).
+    #[arg(long)]
+    pub json: bool,
+    /// Leave out the header row (table, wide and tsv).
+    #[arg(long)]
+    pub no_headers: bool,
+}
+
+impl ListOutput {
+    /// These options with a `--json` given before the command folded in.
+    pub fn with_json(&self, json: bool) -> ListOutput {
+        ListOutput {
+            json: self.json || json,
+            ..self.clone()
+        }
+    }
+
+    /// The format in force: `--json`, else `-o`, else by whether stdout is a terminal.
+    pub fn format(&self) -> Format {
+        match self.output {
+            _ if self.json => Format::Json,
+            Some(f) => f,
+            None if is_tty() => Format::Table,
+            None => Format::Tsv,
+        }
+    }
+}
+
+/// The `--json` of a command that prints one result (status, call, open, …).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct JsonOutput {
+    /// Print JSON instead of text (errors too, on stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Writes text to stdout.
 pub fn print(text: &str) -> Result<(), Stop> {
     let mut out = io::stdout().lock();
@@ -56,7 +121,8 @@ pub fn print(text: &str) -> Result<(), Stop> {
     Ok(())
 }
 
-pub fn print_json(value: &impl serde::Serialize) -> Result<(), Stop> {
+/// Writes a JSON document to stdout: indented on a terminal, one line otherwise.
+pub fn print_json(value: &impl Serialize) -> Result<(), Stop> {
     let text = if is_tty() {
         serde_json::to_string_pretty(value)
     } else {
@@ -66,41 +132,157 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<(), Stop> {
     print(&text)
 }
 
-/// Shortens text for a terminal column.
+/// A note for the person at the terminal (an empty listing, a warning): `browserctl: …` on
+/// stderr, never on stdout where a script reads data.
+pub fn note(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "browserctl: {text}");
+}
+
+/// Display width of text in terminal cells (CJK and most emoji take two).
+pub fn width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+/// Shortens text to at most `max` terminal cells, ending in `…` when cut.
 pub fn clip(s: &str, max: usize) -> String {
-    if !is_tty() || s.chars().count() <= max {
+    if width(s) <= max {
         return s.to_owned();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
     out.push('…');
     out
 }
 
-/// Aligned columns with a header row.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+/// One column of a listing.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub name: &'static str,
+    /// Longest cell in `table` format, in terminal cells (longer ones are shortened).
+    pub clip: Option<usize>,
+    /// Shown only with `-o wide`.
+    pub wide_only: bool,
+}
+
+impl Column {
+    pub const fn new(name: &'static str) -> Column {
+        Column {
+            name,
+            clip: None,
+            wide_only: false,
         }
     }
-    let line = |cells: Vec<&str>| {
+
+    pub const fn clip(self, max: usize) -> Column {
+        Column {
+            clip: Some(max),
+            ..self
+        }
+    }
+
+    pub const fn wide(self) -> Column {
+        Column {
+            wide_only: true,
+            ..self
+        }
+    }
+}
+
+/// The text of a listing in one of the row formats (table, wide, tsv).
+pub fn render(columns: &[Column], rows: &[Vec<String>], format: Format, headers: bool) -> String {
+    let shown: Vec<usize> = (0..columns.len())
+        .filter(|&i| format == Format::Wide || !columns[i].wide_only)
+        .collect();
+    let cell = |row: &[String], i: usize| -> String {
+        let text = row.get(i).map(String::as_str).unwrap_or("");
+        match (format, columns[i].clip) {
+            // A tab or newline inside a cell would break the row apart.
+            (Format::Table, Some(max)) => clip(&text.replace(['\t', '\n', '\r'], " "), max),
+            _ => text.replace(['\t', '\n', '\r'], " "),
+        }
+    };
+    let mut lines: Vec<Vec<String>> = Vec::with_capacity(rows.len() + 1);
+    if headers {
+        lines.push(shown.iter().map(|&i| columns[i].name.to_owned()).collect());
+    }
+    for row in rows {
+        lines.push(shown.iter().map(|&i| cell(row, i)).collect());
+    }
+    let mut out = String::new();
+    if format == Format::Tsv {
+        for line in lines {
+            out.push_str(&line.join("\t"));
+            out.push('\n');
+        }
+        return out;
+    }
+    let mut widths = vec![0; shown.len()];
+    for line in &lines {
+        for (j, c) in line.iter().enumerate() {
+            widths[j] = widths[j].max(width(c));
+        }
+    }
+    for line in lines {
         let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == cells.len() {
-                s.push_str(cell);
-            } else {
-                s.push_str(cell);
-                s.push_str(&" ".repeat(widths[i] - cell.chars().count() + 2));
+        for (j, c) in line.iter().enumerate() {
+            s.push_str(c);
+            if j + 1 < line.len() {
+                s.push_str(&" ".repeat(widths[j] - width(c) + 2));
             }
         }
-        s.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(header.to_vec());
-    for row in rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
+        out.push_str(s.trim_end());
+        out.push('\n');
     }
     out
+}
+
+/// Prints a listing: `items` as `{"<key>": [...]}` (json) or one per line (jsonl), else
+/// `rows` under `columns`. An empty listing prints nothing in the row formats and says
+/// `why_empty` on stderr.
+pub fn print_listing<T: Serialize>(
+    key: &str,
+    items: &[T],
+    columns: &[Column],
+    rows: &[Vec<String>],
+    format: Format,
+    headers: bool,
+    why_empty: impl FnOnce() -> String,
+) -> Result<(), Stop> {
+    match format {
+        Format::Json => {
+            let mut map = serde_json::Map::new();
+            map.insert(
+                key.to_owned(),
+                serde_json::to_value(items).expect("listings serialize"),
+            );
+            print_json(&map)
+        }
+        Format::Jsonl => {
+            let mut text = String::new();
+            for item in items {
+                text.push_str(&serde_json::to_string(item).expect("listings serialize"));
+                text.push('\n');
+            }
+            if items.is_empty() {
+                note(&why_empty());
+                return Ok(());
+            }
+            print(&text)
+        }
+        _ if rows.is_empty() => {
+            note(&why_empty());
+            Ok(())
+        }
+        _ => print(&render(columns, rows, format, headers)),
+    }
 }
 
 /// Prints an error as `browserctl: CODE: message` (or its JSON with --json), with hints.
@@ -121,8 +303,14 @@ pub fn print_error(e: &crate::error::Error, json: bool) {
                     let _ = writeln!(err, "  {s}");
                 }
                 other => {
-                    let tab = other["tab"].as_str().unwrap_or("");
-                    let title = other["title"].as_str().unwrap_or("");
+                    let tab = other["tab"]
+                        .as_str()
+                        .or(other["browser"].as_str())
+                        .unwrap_or("");
+                    let title = other["title"]
+                        .as_str()
+                        .or(other["name"].as_str())
+                        .unwrap_or("");
                     let url = other["url"].as_str().unwrap_or("");
                     let _ = writeln!(err, "  {tab}  {title}  {url}");
                 }
@@ -139,16 +327,73 @@ pub fn print_error(e: &crate::error::Error, json: bool) {
             );
         }
     }
-    if let Some(history) = details.get("history").and_then(|h| h.as_array()) {
+    // One attempt's story is the message itself; several are worth listing.
+    if let Some(history) = details
+        .get("history")
+        .and_then(|h| h.as_array())
+        .filter(|h| h.len() > 1)
+    {
         for h in history {
+            let delay = h["delayMs"].as_u64().unwrap_or(0);
+            let then = if delay > 0 {
+                format!(", retried after {delay} ms")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 err,
-                "  attempt {}: {}: {} (then waited {} ms)",
+                "  attempt {}: {}: {}{then}",
                 h["attempt"],
                 h["code"].as_str().unwrap_or(""),
                 h["message"].as_str().unwrap_or(""),
-                h["delayMs"]
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLS: [Column; 3] = [
+        Column::new("TAB"),
+        Column::new("TITLE").clip(8),
+        Column::new("URL").wide(),
+    ];
+
+    fn rows() -> Vec<Vec<String>> {
+        vec![
+            vec!["b1:1".into(), "検索ページです".into(), "https://a/".into()],
+            vec!["b1:22".into(), "x\ty".into(), "https://b/".into()],
+        ]
+    }
+
+    #[test]
+    fn columns_align_by_display_width() {
+        let text = render(&COLS, &rows(), Format::Table, true);
+        // 検索ページです is 14 cells: shortened to 7 cells plus the ellipsis.
+        assert_eq!(text, "TAB    TITLE\nb1:1   検索ペ…\nb1:22  x y\n");
+        let wide = render(&COLS, &rows(), Format::Wide, false);
+        assert_eq!(
+            wide,
+            format!(
+                "b1:1   検索ページです  https://a/\nb1:22  x y{}https://b/\n",
+                " ".repeat(13)
+            )
+        );
+    }
+
+    #[test]
+    fn tsv_has_no_padding_and_no_tabs_inside_cells() {
+        let text = render(&COLS, &rows(), Format::Tsv, true);
+        assert_eq!(text, "TAB\tTITLE\nb1:1\t検索ページです\nb1:22\tx y\n");
+    }
+
+    #[test]
+    fn clipping_counts_cells() {
+        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip("😀😀😀", 5), "😀😀…");
+        assert_eq!(width("😀a"), 3);
     }
 }

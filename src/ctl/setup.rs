@@ -35,6 +35,9 @@ pub struct SetupArgs {
     /// The browser-mcpd to run [default: the one beside browserctl, else the first on PATH].
     #[arg(long, value_name = "PATH")]
     pub daemon: Option<PathBuf>,
+    /// Print what was written or removed, and the commands to run next, as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 fn fail(message: impl Into<String>) -> Stop {
@@ -128,14 +131,80 @@ fn ours(path: &Path) -> Option<bool> {
     Some(text.contains(MARK))
 }
 
-pub fn run(args: SetupArgs) -> Result<(), Stop> {
+/// What `setup` did: the text report and the JSON one come from this.
+#[derive(Debug, Default, serde::Serialize)]
+struct Report {
+    manager: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    daemon: Option<PathBuf>,
+    wrote: Vec<PathBuf>,
+    removed: Vec<PathBuf>,
+    #[serde(rename = "leftAlone")]
+    left_alone: Vec<PathBuf>,
+    #[serde(rename = "notPresent")]
+    not_present: Vec<PathBuf>,
+    /// Commands to run next.
+    next: Vec<&'static str>,
+}
+
+impl Report {
+    fn print(&self, json: bool) -> Result<(), Stop> {
+        if json {
+            return super::output::print_json(self);
+        }
+        let mut text = String::new();
+        for p in &self.wrote {
+            text.push_str(&format!("wrote {}\n", p.display()));
+        }
+        if let Some(d) = &self.daemon {
+            text.push_str(&format!("the service runs {}\n", d.display()));
+        }
+        for p in &self.not_present {
+            text.push_str(&format!("not present: {}\n", p.display()));
+        }
+        for p in &self.left_alone {
+            text.push_str(&format!(
+                "left alone (not written by browserctl setup): {}\n",
+                p.display()
+            ));
+        }
+        for p in &self.removed {
+            text.push_str(&format!("removed {}\n", p.display()));
+        }
+        if !self.next.is_empty() {
+            text.push_str(if self.wrote.is_empty() {
+                "next, if it is running:\n"
+            } else {
+                "next:\n"
+            });
+            for c in &self.next {
+                text.push_str(&format!("  {c}\n"));
+            }
+        }
+        if self.manager == "systemd" && !self.wrote.is_empty() {
+            text.push_str(
+                "(or enable browser-mcpd.socket instead, to start the daemon on first use)\n",
+            );
+        }
+        print(&text)
+    }
+}
+
+fn manager_name(m: Manager) -> &'static str {
+    match m {
+        Manager::Systemd => "systemd",
+        Manager::Launchd => "launchd",
+    }
+}
+
+pub fn run(args: SetupArgs, json: bool) -> Result<(), Stop> {
     let manager = args.manager.unwrap_or(if cfg!(target_os = "macos") {
         Manager::Launchd
     } else {
         Manager::Systemd
     });
     if args.uninstall {
-        return uninstall(manager);
+        return uninstall(manager)?.print(json);
     }
     let daemon = find_daemon(args.daemon)?;
     let files = files(manager, &daemon)?;
@@ -147,7 +216,10 @@ pub fn run(args: SetupArgs) -> Result<(), Stop> {
             )));
         }
     }
-    let mut report = String::new();
+    let mut report = Report {
+        manager: manager_name(manager),
+        ..Report::default()
+    };
     for (path, contents) in &files {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
@@ -155,50 +227,53 @@ pub fn run(args: SetupArgs) -> Result<(), Stop> {
         }
         std::fs::write(path, contents)
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-        report.push_str(&format!("wrote {}\n", path.display()));
+        report.wrote.push(path.clone());
     }
-    report.push_str(&format!("the service runs {}\n", daemon.display()));
-    report.push_str(match manager {
-        Manager::Systemd => {
-            "next:\n  systemctl --user daemon-reload\n  systemctl --user enable --now browser-mcpd.service\n\
-             (or enable browser-mcpd.socket instead, to start the daemon on first use)\n"
-        }
-        Manager::Launchd => {
-            "next:\n  launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.browsermcp.browser-mcpd.plist\n"
-        }
-    });
-    print(&report)
+    report.daemon = Some(daemon);
+    report.next = match manager {
+        Manager::Systemd => vec![
+            "systemctl --user daemon-reload",
+            "systemctl --user enable --now browser-mcpd.service",
+        ],
+        Manager::Launchd => vec![
+            "launchctl bootstrap gui/$(id -u) ~/Library/LaunchAgents/dev.browsermcp.browser-mcpd.plist",
+        ],
+    };
+    report.print(json)
 }
 
-fn uninstall(manager: Manager) -> Result<(), Stop> {
+fn uninstall(manager: Manager) -> Result<Report, Stop> {
     // The daemon path does not matter for knowing which files to remove.
     let files = files(manager, Path::new("/usr/bin/browser-mcpd"))?;
-    let mut report = String::new();
+    let mut report = Report {
+        manager: manager_name(manager),
+        ..Report::default()
+    };
     for (path, _) in &files {
         match ours(path) {
-            None => report.push_str(&format!("not present: {}\n", path.display())),
-            Some(false) => report.push_str(&format!(
-                "left alone (not written by browserctl setup): {}\n",
-                path.display()
-            )),
+            None => report.not_present.push(path.clone()),
+            Some(false) => report.left_alone.push(path.clone()),
             Some(true) => {
-                remove_enablement(path, &mut report);
+                remove_enablement(path, &mut report.removed);
                 std::fs::remove_file(path)
                     .map_err(|e| fail(format!("cannot remove {}: {e}", path.display())))?;
-                report.push_str(&format!("removed {}\n", path.display()));
+                report.removed.push(path.clone());
             }
         }
     }
-    report.push_str(match manager {
-        Manager::Systemd => "next, if it is running:\n  systemctl --user stop browser-mcpd.service browser-mcpd.socket\n  systemctl --user daemon-reload\n",
-        Manager::Launchd => "next, if it is running:\n  launchctl bootout gui/$(id -u)/dev.browsermcp.browser-mcpd\n",
-    });
-    print(&report)
+    report.next = match manager {
+        Manager::Systemd => vec![
+            "systemctl --user stop browser-mcpd.service browser-mcpd.socket",
+            "systemctl --user daemon-reload",
+        ],
+        Manager::Launchd => vec!["launchctl bootout gui/$(id -u)/dev.browsermcp.browser-mcpd"],
+    };
+    Ok(report)
 }
 
 /// What `systemctl --user disable` would remove: the `*.wants/` links to a unit we wrote, so
 /// none is left dangling once the unit is gone.
-fn remove_enablement(unit: &Path, report: &mut String) {
+fn remove_enablement(unit: &Path, removed: &mut Vec<PathBuf>) {
     let (Some(dir), Some(name)) = (unit.parent(), unit.file_name()) else {
         return;
     };
@@ -207,7 +282,7 @@ fn remove_enablement(unit: &Path, report: &mut String) {
         if std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink())
             && std::fs::remove_file(&link).is_ok()
         {
-            report.push_str(&format!("removed {}\n", link.display()));
+            removed.push(link);
         }
     }
 }

@@ -4,25 +4,29 @@
 
 use super::client::Client;
 use super::output::{print, print_json, Stop};
-use crate::paths::parse_duration;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["tool", "tab_url"])))]
 pub struct WaitArgs {
     /// Wait until a tool with this name is offered.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME")]
     pub tool: Option<String>,
     /// With --tool: only on this tab (b1:12).
-    #[arg(long, requires = "tool")]
+    #[arg(long, requires = "tool", add = super::completions::tabs())]
     pub tab: Option<String>,
     /// Wait until a tab whose URL matches PATTERN is open (`*` matches anything; without `*`,
     /// a substring).
     #[arg(long, value_name = "PATTERN")]
     pub tab_url: Option<String>,
     /// Give up after this long (exit code 8).
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = super::call::parse_timeout, value_name = "DURATION")]
     pub timeout: Duration,
+    /// Print JSON: {"tools": [...]} or {"tabs": [...]}.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub socket: super::args::SocketArg,
 }
 
 pub async fn run(c: &Client, a: WaitArgs, json: bool) -> Result<(), Stop> {

@@ -37,7 +37,7 @@ pub struct Config {
     /// Connections without an Origin header are allowed; web origins never are by default.
     #[arg(
         long = "allow-origin",
-        env = "BROWSER_MCP_ALLOW_ORIGINS",
+        env = "BROWSER_MCP_ALLOW_ORIGIN",
         value_delimiter = ',',
         default_values_t = ["chrome-extension://*".to_owned(), "moz-extension://*".to_owned(), "safari-web-extension://*".to_owned()]
     )]
@@ -79,7 +79,7 @@ pub struct Config {
     pub handshake_timeout: Duration,
 
     /// Largest WebSocket message accepted from an extension, in bytes (larger → close 1009).
-    #[arg(long, env = "BROWSER_MCP_MAX_FRAME", default_value_t = 16 << 20)]
+    #[arg(long, env = "BROWSER_MCP_MAX_FRAME_BYTES", default_value_t = 16 << 20)]
     pub max_frame_bytes: usize,
 
     /// Events kept for `events --since` resumption.
@@ -147,12 +147,22 @@ pub struct Config {
 
     /// Log filter (error, warn, info, debug, trace, or a tracing directive); RUST_LOG, when set,
     /// wins. Reloaded on SIGHUP.
-    #[arg(long, env = "LOG_LEVEL", default_value = "info")]
+    #[arg(long, env = "BROWSER_MCP_LOG_LEVEL", default_value = "info")]
     pub log_level: String,
 
     /// Log format on stderr; under systemd the journal is used instead when it is reachable.
     #[arg(long, env = "BROWSER_MCP_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+
+    /// Write the log to this file instead of stderr, starting it afresh (the old one becomes
+    /// FILE.1) once it reaches --log-file-max-bytes; for service managers that keep no
+    /// journal, such as launchd.
+    #[arg(long, env = "BROWSER_MCP_LOG_FILE", value_name = "FILE")]
+    pub log_file: Option<PathBuf>,
+
+    /// Size at which --log-file is rotated.
+    #[arg(long, env = "BROWSER_MCP_LOG_FILE_MAX_BYTES", default_value_t = 10 << 20)]
+    pub log_file_max_bytes: u64,
 
     /// On SIGTERM/SIGINT, how long calls in flight may take to finish before they fail with
     /// SHUTTING_DOWN.
@@ -194,6 +204,8 @@ impl Config {
         self.event_buffer = started.event_buffer;
         self.event_stream_buffer = started.event_stream_buffer;
         self.log_format = started.log_format;
+        self.log_file.clone_from(&started.log_file);
+        self.log_file_max_bytes = started.log_file_max_bytes;
         self.threads = started.threads;
     }
 
@@ -217,6 +229,22 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every setting's environment variable is BROWSER_MCP_ and its flag's name, so nobody
+    /// has to look one up (issue 18).
+    #[test]
+    fn environment_variables_follow_the_flags() {
+        use clap::CommandFactory;
+        for arg in Config::command().get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if ["print-config", "help", "version"].contains(&long) {
+                continue;
+            }
+            let want = format!("BROWSER_MCP_{}", long.to_uppercase().replace('-', "_"));
+            let got = arg.get_env().map(|e| e.to_string_lossy().into_owned());
+            assert_eq!(got.as_deref(), Some(want.as_str()), "--{long}");
+        }
+    }
 
     #[test]
     fn default_origins_take_extensions_and_refuse_pages() {

@@ -11,7 +11,7 @@ use crate::protocol::native::DiscoveryFile;
 use notify::{RecursiveMode, Watcher};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,20 +19,45 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Creates the directory (0700) or checks an existing one: a real directory, ours, and not
-/// writable by others unless sticky.
+/// Creates the directory (0700) if missing, then checks it ([`crate::trust`]).
 pub fn prepare_dir(dir: &Path) -> io::Result<()> {
-    match fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+    crate::trust::ensure(dir)
+        .map(|_| ())
+        .map_err(io::Error::from)
+}
+
+/// Where this daemon's discovery file goes, decided once at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    pub dir: PathBuf,
+    /// This start created the directory (a failed start removes it again).
+    pub created: bool,
+    /// Why the configured directory was not used, when it was not.
+    pub instead_of: Option<crate::trust::Untrusted>,
+}
+
+/// Several users share a machine and its /tmp: the configured directory (by default the
+/// shared /tmp/browser-mcp) when it is trusted, ours or root's (packages make it root's and
+/// sticky at boot); when it is another user's, or one we cannot write, our private
+/// directory instead (`fallback`), where our native host looks too: nobody can block us by
+/// creating the shared name first. A directory that is truly unsafe (a symlink, writable by
+/// others without the sticky bit) is refused, with the fix.
+pub fn choose_dir(configured: &Path, fallback: &Path) -> Result<Chosen, crate::trust::Untrusted> {
+    match crate::trust::ensure(configured) {
+        Ok((_, created)) => Ok(Chosen {
+            dir: configured.to_path_buf(),
+            created,
+            instead_of: None,
+        }),
+        Err(u) if u.is_unsafe() || configured == fallback => Err(u),
+        Err(u) => {
+            let (_, created) = crate::trust::ensure(fallback)?;
+            Ok(Chosen {
+                dir: fallback.to_path_buf(),
+                created,
+                instead_of: Some(u),
+            })
         }
-        Err(e) => Err(e),
-        Ok(_) => crate::paths::check_trusted_dir(dir)
-            .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, why)),
     }
 }
 
@@ -52,6 +77,13 @@ pub fn sweep_stale(dir: &Path, own_pid: u32) {
             continue;
         };
         if pid as u32 == own_pid || pid <= 0 {
+            continue;
+        }
+        // In a shared directory, other users' files are theirs to clean up.
+        let ours = entry
+            .metadata()
+            .is_ok_and(|m| m.uid() == nix::unistd::geteuid().as_raw());
+        if !ours {
             continue;
         }
         let alive = !matches!(
@@ -93,7 +125,11 @@ impl Discovery {
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');
         Discovery {
-            dir: d.config().discovery_dir.clone(),
+            dir: r
+                .discovery_file
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| d.config().discovery_dir.clone()),
             path: r.discovery_file.clone(),
             contents: Arc::new(contents),
         }
@@ -224,5 +260,40 @@ impl Discovery {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_shared_directory_or_our_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shared = tmp.path().join("browser-mcp");
+        let private = tmp.path().join("run/browser-mcp/discovery");
+        let chosen = choose_dir(&shared, &private).unwrap();
+        assert_eq!(
+            (chosen.dir.as_path(), chosen.created),
+            (shared.as_path(), true)
+        );
+        assert!(chosen.instead_of.is_none());
+        // Truly unsafe: refused, not worked around.
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
+        let e = choose_dir(&shared, &private).unwrap_err();
+        assert!(e.is_unsafe(), "{e}");
+        // Sticky and root's (or ours): shared.
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert_eq!(choose_dir(&shared, &private).unwrap().dir, shared);
+        if nix::unistd::geteuid().is_root() {
+            // Another user made it first: our own directory instead, and why.
+            nix::unistd::chown(&shared, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let chosen = choose_dir(&shared, &private).unwrap();
+            assert_eq!(chosen.dir, private);
+            assert!(chosen.created);
+            let why = chosen.instead_of.unwrap();
+            assert_eq!(why.reason, crate::trust::Reason::Foreign { uid: 65534 });
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! The loopback listener for browser extensions and agents: one hyper HTTP/1.1 server on
-//! `127.0.0.1:PORT`. Every request passes the [`trust`] checks first; then `GET /` and
+//! `127.0.0.1:PORT`. Every request passes the [`access`] checks first; then `GET /` and
 //! `GET /ws` upgrades become WebSockets handed to their [`dialect`](super::dialect), `POST /register` goes to
 //! the register dialect and `/mcp` to [`mcp_http`].
 //!
@@ -10,7 +10,7 @@ use super::context::Daemon;
 use super::dialect::{bridge, driver, jsonrpc, register};
 use super::http::{self, Body};
 use super::limits::{self, Admission, Slot};
-use super::{mcp_http, trust};
+use super::{access, mcp_http};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::jsonrpc::ConnectParams;
 use futures_util::StreamExt;
@@ -117,9 +117,9 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
 
 async fn route(req: Request<Incoming>, port: Arc<Port>) -> Response<Body> {
     let d = &port.d;
-    if let Err(refusal) = trust::admit(&req, &d.config(), &d.runtime.token) {
+    if let Err(refusal) = access::admit(&req, &d.config(), &d.runtime.token) {
         // Never the raw query: it may carry the token.
-        tracing::warn!(path = req.uri().path(), query = %trust::redacted_query(req.uri().query()),
+        tracing::warn!(path = req.uri().path(), query = %access::redacted_query(req.uri().query()),
             status = %refusal.status, "refused an extension request");
         return refusal.response();
     }
@@ -129,7 +129,7 @@ async fn route(req: Request<Incoming>, port: Arc<Port>) -> Response<Body> {
         (&Method::GET, "/") if is_upgrade(&req) => upgrade(req, port.clone(), Dialect::Root),
         (&Method::POST, "/register") => register::handle_register(req, d, &port.instances).await,
         (&Method::GET, "/ws") => {
-            let token = trust::presented_token(&req).is_some();
+            let token = access::presented_token(&req).is_some();
             match jsonrpc::check_request(req.uri().query(), token) {
                 Ok(params) if is_upgrade(&req) => {
                     upgrade(req, port.clone(), Dialect::JsonRpc(params))

@@ -16,6 +16,21 @@ type Base = Layered<reload::Layer<EnvFilter, Registry>, Registry>;
 pub enum Destination {
     Journal,
     Stderr(LogFormat),
+    /// `--log-file`, rotated by size.
+    File(LogFormat),
+}
+
+/// As the start line says it: `journal`, `stderr` or `stderr-json`.
+impl std::fmt::Display for Destination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Destination::Journal => "journal",
+            Destination::Stderr(LogFormat::Text) => "stderr",
+            Destination::Stderr(LogFormat::Json) => "stderr-json",
+            Destination::File(LogFormat::Text) => "file",
+            Destination::File(LogFormat::Json) => "file-json",
+        })
+    }
 }
 
 pub struct Logging {
@@ -23,7 +38,8 @@ pub struct Logging {
     pub destination: Destination,
 }
 
-/// RUST_LOG wins over LOG_LEVEL/--log-level/the file when set, as tracing users expect.
+/// RUST_LOG wins over BROWSER_MCP_LOG_LEVEL/--log-level/the file when set, as tracing users
+/// expect.
 fn filter_for(level: &str) -> Result<EnvFilter, String> {
     match std::env::var("RUST_LOG") {
         Ok(directives) if !directives.is_empty() => {
@@ -76,8 +92,41 @@ pub fn init(config: &Config) -> Logging {
             )),
         }
     }
+    let file = match (&journal, &config.log_file) {
+        (None, Some(path)) => match RotatingFile::open(path, config.log_file_max_bytes) {
+            Ok(f) => {
+                destination = Destination::File(config.log_format);
+                Some(f)
+            }
+            Err(e) => {
+                notes.push(format!(
+                    "cannot write the log file {} ({e}); logging to stderr",
+                    path.display()
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
     let output: Box<dyn Layer<Base> + Send + Sync> = match (journal, config.log_format) {
         (Some(layer), _) => Box::new(layer),
+        (None, format) if file.is_some() => {
+            let writer = file.expect("checked");
+            match format {
+                LogFormat::Text => Box::new(
+                    tracing_subscriber::fmt::layer()
+                        .with_writer(writer)
+                        .with_ansi(false)
+                        .with_target(false),
+                ),
+                LogFormat::Json => Box::new(
+                    tracing_subscriber::fmt::layer()
+                        .json()
+                        .with_writer(writer)
+                        .with_target(false),
+                ),
+            }
+        }
         (None, LogFormat::Text) => Box::new(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
@@ -112,5 +161,111 @@ impl Logging {
     pub fn set_level(&self, level: &str) -> Result<(), String> {
         let filter = filter_for(level)?;
         self.filter.reload(filter).map_err(|e| e.to_string())
+    }
+}
+
+/// The log file of `--log-file`: appended to, and once it would pass `max` bytes renamed to
+/// `FILE.1` (replacing the one before) and started afresh, so it never grows without bound
+/// under a service manager that does not rotate (launchd). One lock around the file keeps
+/// lines whole and the rename single.
+#[derive(Clone)]
+pub struct RotatingFile(std::sync::Arc<std::sync::Mutex<Rotating>>);
+
+pub struct Rotating {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    written: u64,
+    max: u64,
+}
+
+impl RotatingFile {
+    pub fn open(path: &std::path::Path, max: u64) -> std::io::Result<RotatingFile> {
+        let file = Rotating::append(path)?;
+        let written = file.metadata()?.len();
+        Ok(RotatingFile(std::sync::Arc::new(std::sync::Mutex::new(
+            Rotating {
+                path: path.to_owned(),
+                file,
+                written,
+                max: max.max(1),
+            },
+        ))))
+    }
+}
+
+impl Rotating {
+    fn append(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+    }
+
+    fn rotate(&mut self) -> std::io::Result<()> {
+        let mut old = self.path.clone().into_os_string();
+        old.push(".1");
+        std::fs::rename(&self.path, old)?;
+        self.file = Rotating::append(&self.path)?;
+        self.written = 0;
+        Ok(())
+    }
+}
+
+impl std::io::Write for &RotatingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut f = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if f.written > 0 && f.written + buf.len() as u64 > f.max {
+            // A failed rotation keeps appending: losing lines is worse than a big file.
+            let _ = f.rotate();
+        }
+        let n = f.file.write(buf)?;
+        f.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .file
+            .flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RotatingFile {
+    type Writer = &'a RotatingFile;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn the_log_file_rotates_by_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.log");
+        let f = RotatingFile::open(&path, 100).unwrap();
+        // One write per line, as the fmt layer does it.
+        for i in 0..30 {
+            (&f).write_all(format!("line {i:02} of the log\n").as_bytes())
+                .unwrap();
+        }
+        let now = std::fs::read_to_string(&path).unwrap();
+        let old = std::fs::read_to_string(dir.path().join("d.log.1")).unwrap();
+        assert!(now.len() <= 100 && old.len() <= 100, "{now:?} {old:?}");
+        assert!(now.ends_with("line 29 of the log\n"), "{now}");
+        // Whole lines only, and the two files continue each other.
+        let joined = format!("{old}{now}");
+        assert!(joined.lines().all(|l| l.starts_with("line ")));
+        let last_old: u32 = old.lines().last().unwrap()[5..7].parse().unwrap();
+        let first_now: u32 = now.lines().next().unwrap()[5..7].parse().unwrap();
+        assert_eq!(first_now, last_old + 1);
     }
 }

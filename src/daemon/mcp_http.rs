@@ -5,12 +5,12 @@
 //! token as `Authorization: Bearer` unless `--mcp-auth none`. Behind it, each session's
 //! [`McpServer`] reads the registry and runs calls in this process (no socket hop).
 
+use super::access;
 use super::calls;
 use super::config::McpAuth;
 use super::context::Daemon;
 use super::http::{self, Body};
 use super::limits::{self, Slot};
-use super::trust;
 use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
@@ -77,7 +77,7 @@ impl Backend for DaemonBackend {
                     _ = shutdown.cancelled() => return,
                     _ = tx.closed() => return,
                     e = events.recv() => match e {
-                        Ok(e) => e.kind != event_kind::TAB_FOCUSED,
+                        Ok(e) => event_kind::changes_tools(e.kind),
                         Err(broadcast::error::RecvError::Lagged(_)) => true,
                         Err(broadcast::error::RecvError::Closed) => return,
                     },
@@ -125,7 +125,7 @@ pub async fn serve(
     d: Arc<Daemon>,
     service: &OnceLock<Service>,
 ) -> Response<Body> {
-    let token_ok = trust::bearer(&req).is_some_and(|t| trust::tokens_match(t, &d.runtime.token));
+    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.runtime.token));
     if d.config().mcp_auth == McpAuth::Bearer && !token_ok {
         tracing::warn!("refused an MCP request without the daemon's token");
         let mut r = http::json(

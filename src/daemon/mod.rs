@@ -12,13 +12,14 @@
 //! - [`context`]: the [`Daemon`](context::Daemon) every task shares.
 //! - [`registry`] (browsers → tabs → tools, events), [`conn`] (a connection's handle and
 //!   pending calls), [`limits`], [`args`] (tool arguments), [`cancels`].
-//! - Leaves: [`http`] (JSON answers, bodies, queries), [`trust`] (Host, Origin, token),
-//!   [`stats`], [`config`].
+//! - Leaves: [`http`] (JSON answers, bodies, queries), [`access`] (Host, Origin, token),
+//!   [`upload`] (files a call uploads), [`stats`], [`config`].
 //!
 //! Where things are defined: a message type in [`crate::protocol`]; a state change in
 //! [`registry`] (its mutations in `registry::state`, published as a `registry::Change`); an
 //! error in [`crate::error`] (worded where it arises; front ends add their hints).
 
+pub(crate) mod access;
 pub(crate) mod args;
 pub(crate) mod calls;
 pub(crate) mod cancels;
@@ -38,7 +39,7 @@ pub(crate) mod sd;
 pub(crate) mod service;
 pub(crate) mod settings;
 pub(crate) mod stats;
-pub(crate) mod trust;
+pub(crate) mod upload;
 
 // What the binary (and the man-page test) use.
 pub use config::Config;

@@ -132,14 +132,70 @@ async fn extension_listener(
             }
             Ok(l)
         }
-        None => TcpListener::bind(addr)
-            .await
-            .map_err(|e| start_error(&format!("extension port {addr}"), e)),
+        None => TcpListener::bind(addr).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                StartError(format!(
+                    "extension port {addr} is already in use: another browser-mcpd may be \
+                     running (`browserctl status`, or `ss -ltnp 'sport = :{port}'` shows who \
+                     has it); stop it, or start this one on another port with --port PORT \
+                     (--port 0 picks a free one; extensions find it through the native host)",
+                    port = addr.port()
+                ))
+            } else {
+                start_error(&format!("extension port {addr}"), e)
+            }
+        }),
     }
+}
+
+/// What a start has put on disk so far; a start that fails takes it away again, so no dead
+/// socket or empty directory is left for doctor (or the next start) to stumble on.
+struct Leftovers {
+    socket: Option<PathBuf>,
+    dirs: Vec<PathBuf>,
+    armed: bool,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Some(s) = &self.socket {
+            control::unlink(s);
+        }
+        // Only directories this start made, and only if still empty.
+        for d in self.dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+/// The directories `path` would need created, outermost first.
+fn missing_dirs(path: &std::path::Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = path
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_err())
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    out.reverse();
+    out
 }
 
 /// Runs the daemon until SIGTERM or SIGINT.
 pub async fn run(start: Start) -> Result<Exit, StartError> {
+    let mut leftovers = Leftovers {
+        socket: None,
+        dirs: Vec::new(),
+        armed: true,
+    };
+    let result = run_started(start, &mut leftovers).await;
+    // A daemon that ran has cleaned up after itself already; only a failed start is undone.
+    leftovers.armed = result.is_err();
+    result
+}
+
+async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, StartError> {
     let Start {
         argv,
         loaded,
@@ -158,10 +214,34 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
             config.bind
         )));
     }
-    discovery::prepare_dir(&config.discovery_dir)
-        .map_err(|e| start_error("discovery directory", e))?;
+    let fallback = crate::paths::private_discovery_dir();
+    leftovers.dirs.extend(missing_dirs(&config.discovery_dir));
+    leftovers.dirs.extend(missing_dirs(&fallback));
+    let chosen = discovery::choose_dir(&config.discovery_dir, &fallback).map_err(|u| {
+        StartError(format!(
+            "discovery directory: {u}; fix: {} (or pass --discovery-dir)",
+            u.fix()
+        ))
+    })?;
+    if let Some(why) = &chosen.instead_of {
+        tracing::warn!(
+            dir = %chosen.dir.display(),
+            "not using the discovery directory {}: {why}; using this one (native hosts look \
+             here too)",
+            config.discovery_dir.display()
+        );
+    }
+    let socket_configured = config.socket_path();
+    if activation.control.is_none() {
+        if let Some(dir) = socket_configured.parent() {
+            leftovers.dirs.extend(missing_dirs(dir));
+        }
+    }
     let (control_listener, socket_path, socket_ours) =
-        control_listener(activation.control, config.socket_path())?;
+        control_listener(activation.control, socket_configured)?;
+    if socket_ours {
+        leftovers.socket = Some(socket_path.clone());
+    }
     let tcp = extension_listener(
         activation.extension,
         SocketAddr::new(config.bind, config.port),
@@ -172,7 +252,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
     let runtime = Runtime {
         port,
         socket: socket_path.clone(),
-        discovery_file: config.discovery_dir.join(format!("server-{pid}.json")),
+        discovery_file: chosen.dir.join(format!("server-{pid}.json")),
         started_at: crate::time::now_rfc3339(),
         started: Instant::now(),
         token: random_token(),
@@ -185,7 +265,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
 
     let disco = discovery::Discovery::new(&daemon);
-    discovery::sweep_stale(&daemon.config().discovery_dir, pid);
+    discovery::sweep_stale(&chosen.dir, pid);
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;
@@ -195,7 +275,7 @@ pub async fn run(start: Start) -> Result<Exit, StartError> {
         port,
         socket = %socket_path.display(),
         discovery = %daemon.runtime.discovery_file.display(),
-        logs = ?logging.destination,
+        logs = %logging.destination,
         "browser-mcpd {} ready",
         env!("CARGO_PKG_VERSION")
     );

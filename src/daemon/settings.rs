@@ -23,6 +23,8 @@ pub const RESTART_ONLY: &[&str] = &[
     "event-buffer",
     "event-stream-buffer",
     "log-format",
+    "log-file",
+    "log-file-max-bytes",
     "threads",
 ];
 

@@ -194,6 +194,18 @@ pub fn tool_result(result: &RawValue) -> CallToolResult {
     }
 }
 
+/// The `_meta` key that names the tab that answered a call.
+pub const TAB_META: &str = "dev.browsermcp/tab";
+
+/// Names the tab that answered in the result's `_meta`, as every call result does.
+fn answered_by(mut r: CallToolResult, tab: &str) -> CallToolResult {
+    let mut meta = r.meta.take().unwrap_or_default();
+    meta.0
+        .insert(TAB_META.to_owned(), Value::String(tab.to_owned()));
+    r.meta = Some(meta);
+    r
+}
+
 fn fingerprint(tools: &[Tool]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_string(tools)
@@ -276,7 +288,7 @@ impl<B: Backend> Inner<B> {
         tokio::pin!(call);
         tokio::select! {
             biased;
-            r = &mut call => return r.map(|resp| tool_result(&resp.result)),
+            r = &mut call => return r.map(|resp| answered_by(tool_result(&resp.result), &resp.tab)),
             _ = ct.cancelled() => {}
         }
         // The client gave up. Cancel in the daemon and keep driving the call until the
@@ -301,7 +313,7 @@ impl<B: Backend> Inner<B> {
         let mut cancel_sent = false;
         loop {
             tokio::select! {
-                r = &mut call => return r.map(|resp| tool_result(&resp.result)),
+                r = &mut call => return r.map(|resp| answered_by(tool_result(&resp.result), &resp.tab)),
                 _ = &mut cancel, if !cancel_sent => cancel_sent = true,
                 _ = &mut deadline => return Err(Error::new(
                     ErrorCode::Cancelled,
@@ -584,6 +596,12 @@ mod tests {
         assert_eq!(obj.structured_content, Some(json!({"data": [1, 2]})));
         assert_eq!(obj.is_error, Some(false));
         assert!(tool_result(&raw(Value::Null)).content.is_empty());
+        // A screenshot stays an image content block, with its text next to it.
+        let blocks = json!([{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "text", "text": "Element e1: 200×120 px (png)."}]);
+        let image = tool_result(&raw(json!({ "content": blocks })));
+        assert_eq!(serde_json::to_value(&image.content).unwrap(), blocks);
+        assert_ne!(image.is_error, Some(true));
     }
 
     #[test]

@@ -118,6 +118,12 @@ struct Inbound<'a> {
     result: Option<Box<RawValue>>,
     #[serde(default)]
     error: Option<Value>,
+    /// `tabEvent` (additive): which page event, and its object, kept as raw text until its
+    /// size is checked. Any JSON here: another message type's `event` must not cost it.
+    #[serde(default)]
+    event: Option<Value>,
+    #[serde(default)]
+    data: Option<Box<RawValue>>,
 }
 
 /// The failure a tool reported: seed 001 sends a string; extensions that know a code send
@@ -207,6 +213,14 @@ pub enum ExtensionMessage {
         call_id: Option<String>,
         outcome: Result<Box<RawValue>, ToolFailure>,
     },
+    /// Additive (our extension): something a page did that scripts may react to — `event` is
+    /// `consoleError`, `downloadFinished` or `navigated` (others are ignored by the daemon),
+    /// `data` its JSON object.
+    TabEvent {
+        tab_id: TabId,
+        event: String,
+        data: Box<RawValue>,
+    },
     Ping,
     Pong,
     /// A well-formed message of a type this daemon does not know: logged and ignored.
@@ -279,6 +293,17 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
                 outcome,
             }
         }
+        "tabEvent" => ExtensionMessage::TabEvent {
+            tab_id: need(m.tab_id, "tabEvent", "tabId")?,
+            event: need(
+                m.event.and_then(|e| e.as_str().map(str::to_owned)),
+                "tabEvent",
+                "event",
+            )?,
+            data: m
+                .data
+                .unwrap_or_else(|| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
+        },
         "ping" => ExtensionMessage::Ping,
         "pong" => ExtensionMessage::Pong,
         _ => ExtensionMessage::Unknown {
@@ -469,6 +494,40 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn page_events_keep_their_data_raw() {
+        let d = decode(
+            r#"{"type":"tabEvent","sessionId":"s","tabId":7,"event":"consoleError","data":{"id":3,"text":"Uncaught boom"}}"#,
+        )
+        .unwrap();
+        match d.message {
+            ExtensionMessage::TabEvent {
+                tab_id,
+                event,
+                data,
+            } => {
+                assert_eq!((tab_id, event.as_str()), (7, "consoleError"));
+                assert_eq!(data.get(), r#"{"id":3,"text":"Uncaught boom"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        match decode(r#"{"type":"tabEvent","tabId":1,"event":"navigated"}"#)
+            .unwrap()
+            .message
+        {
+            ExtensionMessage::TabEvent { data, .. } => assert_eq!(data.get(), "{}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(decode(r#"{"type":"tabEvent","tabId":1,"event":7}"#).is_err());
+        assert!(decode(r#"{"type":"tabEvent","event":"navigated"}"#).is_err());
+        // Another message's `event` or `data` of any shape costs it nothing.
+        let d = decode(r#"{"type":"tabClosed","tabId":2,"event":{"x":1},"data":[1]}"#).unwrap();
+        assert!(matches!(
+            d.message,
+            ExtensionMessage::TabClosed { tab_id: 2 }
+        ));
     }
 
     #[test]

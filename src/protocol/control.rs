@@ -204,8 +204,14 @@ pub struct CallRequest {
     /// value), typed by the daemon from the target tool's inputSchema and merged over `args`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Flags,
+    /// The whole call's time budget in ms: every attempt, and the waits between them, end
+    /// within it; a retry that cannot fit is not tried. Absent: no budget beyond the
+    /// attempts' own timeouts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The time one attempt may take, in ms [default: the daemon's `--call-timeout`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt_timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
     /// Retry after MESSAGE_TIMEOUT even when the tool is not marked read-only or idempotent.
@@ -267,6 +273,16 @@ pub mod event_kind {
     pub const TOOLS_CHANGED: &str = "toolsChanged";
     /// Events were lost to this reader; `data` says `{"from", "to"}` (inclusive seqs).
     pub const LAGGED: &str = "lagged";
+    /// What a page did, as our extension reports it (`tabEvent` on the bridge); `data` is the
+    /// extension's object, documented in the README ("Page events").
+    /// An uncaught error, unhandled rejection, CSP violation or `console.error` in a tab.
+    pub const CONSOLE_ERROR: &str = "consoleError";
+    /// A download the tab started completed or was interrupted.
+    pub const DOWNLOAD_FINISHED: &str = "downloadFinished";
+    /// The tab's top frame committed a navigation (or failed one).
+    pub const NAVIGATED: &str = "navigated";
+    /// The page events, which an extension may send and which change no tab's tools.
+    pub const PAGE: &[&str] = &[CONSOLE_ERROR, DOWNLOAD_FINISHED, NAVIGATED];
     pub const ALL: &[&str] = &[
         BROWSER_CONNECTED,
         BROWSER_DISCONNECTED,
@@ -276,5 +292,19 @@ pub mod event_kind {
         TAB_FOCUSED,
         TOOLS_CHANGED,
         LAGGED,
+        CONSOLE_ERROR,
+        DOWNLOAD_FINISHED,
+        NAVIGATED,
     ];
+
+    /// Whether an event of this kind may change the tools an MCP client sees (focus and page
+    /// events do not; `lagged` is answered separately).
+    pub fn changes_tools(kind: &str) -> bool {
+        kind != TAB_FOCUSED && kind != LAGGED && !PAGE.contains(&kind)
+    }
+
+    /// The page event named `name`, as the constant (events hold `&'static str` kinds).
+    pub fn page(name: &str) -> Option<&'static str> {
+        PAGE.iter().copied().find(|k| *k == name)
+    }
 }

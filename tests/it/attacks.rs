@@ -299,7 +299,7 @@ async fn the_token_never_reaches_the_log() {
         let d = TestDaemon::builder()
             .dir(dir)
             .args(&["--handshake-timeout", "200ms", "--sniff-window", "50ms"])
-            .env("LOG_LEVEL", level)
+            .env("BROWSER_MCP_LOG_LEVEL", level)
             .start();
         let port = d.port;
         let token = d.token.clone();
@@ -359,7 +359,7 @@ fn discovery_directories_others_control_are_refused() {
     let out = start(&open);
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("world-writable without the sticky bit"),
+        stderr(&out).contains("writable by other users (mode 777) and not sticky"),
         "{}",
         stderr(&out)
     );
@@ -388,13 +388,32 @@ fn discovery_directories_others_control_are_refused() {
             Some(nix::unistd::Gid::from_raw(65534)),
         )
         .unwrap();
-        let out = start(&theirs);
-        assert!(!out.status.success());
-        assert!(
-            stderr(&out).contains("belongs to uid 65534"),
-            "{}",
-            stderr(&out)
+        // Someone else's directory blocks nobody (issue 18): the daemon starts, with its
+        // discovery file in its own runtime directory, says why, and puts nothing in theirs.
+        let run = tempfile::tempdir().unwrap();
+        let log = root.path().join("theirs.log");
+        let child = Command::new(DAEMON)
+            .args(["--port", "0", "--socket"])
+            .arg(run.path().join("s.sock"))
+            .arg("--discovery-dir")
+            .arg(&theirs)
+            .env("XDG_RUNTIME_DIR", run.path())
+            .stdin(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let _guard = KillOnDrop(child);
+        let file = run
+            .path()
+            .join(format!("browser-mcp/discovery/server-{pid}.json"));
+        wait_until(
+            std::time::Duration::from_secs(20),
+            "the fallback file",
+            || file.exists().then_some(()),
         );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("belongs to uid 65534"), "{text}");
         assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
     } else {
         skip(

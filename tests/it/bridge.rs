@@ -91,7 +91,7 @@ async fn call_search_query_test_returns_the_scripted_result() {
     let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(printed, json!({"data": "found 3 results"}));
 
-    // Text content prints as text; --json prints the raw result.
+    // Text content prints as text; --json prints the whole answer, result and tab.
     let cli = ctl_async(&d, &["call", "search", "--query", "x"]);
     ext.answer_call(json!({"content": [{"type": "text", "text": "hello"}]}))
         .await;
@@ -102,7 +102,11 @@ async fn call_search_query_test_returns_the_scripted_result() {
     );
     let call = ext.answer_call(json!([1, 2])).await;
     assert_eq!(call["args"], json!({"query": "y"}));
-    assert_eq!(stdout(&cli.await.unwrap()).trim(), "[1,2]");
+    let answer: Value = serde_json::from_slice(&cli.await.unwrap().stdout).unwrap();
+    assert_eq!(
+        (answer["result"].clone(), answer["tab"].clone()),
+        (json!([1, 2]), json!("b1:7"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

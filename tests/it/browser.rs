@@ -150,14 +150,27 @@ fn serve(stream: TcpStream, content: &Content) {
     if reader.read_line(&mut request_line).is_err() {
         return;
     }
+    let mut body_len = 0usize;
     loop {
         let mut header = String::new();
         match reader.read_line(&mut header) {
             Ok(0) | Err(_) => return,
             Ok(_) if header == "\r\n" || header == "\n" => break,
-            Ok(_) => {}
+            Ok(_) => {
+                if let Some((name, value)) = header.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        body_len = value.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
         }
     }
+    // A request body (POST) is read and dropped: closing with unread data would reset the
+    // connection under the response.
+    let _ = std::io::copy(
+        &mut std::io::Read::take(&mut reader, body_len.min(1 << 20) as u64),
+        &mut std::io::sink(),
+    );
     let (status, body) = match content {
         Content::Page(html) => ("200 OK", html.as_bytes().to_vec()),
         Content::Dir(root) => {

@@ -37,7 +37,7 @@ async fn read_only_tool_is_retried_with_growing_clamped_backoff() {
             "--json",
             "call",
             "peek",
-            "--timeout",
+            "--attempt-timeout",
             "200ms",
             "--retries",
             "3",
@@ -88,7 +88,7 @@ async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
             "--json",
             "call",
             "click",
-            "--timeout",
+            "--attempt-timeout",
             "150ms",
             "--retries",
             "3",
@@ -108,7 +108,7 @@ async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
         &[
             "call",
             "click",
-            "--timeout",
+            "--attempt-timeout",
             "150ms",
             "--retries",
             "1",
@@ -131,7 +131,12 @@ async fn transient_tool_errors_are_retried_and_unknown_ones_are_not() {
     ext.send(json!({"type": "toolResult", "callId": c["callId"], "error": "Network error: connection reset"})).await;
     ext.answer_call(json!("ok")).await;
     let out = cli.await.unwrap();
-    assert_eq!(stdout(&out).trim(), "\"ok\"", "{}", stderr(&out));
+    let answer: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(
+        (answer["result"].as_str(), answer["attempts"].as_u64()),
+        (Some("ok"), Some(2))
+    );
 
     let cli = ctl_async(&d, &["--json", "call", "submit"]);
     let c = ext.expect("callTool").await;
@@ -163,9 +168,11 @@ async fn a_retry_after_reconnect_goes_to_the_new_connection() {
     let c = second.answer_call(json!("from the new connection")).await;
     assert_eq!(c["tabId"], 3);
     let out = cli.await.unwrap();
+    let answer: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
     assert_eq!(
-        stdout(&out).trim(),
-        "\"from the new connection\"",
+        answer["result"],
+        "from the new connection",
         "{}",
         stderr(&out)
     );

@@ -115,7 +115,7 @@ impl DaemonBuilder {
             .arg("--discovery-dir")
             .arg(&discovery_dir)
             .args(&self.args)
-            .env("LOG_LEVEL", "debug")
+            .env("BROWSER_MCP_LOG_LEVEL", "debug")
             .env_remove("RUST_LOG")
             .env_remove("NOTIFY_SOCKET")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -391,4 +391,14 @@ pub fn ctl_async(d: &TestDaemon, args: &[&str]) -> tokio::task::JoinHandle<Outpu
 
 pub fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Runs browserctl without `--socket`, for the commands that do not talk to the daemon
+/// (install-native-host, setup, completions), which refuse it.
+pub fn ctl_plain(args: &[&str]) -> Output {
+    Command::new(CTL)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run browserctl")
 }

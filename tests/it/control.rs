@@ -76,7 +76,12 @@ fn status_and_empty_listings() {
     let out = d.ctl(&["status"]);
     assert!(stdout(&out).contains(&format!("127.0.0.1:{}", d.port)));
     let out = d.ctl(&["tabs"]);
-    assert_eq!(stdout(&out), "TAB  TITLE  URL  TOOLS\n");
+    assert_eq!(stdout(&out), "");
+    assert!(
+        stderr(&out).contains("no browser connected"),
+        "{}",
+        stderr(&out)
+    );
     let out = d.ctl(&["call", "search", "--query", "x"]);
     assert_eq!(exit_code(&out), 4);
     assert!(stderr(&out).contains("NO_BROWSER"));

@@ -240,7 +240,7 @@ fn scenario(test: &str, discovery: Discovery, webmcp: WebMcp) {
     };
     let profile = tempfile::tempdir().unwrap();
     if discovery == Discovery::NativeHost {
-        let out = d.ctl(&[
+        let out = ctl_plain(&[
             "install-native-host",
             "--user-data-dir",
             profile.path().to_str().unwrap(),

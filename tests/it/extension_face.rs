@@ -34,7 +34,10 @@ const PAGE: &str = r#"<!doctype html>
       description: 'Find recipes by ingredient',
       inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
       annotations: { readOnlyHint: true },
-      execute: async ({ query }) => ({ content: [{ type: 'text', text: `3 recipes with ${query}` }] }),
+      execute: async ({ query }) => {
+        console.error(`searched for ${query}`);
+        return { content: [{ type: 'text', text: `3 recipes with ${query}` }] };
+      },
     });
   </script>
 </body></html>"#;
@@ -60,7 +63,11 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let tab_id = tab["id"].as_i64().unwrap();
     let names = tool_names(&tab);
-    assert_eq!(names.len(), 9, "the page's tool and 8 built-ins: {names:?}");
+    assert_eq!(
+        names.len(),
+        20,
+        "the page's tool and 19 built-ins: {names:?}"
+    );
     assert!(
         !names.contains(&"browser_evaluate"),
         "browser_evaluate is off until enabled in the options: {names:?}"
@@ -234,12 +241,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('10 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('21 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "10 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "21 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 
@@ -273,9 +280,16 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         pages.origin()
     );
     assert_eq!(t["hidden"]["reason"], builtins_off.as_str(), "{t}");
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
-    assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
-    assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    // The eyes (console, network, downloads, screenshots, tabs) are built-ins too.
+    for tool in [
+        "browser_snapshot",
+        "browser_console_messages",
+        "browser_network_requests",
+    ] {
+        let out = d.ctl(&["call", tool, "--tab", &tab_ref]);
+        assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
+        assert!(stderr(&out).contains(&builtins_off), "{}", stderr(&out));
+    }
 
     // The options page lists the site and the calls.
     b.viewport(&options, 900, 700);
@@ -318,6 +332,81 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         "on",
         "connected, nothing running"
     );
+
+    // While the built-ins were off, the page's console was not recorded: turned back on, the
+    // log has what came after, and the consoleError event went out for that alone.
+    let seq = d.ctl_json(&["status"])["lastEventSeq"].to_string();
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-off",
+    ]);
+    b.eval(
+        &options,
+        &format!(
+            r#"(async () => {{
+        const {{ sites }} = await chrome.storage.local.get('sites');
+        sites['{origin}'] = {{ ...sites['{origin}'], builtins: true }};
+        await chrome.storage.local.set({{ sites }});
+        return true;
+    }})()"#,
+            origin = pages.origin()
+        ),
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "the built-ins to come back",
+        || {
+            let tabs = d.ctl_json(&["tabs"]);
+            let t = tabs["tabs"]
+                .as_array()?
+                .iter()
+                .find(|t| t["ref"] == tab_ref.as_str())?
+                .clone();
+            tool_names(&t)
+                .contains(&"browser_console_messages")
+                .then_some(())
+        },
+    );
+    d.ctl_json(&[
+        "call",
+        "search_recipes",
+        "--tab",
+        &tab_ref,
+        "--query",
+        "while-on",
+    ]);
+    let log = d.ctl_json(&[
+        "call",
+        "browser_console_messages",
+        "--tab",
+        &tab_ref,
+        "--args",
+        r#"{"since": 0}"#,
+    ]);
+    let texts: Vec<&str> = log["result"]["structuredContent"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["searched for while-on"], "{log}");
+    let event = d.ctl(&[
+        "events",
+        "--type",
+        "consoleError",
+        "--tab",
+        &tab_ref,
+        "--since",
+        &seq,
+        "--count",
+        "1",
+    ]);
+    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    assert_eq!(event["data"]["text"], "searched for while-on", "{event}");
 
     // The daemon dies: the popup says so, with the reason, and the badge turns to "!".
     let mut d = d;
@@ -546,7 +635,7 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
     // Off the scan range and wanting its token: only the native host can bring the browser here.
     let d = TestDaemon::builder().args(&["--require-token"]).start();
     let profile = tempfile::tempdir().unwrap();
-    let out = d.ctl(&[
+    let out = ctl_plain(&[
         "install-native-host",
         "--user-data-dir",
         profile.path().to_str().unwrap(),
@@ -647,13 +736,13 @@ fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<Output> {
 }
 
 /// An attached DevTools session on one page.
-struct Page {
-    session: String,
+pub(crate) struct Page {
+    pub(crate) session: String,
 }
 
 /// Headless Chromium (own process group, killed with its helpers on drop) and a DevTools
-/// connection to it, used synchronously.
-struct Browser {
+/// connection to it, used synchronously. Also the oracle of tests/it/hands.rs.
+pub(crate) struct Browser {
     child: Child,
     log: PathBuf,
     _logdir: tempfile::TempDir,
@@ -663,7 +752,7 @@ struct Browser {
 }
 
 impl Browser {
-    fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
+    pub(crate) fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("chromium.log");
         let out = File::create(&log).unwrap();
@@ -731,14 +820,14 @@ impl Browser {
         b
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// One DevTools command; events are skipped.
-    fn try_send(
+    pub(crate) fn try_send(
         &mut self,
         session: Option<&str>,
         method: &str,
@@ -774,13 +863,13 @@ impl Browser {
         })
     }
 
-    fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+    pub(crate) fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
         self.try_send(session, method, params)
             .unwrap_or_else(|e| panic!("{e}\n--- chromium ---\n{}", self.log_tail()))
     }
 
     /// A new tab showing `url`, attached.
-    fn open(&mut self, url: &str) -> Page {
+    pub(crate) fn open(&mut self, url: &str) -> Page {
         let target =
             self.send(None, "Target.createTarget", json!({"url": url}))["targetId"].clone();
         let session = self.send(
@@ -804,7 +893,7 @@ impl Browser {
     }
 
     /// Evaluates an expression in the page (promises awaited) and returns its JSON value.
-    fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
+    pub(crate) fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
         let r = self.try_send(
             Some(&page.session),
             "Runtime.evaluate",
@@ -816,12 +905,12 @@ impl Browser {
         }
     }
 
-    fn eval(&mut self, page: &Page, expr: &str) -> Value {
+    pub(crate) fn eval(&mut self, page: &Page, expr: &str) -> Value {
         self.try_eval(page, expr).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Polls `expr` until it is truthy; returns its value.
-    fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
+    pub(crate) fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
         let start = Instant::now();
         let mut last;
         loop {

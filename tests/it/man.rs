@@ -102,11 +102,8 @@ fn man(cmd: clap::Command, section: &str) -> Man {
         .section(section)
         .date(DATE)
         .source(format!("browser-mcp {}", env!("CARGO_PKG_VERSION")))
-        .manual(if section == "8" {
-            "System Manager's Manual"
-        } else {
-            "User Commands"
-        })
+        // browser-mcpd is a per-user daemon, started by the user (like ssh-agent): section 1.
+        .manual("User Commands")
 }
 
 fn render(m: &Man, part: fn(&Man, &mut dyn std::io::Write) -> std::io::Result<()>) -> Vec<u8> {
@@ -116,7 +113,7 @@ fn render(m: &Man, part: fn(&Man, &mut dyn std::io::Write) -> std::io::Result<()
 }
 
 fn daemon_page() -> String {
-    let m = man(Config::command(), "8");
+    let m = man(Config::command(), "1");
     let mut page = String::new();
     for part in [
         Man::render_title,
@@ -127,7 +124,7 @@ fn daemon_page() -> String {
     ] {
         page.push_str(&String::from_utf8(render(&m, part)).unwrap());
     }
-    page.push_str(&hand_written("browser-mcpd.8"));
+    page.push_str(&hand_written("browser-mcpd.1"));
     tidy(&page)
 }
 
@@ -195,7 +192,7 @@ fn ctl_page() -> String {
 #[test]
 fn man_pages_are_current() {
     let pages = [
-        ("man/browser-mcpd.8", daemon_page()),
+        ("man/browser-mcpd.1", daemon_page()),
         ("man/browserctl.1", ctl_page()),
     ];
     let update = std::env::var_os("BROWSER_MCP_UPDATE_MAN").is_some();

@@ -180,6 +180,9 @@ async fn converse(
     let result = result.expect("tools/call");
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_eq!(text(&result), "results for test");
+    // The tab that answered, in every call result.
+    let meta = result.meta.as_ref().expect("_meta");
+    assert_eq!(meta.0.get("dev.browsermcp/tab"), Some(&json!("b1:7")));
     assert_eq!(
         (seen["tabId"].clone(), seen["toolName"].clone()),
         (json!(7), json!("search"))

@@ -184,7 +184,7 @@ fn host_ignores_what_the_extension_sends() {
 fn install_writes_a_manifest_and_a_working_wrapper() {
     let d = TestDaemon::start();
     let profile = tempfile::tempdir().unwrap();
-    let out = d.ctl(&[
+    let out = ctl_plain(&[
         "--json",
         "install-native-host",
         "--user-data-dir",
@@ -218,7 +218,7 @@ fn install_writes_a_manifest_and_a_working_wrapper() {
     assert_eq!(host.next(), vec![entry(&d)]);
     assert!(host.close_stdin().success());
 
-    let out = d.ctl(&[
+    let out = ctl_plain(&[
         "install-native-host",
         "--uninstall",
         "--user-data-dir",

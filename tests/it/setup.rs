@@ -119,8 +119,9 @@ fn setup_writes_a_launch_agent_with_real_paths() {
 #[test]
 fn completions_are_generated_for_each_shell() {
     let home = tempfile::tempdir().unwrap();
+    // The static scripts name every command; the dynamic ones ask browserctl instead.
     for shell in ["bash", "zsh", "fish"] {
-        let out = ctl_in(home.path(), None, &["completions", shell]);
+        let out = ctl_in(home.path(), None, &["completions", shell, "--static"]);
         assert!(out.status.success(), "{shell}: {}", stderr(&out));
         let script = stdout(&out);
         assert!(
@@ -152,9 +153,13 @@ async fn doctor_passes_what_is_right_and_names_a_fix_for_the_rest() {
     d.wait_tabs("the tab", |t| t.len() == 1);
     let home = tempfile::tempdir().unwrap();
     // Chromium has our native host; Chrome has a profile but no host.
-    let hosts = home.path().join(".config/chromium/NativeMessagingHosts");
-    std::fs::create_dir_all(&hosts).unwrap();
-    std::fs::write(hosts.join("dev.browsermcp.host.json"), "{}").unwrap();
+    std::fs::create_dir_all(home.path().join(".config/chromium")).unwrap();
+    let out = ctl_in(
+        home.path(),
+        None,
+        &["install-native-host", "--browser", "chromium"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
     std::fs::create_dir_all(home.path().join(".config/google-chrome")).unwrap();
 
     let out = ctl_in(home.path(), Some(&d.socket), &["--json", "doctor"]);

@@ -1,6 +1,6 @@
 """An independent MCP client (the official Python SDK) driving `browserctl mcp` over stdio.
 
-Run by tests/it/python.rs, which starts a real browser-mcpd with a scripted extension that
+Run by tests/python_sdk.rs, which starts a real browser-mcpd with a scripted extension that
 offers tab 7 ("Search", tool `search`) and answers the first callTool with "results for test".
 Environment: BROWSERCTL (the binary), BROWSER_MCP_SOCKET (the daemon's control socket).
 Exits non-zero with a message on the first mismatch.

@@ -68,20 +68,26 @@ test('registers tools and answers calls made by browserctl', { timeout: 30000 },
   assert.equal(seen[0].method, 'tools/call');
   assert.deepEqual(seen[0].params, { name: 'greet', arguments: { name: 'Ada' } });
 
-  // The result as the daemon received it (--json prints it): the seed's {content, isError}.
-  const called = await d.ctlJson(['call', 'greet', '--tab', browser.id, '--name', 'Grace']);
+  // The result as the daemon received it (--json prints the answer, the result under
+  // `result` next to the tab that answered): the seed's {content, isError}.
+  const answer = await d.ctlJson(['call', 'greet', '--tab', browser.id, '--name', 'Grace']);
+  assert.equal(answer.tab, browser.id);
+  const called = answer.result;
   assert.deepEqual(called, { content: [{ type: 'text', text: 'Hello, Grace!' }], isError: false });
-  const stats = await d.ctlJson(['call', 'stats', '--browser', browser.id]);
+  const stats = (await d.ctlJson(['call', 'stats', '--browser', browser.id])).result;
   assert.deepEqual(stats, {
     content: [{ type: 'text', text: JSON.stringify({ clicks: 3, ok: true }) }],
     isError: false,
   });
-  const shaped = await d.ctlJson(['call', 'shaped', '--browser', browser.id]);
+  const shaped = (await d.ctlJson(['call', 'shaped', '--browser', browser.id])).result;
   assert.deepEqual(shaped.content.map((c) => c.text), ['one', 'two']);
   assert.equal(shaped.isError, false);
 
-  // A thrown error: isError with its message; browserctl exits 7 (TOOL_ERROR) on it.
-  const thrown = await d.ctlJson(['call', 'fail', '--browser', browser.id]);
+  // A thrown error: isError with its message; browserctl exits 7 (TOOL_ERROR) on it, with
+  // --json after printing the answer.
+  const thrownOut = await d.ctl(['--json', 'call', 'fail', '--browser', browser.id]);
+  assert.equal(thrownOut.code, 7, thrownOut.stderr);
+  const thrown = JSON.parse(thrownOut.stdout).result;
   assert.deepEqual(thrown, { content: [{ type: 'text', text: 'the button is gone' }], isError: true });
   const failed = await d.ctl(['call', 'fail', '--browser', browser.id]);
   assert.equal(failed.code, 7, failed.stderr);

@@ -105,7 +105,7 @@ export class Daemon {
     this.child = spawn(
       DAEMON,
       ['--port', String(port), '--socket', this.socket, '--discovery-dir', this.discoveryDir, ...args],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'debug', RUST_LOG: '' } },
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BROWSER_MCP_LOG_LEVEL: 'debug', RUST_LOG: '' } },
     );
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (s) => {

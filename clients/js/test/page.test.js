@@ -76,6 +76,6 @@ test('a web page using only clients/js/ offers tools that browserctl calls', { s
   const title = await d.ctl(['call', 'page_title', '--browser', browser.id]);
   assert.equal(title.code, 0, title.stderr);
   assert.equal(title.stdout.trim(), 'Socket Native page');
-  const set = await d.ctlJson(['call', 'page_set_status', '--browser', browser.id, '--text', 'driven']);
+  const set = (await d.ctlJson(['call', 'page_set_status', '--browser', browser.id, '--text', 'driven'])).result;
   assert.deepEqual(set, { content: [{ type: 'text', text: '{"status":"driven"}' }], isError: false });
 });

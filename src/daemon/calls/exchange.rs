@@ -38,6 +38,7 @@ pub async fn exchange<T>(
     // The connection's queue is bounded: when a browser stops reading, the wait for room
     // counts against the call's timeout like the wait for the answer.
     let started = tokio::time::Instant::now();
+    let full = timeout;
     let queued = tokio::select! {
         biased;
         _ = scope.stop.cancelled() => return Err(shutting_down()),
@@ -83,7 +84,7 @@ pub async fn exchange<T>(
             ErrorCode::MessageTimeout,
             format!(
                 "{what}: no answer from the browser within {} ms",
-                timeout.as_millis()
+                full.as_millis()
             ),
         )),
     }

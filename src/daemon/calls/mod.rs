@@ -1,5 +1,7 @@
 //! The call path (seed 000): target choice, argument validation, a timeout per attempt, and
-//! retries with exponential backoff where repeating the call cannot do harm.
+//! retries with exponential backoff where repeating the call cannot do harm, all within the
+//! caller's time budget (`timeoutMs`) when it gives one: an attempt never outlives the
+//! budget, and a retry whose backoff would not leave room for it is not tried.
 //!
 //! When is a retry safe? A message that provably never reached the browser (SEND_ERROR) can
 //! always be sent again. After a timeout or a connection that broke mid-call the tool may have
@@ -30,21 +32,41 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
-/// Counts a call in flight for as long as it lives.
-struct InFlight<'a>(&'a Stats);
+/// A call for as long as it lives: counted in flight, and when it ends, failed or not. A call
+/// dropped before it ended (its caller went away: a closed connection, Ctrl-C on
+/// browserctl) counts as cancelled; only a drop guard sees a future dropped mid-way.
+struct InFlight<'a> {
+    stats: &'a Stats,
+    ended: bool,
+}
 
 impl<'a> InFlight<'a> {
     fn new(stats: &'a Stats) -> InFlight<'a> {
         stats.calls_in_flight.fetch_add(1, Ordering::Relaxed);
         Stats::bump(&stats.calls_total);
-        InFlight(stats)
+        InFlight {
+            stats,
+            ended: false,
+        }
+    }
+
+    fn end(mut self, failed: bool) {
+        self.ended = true;
+        if failed {
+            Stats::bump(&self.stats.calls_failed);
+        }
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        if self.0.calls_in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
-            self.0.idle.notify_waiters();
+        if !self.ended {
+            Stats::bump(&self.stats.calls_cancelled);
+            Stats::bump(&self.stats.calls_failed);
+            tracing::info!("a caller went away before its call ended; cancelled");
+        }
+        if self.stats.calls_in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.stats.idle.notify_waiters();
         }
     }
 }
@@ -53,8 +75,7 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     let in_flight = InFlight::new(&d.stats);
     let max = d.config().max_calls_in_flight;
     if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {
-        drop(in_flight);
-        Stats::bump(&d.stats.calls_failed);
+        in_flight.end(true);
         let e = limits::exceeded(
             "max-calls-in-flight",
             max,
@@ -78,10 +99,7 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
             }
         }
     };
-    if result.is_err() {
-        Stats::bump(&d.stats.calls_failed);
-    }
-    drop(in_flight);
+    in_flight.end(result.is_err());
     result
 }
 
@@ -94,19 +112,33 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
     let first = d.registry.resolve_call(&req)?;
     let tool = first.tool.clone();
     let args = crate::daemon::args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
+    let args = crate::daemon::upload::inline_paths(&req.tool, args).await?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();
     let mut last: Option<Error> = None;
+    let deadline = policy.budget.map(|b| started + b);
+    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
 
     for attempt in 0..=policy.retries {
+        // Each attempt gets its own timeout, cut to what is left of the budget.
+        let (timeout, cut) = match left() {
+            Some(rest) if rest < policy.timeout => (rest.max(Duration::from_millis(1)), true),
+            _ => (policy.timeout, false),
+        };
         let outcome = match route.take() {
             Some(r) => Ok(r),
-            None => wait_for_route(d, target, &req.tool, policy.timeout).await,
+            None => wait_for_route(d, target, &req.tool, timeout).await,
         };
         let outcome = match outcome {
-            Ok(r) => attempt_once(d, &r, &req.tool, &args, policy.timeout).await,
+            Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,
             Err(e) => Err(e),
+        };
+        let outcome = match (outcome, policy.budget) {
+            (Err(e), Some(budget)) if cut && e.code == ErrorCode::MessageTimeout => {
+                Err(out_of_budget(&req.tool, target, budget, attempt + 1))
+            }
+            (outcome, _) => outcome,
         };
         let e = match outcome {
             Ok(result) => {
@@ -120,13 +152,12 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
-        let repeatable = should_retry(&e, &tool, policy.retry_on_timeout);
-        let retry = attempt < policy.retries && repeatable;
-        let delay = if retry {
-            policy.delay(attempt)
-        } else {
-            Duration::ZERO
-        };
+        let repeatable = should_retry(&e, &tool, policy.retry_on_timeout) && !is_out_of_budget(&e);
+        let delay = policy.delay(attempt);
+        // A retry must have room for its backoff and then some time to run.
+        let fits = left().is_none_or(|rest| rest > delay);
+        let retry = attempt < policy.retries && repeatable && fits;
+        let delay = if retry { delay } else { Duration::ZERO };
         tracing::warn!(
             message_type = "callTool",
             tab = %target,
@@ -144,6 +175,16 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             "delayMs": delay.as_millis() as u64,
         }));
         if !retry {
+            if repeatable && !fits {
+                // The budget, not the retry count, ends the call: say so with the last error.
+                let budget = policy.budget.unwrap_or_default().as_millis();
+                let mut e = e;
+                e.message = format!(
+                    "{} (no time left in the call's {budget} ms budget for another attempt)",
+                    e.message
+                );
+                return Err(with_history(e, history, target));
+            }
             if repeatable && attempt > 0 {
                 // Every attempt failed in a way that was worth repeating: out of retries.
                 last = Some(e);
@@ -173,6 +214,25 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         "lastError": {"code": last.code, "message": last.message},
         "history": history,
     })))
+}
+
+/// The call's budget ran out during an attempt: MESSAGE_TIMEOUT in the caller's terms.
+fn out_of_budget(tool: &str, target: Target, budget: Duration, attempts: u32) -> Error {
+    Error::new(
+        ErrorCode::MessageTimeout,
+        format!(
+            "`{tool}` on {target} did not answer within the call's time budget of {} ms ({attempts} attempt{})",
+            budget.as_millis(),
+            if attempts == 1 { "" } else { "s" }
+        ),
+    )
+    .with_details(json!({"budgetMs": budget.as_millis() as u64}))
+}
+
+fn is_out_of_budget(e: &Error) -> bool {
+    e.details
+        .as_ref()
+        .is_some_and(|d| d.get("budgetMs").is_some())
 }
 
 /// Adds the attempt history to a final error, keeping any details it already had.

@@ -13,7 +13,10 @@ pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
 pub struct Policy {
+    /// One attempt's timeout (`attemptTimeoutMs`, else `--call-timeout`).
     pub timeout: Duration,
+    /// The whole call's budget (`timeoutMs`), retries and backoff included.
+    pub budget: Option<Duration>,
     pub retries: u32,
     pub base: Duration,
     pub multiplier: f64,
@@ -28,12 +31,17 @@ pub const MAX_RETRIES: u32 = 100;
 /// A caller's `timeoutMs`, checked: between 1 ms and a day (deadlines further out would
 /// overflow the clock arithmetic).
 pub fn checked_timeout(ms: Option<u64>, default: Duration) -> Result<Duration, Error> {
+    checked_ms("timeoutMs", ms).map(|t| t.unwrap_or(default))
+}
+
+/// A duration field of a request, checked as [`checked_timeout`] does.
+fn checked_ms(field: &str, ms: Option<u64>) -> Result<Option<Duration>, Error> {
     const MAX: u64 = MAX_TIMEOUT_MS;
     match ms {
-        None => Ok(default),
-        Some(ms) if (1..=MAX).contains(&ms) => Ok(Duration::from_millis(ms)),
+        None => Ok(None),
+        Some(ms) if (1..=MAX).contains(&ms) => Ok(Some(Duration::from_millis(ms))),
         Some(ms) => Err(Error::bad_request(format!(
-            "`timeoutMs` must be between 1 and {MAX}, not {ms}"
+            "`{field}` must be between 1 and {MAX}, not {ms}"
         ))),
     }
 }
@@ -48,7 +56,9 @@ impl Policy {
             )));
         }
         Ok(Policy {
-            timeout: checked_timeout(req.timeout_ms, c.call_timeout)?,
+            timeout: checked_ms("attemptTimeoutMs", req.attempt_timeout_ms)?
+                .unwrap_or(c.call_timeout),
+            budget: checked_ms("timeoutMs", req.timeout_ms)?,
             retries,
             base: c.backoff_base,
             multiplier: c.backoff_multiplier,
@@ -86,6 +96,7 @@ mod tests {
     fn backoff_grows_and_is_clamped() {
         let p = Policy {
             timeout: Duration::from_secs(1),
+            budget: None,
             retries: 5,
             base: Duration::from_millis(1000),
             multiplier: 2.0,

@@ -56,38 +56,12 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 }
 
 /// The socket's directory must not let another user swap our socket for theirs (browserctl
-/// would then talk to an impostor): a real directory, owned by us or root, and writable by
-/// nobody else unless sticky.
+/// would then talk to an impostor): [`crate::trust::check`], which also refuses another
+/// user's directory.
 pub fn check_socket_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = fs::symlink_metadata(dir)?;
-    let fail = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
-    if meta.file_type().is_symlink() {
-        return fail(format!(
-            "{} is a symlink; refusing to put the control socket there",
-            dir.display()
-        ));
-    }
-    if !meta.is_dir() {
-        return fail(format!("{} is not a directory", dir.display()));
-    }
-    let me = nix::unistd::geteuid().as_raw();
-    if meta.uid() != me && meta.uid() != 0 {
-        return fail(format!(
-            "{} belongs to uid {}, not to us (uid {me}); remove it or pass --socket",
-            dir.display(),
-            meta.uid()
-        ));
-    }
-    let mode = meta.mode();
-    if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-        return fail(format!(
-            "{} is writable by other users (mode {:o}); fix it with chmod 700",
-            dir.display(),
-            mode & 0o7777
-        ));
-    }
-    Ok(())
+    crate::trust::check(dir)
+        .map(|_| ())
+        .map_err(io::Error::from)
 }
 
 pub fn unlink(path: &Path) {

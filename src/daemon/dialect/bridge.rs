@@ -8,12 +8,18 @@ use crate::daemon::conn::{Request, Waiter};
 use crate::daemon::context::Daemon;
 use crate::daemon::registry::{BrowserKey, Initial, Update};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage};
+use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage, TabId};
+use crate::protocol::control::event_kind;
+use serde_json::value::RawValue;
+use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
 
 pub const DIALECT: &str = "bridge";
+
+/// Largest `data` of a page event (`tabEvent`); our extension sends well under 2 KiB.
+const MAX_PAGE_EVENT_BYTES: usize = 8 * 1024;
 
 struct Bridge {
     /// Ours until the extension names its own in `connected`.
@@ -251,6 +257,11 @@ impl Bridge {
                 Ok(w) => w.fail(classify::tool_failure(failure)),
                 Err(m) => link.stray(m, "error", request_id.as_deref()),
             },
+            ExtensionMessage::TabEvent {
+                tab_id,
+                event,
+                data,
+            } => page_event(link, key, tab_id, &event, &data),
             ExtensionMessage::Ping => link.send(ServerMessage::Pong.to_json()),
             ExtensionMessage::Pong => {}
             ExtensionMessage::Unknown { kind } => {
@@ -284,6 +295,26 @@ impl Bridge {
         self.attached = true;
         tracing::info!(browser = %key, session = %self.session, name = name.trim(), "browser connected");
     }
+}
+
+/// A page event becomes a registry event. The extension keeps its data small; bigger data,
+/// data that is not an object, or an event name we do not know is dropped with a warning.
+fn page_event(link: &mut Link, key: BrowserKey, tab: TabId, event: &str, data: &RawValue) {
+    let Some(kind) = event_kind::page(event) else {
+        tracing::info!(browser = %key, event, "ignored a page event of unknown type");
+        return;
+    };
+    let data = match serde_json::from_str::<Value>(data.get()) {
+        Ok(v @ Value::Object(_)) if data.get().len() <= MAX_PAGE_EVENT_BYTES => v,
+        _ => {
+            let bytes = data.get().len();
+            return link.bad_message(format_args!(
+                "a page event `{event}` whose data is not an object of at most \
+                 {MAX_PAGE_EVENT_BYTES} bytes ({bytes} bytes)"
+            ));
+        }
+    };
+    let _ = link.update(Update::PageEvent { tab, kind, data });
 }
 
 fn mismatch(w: Waiter, kind: &str) {

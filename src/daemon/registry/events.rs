@@ -10,6 +10,7 @@ use crate::protocol::bridge::TabId;
 use crate::protocol::control::{event_kind, Event};
 use bytes::Bytes;
 use serde::Serialize;
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::broadcast;
@@ -34,6 +35,22 @@ pub enum Change {
     ToolsChanged {
         tools: Vec<String>,
     },
+    /// What a page did, as the extension reports it; its data is the extension's object.
+    Page(PageEvent),
+}
+
+/// A page event: its kind (one of [`event_kind::PAGE`]) and the extension's data, which
+/// is the event's `data` as it is.
+#[derive(Debug, Clone)]
+pub struct PageEvent {
+    pub kind: &'static str,
+    pub data: Value,
+}
+
+impl Serialize for PageEvent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.data.serialize(s)
+    }
 }
 
 /// A tab as `tabCreated` and `tabUpdated` describe it.
@@ -59,6 +76,7 @@ impl Change {
             Change::TabClosed {} => event_kind::TAB_CLOSED,
             Change::TabFocused {} => event_kind::TAB_FOCUSED,
             Change::ToolsChanged { .. } => event_kind::TOOLS_CHANGED,
+            Change::Page(p) => p.kind,
         }
     }
 }

@@ -156,8 +156,7 @@ impl State {
     }
 
     /// Chooses where a call goes. With a tab (or browser): that one, which must offer the
-    /// tool. Without: the most recently focused tab if it has the tool, else the only target
-    /// that has it, else AMBIGUOUS_TARGET listing the candidates.
+    /// tool. Without: see [`State::choose_among`].
     pub fn resolve_call(
         &self,
         tool: &str,
@@ -209,8 +208,11 @@ impl State {
         }
     }
 
-    /// The focused candidate, else the only one, else AMBIGUOUS_TARGET; candidates are the
-    /// targets offering `tool` in the browsers `keep` accepts.
+    /// The default target rule, the same for every caller: the candidates are the targets
+    /// offering `tool` in the browsers `keep` accepts. One candidate: it. Several: the one
+    /// that is its browser's focused tab, if exactly one is; otherwise AMBIGUOUS_TARGET
+    /// listing them. Nothing depends on which browser connected or was focused last, so two
+    /// browsers each with a focused tab offering the tool are ambiguous, not a race.
     fn choose_among(
         &self,
         tool: &str,
@@ -223,21 +225,24 @@ impl State {
             .filter(|(_, tools)| tools.iter().any(|x| x.name == tool))
             .map(|(t, _)| t)
             .collect();
-        if let Some((key, tab)) = self.last_focus {
-            let focused = Target::tab(key, tab);
-            if candidates.contains(&focused) {
-                return Ok(focused);
-            }
-        }
-        match candidates.as_slice() {
-            [] => Err(not_found()),
-            [only] => Ok(*only),
-            many => {
+        let focused: Vec<Target> = candidates
+            .iter()
+            .copied()
+            .filter(|t| t.tab.is_some() && self.browsers[&t.browser].focused == t.tab)
+            .collect();
+        match (candidates.as_slice(), focused.as_slice()) {
+            ([], _) => Err(not_found()),
+            ([only], _) | (_, [only]) => Ok(*only),
+            (many, _) => {
                 let refs: Vec<String> = many.iter().map(Target::to_string).collect();
+                let why = match focused.len() {
+                    0 => "none of them is focused".to_owned(),
+                    n => format!("{n} of them are focused"),
+                };
                 Err(Error::new(
                     ErrorCode::AmbiguousTarget,
                     format!(
-                        "tool `{tool}` is offered by {} tabs ({})",
+                        "tool `{tool}` is offered by {} tabs ({}) and {why}",
                         many.len(),
                         refs.join(", ")
                     ),
@@ -380,14 +385,12 @@ impl State {
         })
     }
 
-    /// The browser a new tab opens in: the one named, else the one focused last, else the
-    /// only one.
+    /// The browser a new tab opens in: the one named, else the only one connected; with
+    /// several, AMBIGUOUS_TARGET (a new tab must not land in a browser the caller did not
+    /// expect).
     pub fn browser_for_new_tab(&self, named: Option<&str>) -> Result<BrowserKey, Error> {
         if let Some(b) = named {
             return self.parse_browser(b);
-        }
-        if let Some((key, _)) = self.last_focus {
-            return Ok(key);
         }
         let keys: Vec<BrowserKey> = self.browsers.keys().copied().collect();
         match keys.as_slice() {

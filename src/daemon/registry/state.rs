@@ -5,7 +5,7 @@
 //! A browser's updates come from its connection; only the connection that owns the browser
 //! now (`conn_id`) may change it, so a displaced connection's late messages change nothing.
 
-use super::events::{Change, EventLog, TabChange};
+use super::events::{Change, EventLog, PageEvent, TabChange};
 use super::refs::{BrowserKey, Target};
 use super::sessions::Sessions;
 use crate::daemon::conn::ConnHandle;
@@ -13,6 +13,7 @@ use crate::daemon::limits;
 use crate::error::Error;
 use crate::protocol::bridge::{BrowserInfo, Hidden, TabId, TabInfo};
 use crate::protocol::Tool;
+use serde_json::Value;
 use std::collections::{btree_map, BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -98,6 +99,13 @@ pub enum Update {
     },
     /// Browser-level tools (dialects without tabs).
     BrowserTools(Vec<Tool>),
+    /// Something a page did (`tabEvent`): published as an event of `kind` (one of
+    /// [`crate::protocol::control::event_kind::PAGE`]) when the tab is known; nothing changes in the registry.
+    PageEvent {
+        tab: TabId,
+        kind: &'static str,
+        data: Value,
+    },
 }
 
 /// What a new browser brings with it, stored with it at once.
@@ -113,8 +121,6 @@ pub struct State {
     pub browsers: BTreeMap<BrowserKey, Browser>,
     pub limits: Limits,
     pub sessions: Sessions,
-    /// The most recently focused tab across all browsers.
-    pub last_focus: Option<(BrowserKey, TabId)>,
     pub events: EventLog,
 }
 
@@ -128,7 +134,6 @@ impl State {
             browsers: BTreeMap::new(),
             limits: Limits::default(),
             sessions: Sessions::default(),
-            last_focus: None,
             events: EventLog::new(ring_capacity, broadcast_capacity),
         }
     }
@@ -180,9 +185,6 @@ impl State {
             }
         }
         let browser = self.browsers.remove(&key)?;
-        if matches!(self.last_focus, Some((k, _)) if k == key) {
-            self.last_focus = None;
-        }
         let browsers = &self.browsers;
         self.sessions
             .departed(browser.dialect, &browser.session_id, |k| {
@@ -220,6 +222,10 @@ impl State {
                 self.set_tools(key, conn_id, tab, tools, hidden)
             }
             Update::BrowserTools(tools) => self.set_browser_tools(key, conn_id, tools),
+            Update::PageEvent { tab, kind, data } => {
+                self.tab_event(key, conn_id, tab, kind, data);
+                Ok(())
+            }
         }
     }
 
@@ -335,9 +341,6 @@ impl State {
         } else if changed || tools_changed {
             self.events.publish(key, Some(id), Change::TabUpdated(data));
         }
-        if focused {
-            self.last_focus = Some((key, id));
-        }
         refused
     }
 
@@ -351,11 +354,28 @@ impl State {
         if b.focused == Some(id) {
             b.focused = None;
         }
-        if self.last_focus == Some((key, id)) {
-            self.last_focus = None;
-        }
         self.events.publish(key, Some(id), Change::TabClosed {});
         true
+    }
+
+    /// A page event on a tab the registry knows is published; false (nothing published)
+    /// otherwise.
+    pub fn tab_event(
+        &mut self,
+        key: BrowserKey,
+        conn_id: u64,
+        id: TabId,
+        kind: &'static str,
+        data: Value,
+    ) -> bool {
+        let known = self
+            .browser_mut(key, conn_id)
+            .is_some_and(|b| b.tabs.contains_key(&id));
+        if known {
+            self.events
+                .publish(key, Some(id), Change::Page(PageEvent { kind, data }));
+        }
+        known
     }
 
     pub fn tab_focused(
@@ -392,7 +412,6 @@ impl State {
             Some(tools) => self.set_tools(key, conn_id, id, tools, hidden),
             None => Ok(()),
         };
-        self.last_focus = Some((key, id));
         self.events.publish(key, Some(id), Change::TabFocused {});
         refused
     }

@@ -354,6 +354,29 @@ fn events_are_sequenced_and_resumable() {
 }
 
 #[test]
+fn page_events_are_published_for_known_tabs_only() {
+    let (r, a, _) = registry_with_two_browsers();
+    let last = r.summary().last_seq;
+    let data = json!({"id": 4, "text": "Uncaught boom"});
+    let page = |tab, kind, data| Update::PageEvent { tab, kind, data };
+    let console = page(1, event_kind::CONSOLE_ERROR, data.clone());
+    r.update(a, 1, console).unwrap();
+    // An unknown tab, and a stale connection: nothing is published.
+    r.update(a, 1, page(99, event_kind::NAVIGATED, json!({})))
+        .unwrap();
+    r.update(a, 7, page(1, event_kind::NAVIGATED, json!({})))
+        .unwrap();
+    let (backlog, _) = r.events_after(last);
+    assert_eq!(backlog.len(), 1);
+    assert_eq!(backlog[0].kind, event_kind::CONSOLE_ERROR);
+    assert_eq!(backlog[0].seq, last + 1);
+    let event: serde_json::Value = serde_json::from_slice(&backlog[0].line()).unwrap();
+    assert_eq!(event["data"], data);
+    assert_eq!(event["type"], "consoleError");
+    assert_eq!(event["tab"], "b1:1", "{event}");
+}
+
+#[test]
 fn limits_refuse_tabs_and_tool_sets_beyond_them() {
     let r = Registry::new(64, 16);
     r.set_limits(Limits {

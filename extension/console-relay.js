@@ -1,0 +1,81 @@
+// Isolated-world half of the console capture (console-capture.js is the page-world half): takes
+// the batches the page's world sends as DOM events and forwards them to the service worker, at
+// most one message every SEND_MS, or at once when the worker asks (`consoleFlush`, before a
+// tool call reads the log). Runs in every frame. While no daemon is connected (the worker's
+// `eyesLive` flag) nothing is sent unasked: the last KEEP entries wait here.
+//
+// The DOM event is visible to the page, so whatever arrives here is treated as the page's own
+// words: parsed defensively, bounded, never a command. The worker checks it again.
+(() => {
+  if (globalThis.browserMcpConsoleRelay) return;
+  globalThis.browserMcpConsoleRelay = true;
+
+  const FROM_PAGE = 'browser-mcp:console';
+  const HELLO = 'browser-mcp:console-hello';
+  const READY = 'browser-mcp:console-ready';
+  const FLUSH = 'browser-mcp:console-flush';
+  const KEEP = 1500;
+  const SEND_MS = 100;
+  const LIVE = 'eyesLive';
+
+  let queue = [];
+  let dropped = 0;
+  let timer = null;
+  let live = false;
+
+  const schedule = () => {
+    if (live && !timer && (queue.length || dropped)) timer = setTimeout(send, SEND_MS);
+  };
+  const setLive = (on) => {
+    live = on === true;
+    schedule();
+  };
+  chrome.storage.local.get(LIVE).then((v) => setLive(v[LIVE]), () => setLive(true));
+  chrome.storage.onChanged.addListener((changes, area) => area === 'local' && LIVE in changes && setLive(changes[LIVE].newValue));
+
+  function take() {
+    clearTimeout(timer);
+    timer = null;
+    const msg = { type: 'console', entries: queue, dropped };
+    queue = [];
+    dropped = 0;
+    return msg;
+  }
+
+  function send() {
+    timer = null;
+    if (!live || (!queue.length && !dropped)) return;
+    chrome.runtime.sendMessage(take()).catch(() => {}); // the worker restarting, or the extension reloaded
+  }
+
+  document.addEventListener(FROM_PAGE, (event) => {
+    let batch;
+    try {
+      batch = JSON.parse(event.detail);
+    } catch {
+      return;
+    }
+    if (!batch || !Array.isArray(batch.entries)) return;
+    if (Number.isInteger(batch.dropped) && batch.dropped > 0) dropped += batch.dropped;
+    for (const e of batch.entries) if (e && typeof e === 'object') queue.push(e);
+    if (queue.length > KEEP) {
+      dropped += queue.length - KEEP;
+      queue = queue.slice(-KEEP);
+    }
+    schedule();
+  });
+
+  // The page's world hands over what it holds synchronously (a DOM event), so the answer
+  // carries everything logged up to now.
+  chrome.runtime.onMessage.addListener((req, sender, sendResponse) => {
+    if (sender.id !== chrome.runtime.id || req?.op !== 'consoleFlush') return false;
+    document.dispatchEvent(new CustomEvent(FLUSH));
+    sendResponse(take());
+    return false;
+  });
+
+  const ready = () => document.dispatchEvent(new CustomEvent(READY));
+  document.addEventListener(HELLO, ready);
+  ready();
+  addEventListener('pagehide', send, true);
+})();

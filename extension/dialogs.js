@@ -1,0 +1,146 @@
+// Dialogs (alert, confirm, prompt, beforeunload) of the tabs an agent drives: their policy, the
+// answers browser_handle_dialog arms, and the dialogs each call's result reports. The frames
+// answer synchronously (dom-dialogs.js); this keeps them told.
+//
+// A tab is driven for DRIVE_MS after each built-in call on it. Only then are dialogs answered
+// for the page: the person's own browsing keeps its native dialogs.
+import { Code, ToolError } from './protocol.js';
+
+const DRIVE_MS = 30_000;
+const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close
+const MAX_KEPT = 20; // dialogs kept per tab until a result reports them
+export const POLICIES = ['accept', 'dismiss'];
+const DEFAULT_POLICY = 'dismiss';
+
+const tabs = new Map(); // tabId -> {until, told, policy, callPolicy, armed, unreported}
+
+function stateOf(tabId) {
+  let s = tabs.get(tabId);
+  if (!s) tabs.set(tabId, (s = { until: 0, told: 0, callPolicy: null, armed: [], unreported: [] }));
+  return s;
+}
+
+const forFrames = (s) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: s.armed });
+
+// Every frame of the tab at once (no frameId: all frames). A frame blocked by a native dialog
+// never answers, so nobody waits for more than TELL_MS.
+const TELL_MS = 250;
+function tell(tabId, s) {
+  s.told = s.until;
+  const sent = chrome.tabs.sendMessage(tabId, { op: 'dom', name: 'dialog_state', args: forFrames(s) }).catch(() => {});
+  return Promise.race([sent, new Promise((resolve) => setTimeout(resolve, TELL_MS))]);
+}
+
+// A document that starts in a driven tab is told at once, so that a dialog it opens while
+// loading is answered too (its own question, dom-dialogs.js, may come back too late).
+function onCommitted({ tabId, frameId }) {
+  const s = tabs.get(tabId);
+  if (!s || Date.now() >= s.until) return;
+  chrome.scripting.executeScript({
+    target: { tabId, frameIds: [frameId] },
+    injectImmediately: true,
+    func: (state) => {
+      const dialogs = globalThis.browserMcpDom?.dialogs;
+      if (dialogs) dialogs.setState(state);
+      else globalThis.browserMcpDialogState = state;
+    },
+    args: [forFrames(s)],
+  }).catch(() => {});
+}
+
+export function checkPolicy(value, key = 'dialog') {
+  if (value === undefined) return null;
+  if (!POLICIES.includes(value)) throw new ToolError(Code.INVALID_ARGUMENTS, `"${key}" must be "accept" or "dismiss"`);
+  return value;
+}
+
+// Before a built-in call: the tab is driven from now on, with this call's policy if it has one.
+export async function drive(tabId, callPolicy) {
+  const s = stateOf(tabId);
+  const now = Date.now();
+  const changed = (callPolicy || null) !== s.callPolicy;
+  s.until = now + DRIVE_MS;
+  s.callPolicy = callPolicy || null;
+  if (changed || s.told - now < DRIVE_MS - REBROADCAST_MS) await tell(tabId, s);
+}
+
+// A native dialog that blocks the tab (one the extension could not answer in time), or null. A
+// navigation or reload closes it.
+export function blockingDialog(tabId) {
+  return tabs.get(tabId)?.native || null;
+}
+
+export function clearBlocking(tabId) {
+  const s = tabs.get(tabId);
+  if (s) s.native = null;
+}
+
+// After the call: a call's own policy ends with it.
+export function release(tabId) {
+  const s = tabs.get(tabId);
+  if (s?.callPolicy) {
+    s.callPolicy = null;
+    tell(tabId, s);
+  }
+}
+
+// The dialogs to report with a call's result: those the frame put in it, and any that opened
+// elsewhere (another frame, later) since the last report.
+export function takeDialogs(tabId, inResult = []) {
+  const s = tabs.get(tabId);
+  const seen = new Set(inResult.map((d) => d.id));
+  const others = s ? s.unreported.filter((d) => !seen.has(d.id)) : [];
+  if (s) s.unreported = [];
+  return [...inResult, ...others];
+}
+
+export function describe(d) {
+  const what = d.kind === 'prompt' ? `prompt ${JSON.stringify(d.message)} (default ${JSON.stringify(d.defaultText ?? '')})` : `${d.kind} ${JSON.stringify(d.message)}`;
+  const answer = d.kind === 'alert' ? 'closed' : d.accepted ? (d.kind === 'prompt' ? `accepted with ${JSON.stringify(d.text)}` : 'accepted') : 'dismissed';
+  const where = d.frame && d.frame !== 'top' ? ` in frame ${d.frame}` : '';
+  return `Dialog${where}: ${what} → ${answer} by ${d.answeredBy}.`;
+}
+
+// browser_handle_dialog: the answer for the next dialog of this tab (in any frame).
+export async function arm(tabId, args) {
+  if (typeof args.accept !== 'boolean') throw new ToolError(Code.INVALID_ARGUMENTS, '"accept" must be true or false');
+  if (args.promptText !== undefined && typeof args.promptText !== 'string') throw new ToolError(Code.INVALID_ARGUMENTS, '"promptText" must be a string');
+  const s = stateOf(tabId);
+  s.armed = [{ accept: args.accept, ...(args.promptText !== undefined ? { text: args.promptText } : {}) }];
+  s.until = Date.now() + DRIVE_MS;
+  await tell(tabId, s);
+  const how = args.accept ? `accepted${args.promptText !== undefined ? ` (a prompt gets ${JSON.stringify(args.promptText)})` : ''}` : 'dismissed';
+  return `The next dialog this tab opens will be ${how}. Dialogs never stay open: each one is answered when it opens, so run the action that opens it now.`;
+}
+
+function onMessage(msg, sender, sendResponse) {
+  const tabId = sender.tab?.id;
+  if (sender.id !== chrome.runtime.id || tabId === undefined) return false;
+  if (msg?.type === 'dialogState') {
+    const s = tabs.get(tabId);
+    sendResponse(s && Date.now() < s.until ? forFrames(s) : null);
+    return false;
+  }
+  if (msg?.type === 'nativeDialog') {
+    // Opened before this frame knew the tab is driven: it blocks the page until answered.
+    const s = tabs.get(tabId);
+    if (s && Date.now() < s.until) s.native = { kind: String(msg.kind), message: String(msg.message ?? '').slice(0, 500) };
+    return false;
+  }
+  if (msg?.type === 'dialog' && msg.dialog && typeof msg.dialog === 'object') {
+    const s = stateOf(tabId);
+    s.unreported.push(msg.dialog);
+    if (s.unreported.length > MAX_KEPT) s.unreported.shift();
+    if (msg.usedArmed && s.armed.length) {
+      s.armed.shift();
+      tell(tabId, s);
+    }
+  }
+  return false;
+}
+
+export function initDialogs() {
+  chrome.runtime.onMessage.addListener(onMessage);
+  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  chrome.tabs.onRemoved.addListener((tabId) => tabs.delete(tabId));
+}

@@ -1,0 +1,445 @@
+// The action tools of one frame: click, type, select, keys, hover, drag, file upload, wait, and
+// the geometry the service worker needs (element bounds, where a child frame sits). Events are
+// synthetic (isTrusted false); the browser's default actions that matter are done by hand.
+(() => {
+  const dom = globalThis.browserMcpDom;
+  if (dom.tools.click) return;
+  const { fail, resolve, describeShort, visible } = dom;
+  const text = (s) => ({ content: [{ type: 'text', text: s }] });
+
+  function interactable(el) {
+    if (el.disabled) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is disabled`);
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  }
+
+  // A page in a background tab (or window) does not have focus: el.focus() then moves
+  // activeElement silently, so the focus events a page listens for are sent by hand.
+  function focusOn(el) {
+    const before = document.activeElement;
+    el.focus?.({ preventScroll: true });
+    if (document.hasFocus() || document.activeElement !== el || before === el) return;
+    el.dispatchEvent(new FocusEvent('focus', { relatedTarget: before }));
+    el.dispatchEvent(new FocusEvent('focusin', { bubbles: true, composed: true, relatedTarget: before }));
+  }
+
+  const center = (el) => {
+    const r = el.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  };
+
+  const mouseInit = (at, extra = {}) => ({
+    bubbles: true, cancelable: true, composed: true, view: window, clientX: at.x, clientY: at.y, screenX: at.x, screenY: at.y, button: 0, ...extra,
+  });
+  const pointer = (type, target, at, extra) =>
+    target.dispatchEvent(new PointerEvent(type, { ...mouseInit(at, extra), pointerId: 1, pointerType: 'mouse', isPrimary: true }));
+  const mouse = (type, target, at, extra) => target.dispatchEvent(new MouseEvent(type, mouseInit(at, extra)));
+
+  function click(args) {
+    const el = resolve(args);
+    interactable(el);
+    const what = describeShort(el); // as it was before the click changed it
+    const at = center(el);
+    // Pages often listen for pointer/mouse down rather than click.
+    pointer('pointerdown', el, at, { buttons: 1 });
+    mouse('mousedown', el, at, { buttons: 1 });
+    focusOn(el);
+    pointer('pointerup', el, at);
+    mouse('mouseup', el, at);
+    el.click();
+    return text(`Clicked ${what}`);
+  }
+
+  // --- hover -------------------------------------------------------------------------------------
+
+  let hovered = null; // WeakRef to the element the last hover entered
+
+  function hover(args) {
+    const el = resolve(args);
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const what = describeShort(el);
+    const at = center(el);
+    const target = document.elementFromPoint(at.x, at.y);
+    const over = target && el.contains(target) ? target : el;
+    const before = hovered?.deref();
+    if (before && before !== over && before.isConnected) {
+      pointer('pointerout', before, at);
+      pointer('pointerleave', before, at, { bubbles: false });
+      mouse('mouseout', before, at, { relatedTarget: over });
+      mouse('mouseleave', before, at, { bubbles: false, relatedTarget: over });
+    }
+    pointer('pointerover', over, at);
+    pointer('pointerenter', over, at, { bubbles: false });
+    mouse('mouseover', over, at, { relatedTarget: before || null });
+    mouse('mouseenter', over, at, { bubbles: false, relatedTarget: before || null });
+    pointer('pointermove', over, at);
+    mouse('mousemove', over, at);
+    hovered = new WeakRef(over);
+    return text(`Hovered over ${what}`);
+  }
+
+  // --- drag and drop -----------------------------------------------------------------------------
+
+  const dragEvent = (type, target, at, dt) =>
+    target.dispatchEvent(new DragEvent(type, { ...mouseInit(at, { buttons: 1 }), dataTransfer: dt }));
+
+  // HTML5 drag and drop when the source is draggable (draggable=true, links, images); otherwise
+  // the mouse-event sequence that hand-made dragging listens for (down, moves, up).
+  function drag(args) {
+    const src = resolve(args, { refKey: 'startRef', selectorKey: 'startSelector', what: 'drag source' });
+    const dst = resolve(args, { refKey: 'endRef', selectorKey: 'endSelector', what: 'drop target' });
+    if (src === dst) fail('INVALID_ARGUMENTS', 'the drag source and the drop target are the same element');
+    interactable(src);
+    if (!visible(dst)) fail('ELEMENT_NOT_INTERACTABLE', `the drop target ${describeShort(dst)} is not visible`);
+    const what = `${describeShort(src)} onto ${describeShort(dst)}`;
+    const from = center(src);
+    const draggable = src.closest('[draggable=true]') || (src.draggable && src.getAttribute('draggable') !== 'false');
+    if (draggable) return html5Drag(src, dst, from, what);
+    return mouseDrag(src, dst, from, what);
+  }
+
+  function dropPoint(dst) {
+    dst.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const at = center(dst);
+    const hit = document.elementFromPoint(at.x, at.y);
+    return { at, over: hit && dst.contains(hit) ? hit : dst };
+  }
+
+  function html5Drag(src, dst, from, what) {
+    const dt = new DataTransfer();
+    pointer('pointerdown', src, from, { buttons: 1 });
+    mouse('mousedown', src, from, { buttons: 1 });
+    if (!dragEvent('dragstart', src, from, dt)) {
+      mouse('mouseup', src, from);
+      return text(`The page cancelled the drag of ${describeShort(src)} (dragstart was prevented); nothing was dropped`);
+    }
+    dragEvent('drag', src, from, dt);
+    const { at, over } = dropPoint(dst);
+    dragEvent('dragenter', over, at, dt);
+    const accepted = !dragEvent('dragover', over, at, dt); // a drop zone cancels dragover
+    let outcome;
+    if (accepted) {
+      dragEvent('drop', over, at, dt);
+      outcome = 'dropped';
+    } else {
+      dragEvent('dragleave', over, at, dt);
+      outcome = 'the target did not accept the drop (its dragover was not cancelled), so nothing was dropped';
+    }
+    dragEvent('dragend', src.isConnected ? src : over, at, dt);
+    return text(`Dragged ${what} with HTML5 drag and drop: ${outcome}`);
+  }
+
+  function mouseDrag(src, dst, from, what) {
+    pointer('pointerdown', src, from, { buttons: 1 });
+    mouse('mousedown', src, from, { buttons: 1 });
+    const { at } = dropPoint(dst);
+    // Where the source is now (dropPoint may have scrolled), then a few steps to the target.
+    const start = center(src);
+    const STEPS = 5;
+    for (let i = 1; i <= STEPS; i++) {
+      const p = { x: start.x + ((at.x - start.x) * i) / STEPS, y: start.y + ((at.y - start.y) * i) / STEPS };
+      const under = document.elementFromPoint(p.x, p.y) || document.body;
+      pointer('pointermove', under, p, { buttons: 1 });
+      mouse('mousemove', under, p, { buttons: 1 });
+    }
+    const under = document.elementFromPoint(at.x, at.y) || dst;
+    pointer('pointerup', under, at);
+    mouse('mouseup', under, at);
+    return text(`Dragged ${what} with mouse events (down, ${STEPS} moves, up)`);
+  }
+
+  // --- typing and keys ---------------------------------------------------------------------------
+
+  // Setting .value through the prototype's setter is what frameworks that track the value
+  // (React's input tracker) notice; a plain assignment can be swallowed.
+  function setValue(el, value) {
+    const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : el instanceof HTMLSelectElement ? HTMLSelectElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, value);
+  }
+
+  function fireInput(el, data) {
+    el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+
+  function submit(el) {
+    const form = el.form || el.closest?.('form');
+    if (form) {
+      form.requestSubmit();
+      return 'submitted its form';
+    }
+    key(el, 'Enter');
+    return 'pressed Enter';
+  }
+
+  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
+
+  function type(args) {
+    if (typeof args.text !== 'string') fail('INVALID_ARGUMENTS', '"text" must be a string');
+    const el = resolve(args);
+    interactable(el);
+    if (el instanceof HTMLInputElement && el.type === 'file') fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is a file chooser: use browser_file_upload`);
+    const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
+    if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
+    if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
+    focusOn(el);
+    if (el.isContentEditable && !textual) el.textContent = args.text;
+    else setValue(el, args.text);
+    fireInput(el, args.text);
+    const after = args.submit ? `, then ${submit(el)}` : '';
+    return text(`Typed into ${describeShort(el)}${after}`);
+  }
+
+  function select(args) {
+    const el = resolve(args);
+    if (!(el instanceof HTMLSelectElement)) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is not a <select>`);
+    interactable(el);
+    const wanted = Array.isArray(args.value) ? args.value : [args.value];
+    if (!wanted.length || wanted.some((v) => typeof v !== 'string')) fail('INVALID_ARGUMENTS', '"value" must be a string or an array of strings');
+    const options = [...el.options];
+    const chosen = wanted.map((v) => options.find((o) => o.value === v) || options.find((o) => o.label.trim() === v.trim()));
+    if (chosen.includes(undefined)) {
+      fail('INVALID_ARGUMENTS', `no option ${JSON.stringify(wanted[chosen.indexOf(undefined)])}; options are ${options.map((o) => JSON.stringify(o.label.trim() || o.value)).join(', ')}`);
+    }
+    if (chosen.length > 1 && !el.multiple) fail('INVALID_ARGUMENTS', 'this <select> takes a single value');
+    for (const o of options) o.selected = chosen.includes(o);
+    fireInput(el, null);
+    return text(`Selected ${chosen.map((o) => JSON.stringify(o.label.trim() || o.value)).join(', ')} in ${describeShort(el)}`);
+  }
+
+  const CODES = { Enter: 'Enter', Tab: 'Tab', Escape: 'Escape', Backspace: 'Backspace', Delete: 'Delete', ' ': 'Space', ArrowUp: 'ArrowUp', ArrowDown: 'ArrowDown', ArrowLeft: 'ArrowLeft', ArrowRight: 'ArrowRight', Home: 'Home', End: 'End', PageUp: 'PageUp', PageDown: 'PageDown' };
+  const MODIFIERS = { control: 'ctrlKey', ctrl: 'ctrlKey', shift: 'shiftKey', alt: 'altKey', option: 'altKey', meta: 'metaKey', cmd: 'metaKey', command: 'metaKey', controlormeta: 'ctrlKey' };
+  const KEY_NAMES = { space: ' ', esc: 'Escape', return: 'Enter', del: 'Delete', up: 'ArrowUp', down: 'ArrowDown', left: 'ArrowLeft', right: 'ArrowRight' };
+
+  function parseKey(spec) {
+    if (typeof spec !== 'string' || !spec) fail('INVALID_ARGUMENTS', '"key" must be a non-empty string such as "Enter", "a" or "Control+a"');
+    const parts = spec === '+' ? ['+'] : spec.endsWith('++') ? [...spec.slice(0, -2).split('+'), '+'] : spec.split('+');
+    let k = parts.pop();
+    const mods = { ctrlKey: false, shiftKey: false, altKey: false, metaKey: false };
+    for (const p of parts) {
+      const m = MODIFIERS[p.toLowerCase()];
+      if (!m) fail('INVALID_ARGUMENTS', `unknown modifier "${p}" in "${spec}" (use Control, Shift, Alt, Meta)`);
+      mods[m] = true;
+    }
+    k = KEY_NAMES[k.toLowerCase()] || k;
+    if (k.length === 1 && mods.shiftKey && /[a-z]/.test(k)) k = k.toUpperCase();
+    return { k, mods };
+  }
+
+  // Synthetic key events do not trigger the browser's default actions, so the common ones are
+  // done by hand afterwards, unless the page cancelled the keydown.
+  function key(el, spec) {
+    const { k, mods } = parseKey(spec);
+    const code = CODES[k] || (k.length === 1 && /[a-z]/i.test(k) ? `Key${k.toUpperCase()}` : k.length === 1 && /\d/.test(k) ? `Digit${k}` : k);
+    const init = { key: k, code, bubbles: true, cancelable: true, composed: true, view: window, ...mods };
+    const printable = k.length === 1 && !mods.ctrlKey && !mods.altKey && !mods.metaKey;
+    const proceed = el.dispatchEvent(new KeyboardEvent('keydown', init));
+    if (proceed && (printable || k === 'Enter')) el.dispatchEvent(new KeyboardEvent('keypress', init));
+    if (proceed) defaultAction(el, k, printable, mods);
+    el.dispatchEvent(new KeyboardEvent('keyup', init));
+  }
+
+  const TEXT_TYPES = ['text', 'search', 'email', 'url', 'tel', 'password', 'number', ''];
+
+  function defaultAction(el, k, printable, mods) {
+    const textField = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && TEXT_TYPES.includes(el.type));
+    const shortcut = mods.ctrlKey || mods.metaKey;
+    if (printable && textField) {
+      const start = el.selectionStart ?? el.value.length;
+      const end = el.selectionEnd ?? el.value.length;
+      setValue(el, el.value.slice(0, start) + k + el.value.slice(end));
+      el.setSelectionRange?.(start + 1, start + 1);
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: k }));
+    } else if (shortcut && k.toLowerCase() === 'a') {
+      if (textField) el.select();
+      else document.getSelection()?.selectAllChildren(el.isContentEditable ? el : document.body);
+    } else if ((k === 'Backspace' || k === 'Delete') && textField && el.value) {
+      const start = el.selectionStart ?? el.value.length;
+      const end = el.selectionEnd ?? el.value.length;
+      const [from, to] = start !== end ? [start, end] : k === 'Backspace' ? [Math.max(0, start - 1), start] : [start, start + 1];
+      setValue(el, el.value.slice(0, from) + el.value.slice(to));
+      el.setSelectionRange?.(from, from);
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: k === 'Backspace' ? 'deleteContentBackward' : 'deleteContentForward' }));
+    } else if (k === 'Enter') {
+      if (el instanceof HTMLInputElement && el.form) el.form.requestSubmit();
+      else if (el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement) el.click();
+    } else if (k === ' ' && (el instanceof HTMLButtonElement || (el instanceof HTMLInputElement && ['checkbox', 'radio', 'button', 'submit'].includes(el.type)))) {
+      el.click();
+    } else if (k === 'Tab') {
+      const focusable = [...document.querySelectorAll(dom.INTERACTIVE)].filter((e) => !e.disabled && e.tabIndex >= 0 && visible(e));
+      const i = focusable.indexOf(el);
+      const next = focusable[(i + (mods.shiftKey ? -1 : 1) + focusable.length) % focusable.length];
+      if (next) focusOn(next);
+    }
+  }
+
+  function pressKey(args) {
+    parseKey(args.key); // refuse a bad key before anything happens
+    if (args.ref || args.selector) {
+      const target = resolve(args);
+      interactable(target);
+      focusOn(target);
+    }
+    const el = document.activeElement || document.body;
+    key(el, args.key);
+    return text(`Pressed ${args.key} on ${el === document.body ? 'the page' : describeShort(el)}`);
+  }
+
+  // --- file upload -------------------------------------------------------------------------------
+
+  function decode(b64) {
+    const bin = atob(b64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return bytes;
+  }
+
+  // Whether a file passes an accept="…" list (extensions, exact types, type/*).
+  function accepts(accept, file) {
+    const tokens = accept.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+    if (!tokens.length) return true;
+    const name = file.name.toLowerCase();
+    const type = (file.type || '').toLowerCase();
+    return tokens.some((t) => (t.startsWith('.') ? name.endsWith(t) : t.endsWith('/*') ? type.startsWith(t.slice(0, -1)) : type === t));
+  }
+
+  // args.files: [{name, mimeType, data (base64)}] — the daemon has already read any paths.
+  function fileUpload(args) {
+    if (!Array.isArray(args.files)) fail('INVALID_ARGUMENTS', '"files" must be an array');
+    const target = resolve(args);
+    const input = target instanceof HTMLInputElement ? target : target.querySelector('input[type=file]');
+    const files = args.files.map((f, i) => {
+      if (!f || typeof f.name !== 'string' || !f.name || typeof f.data !== 'string') fail('INVALID_ARGUMENTS', `files[${i}] needs a "name" and base64 "data"`);
+      let bytes;
+      try {
+        bytes = decode(f.data);
+      } catch {
+        fail('INVALID_ARGUMENTS', `files[${i}] (${f.name}): "data" is not valid base64`);
+      }
+      return new File([bytes], f.name, { type: typeof f.mimeType === 'string' ? f.mimeType : '' });
+    });
+    if (!input || input.type !== 'file') {
+      if (target instanceof HTMLInputElement) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(target)} is not a file chooser (<input type=file>)`);
+      return dropFiles(target, files);
+    }
+    if (input.disabled) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(input)} is disabled`);
+    if (files.length > 1 && !input.multiple) fail('INVALID_ARGUMENTS', `${describeShort(input)} takes one file, not ${files.length}`);
+    if (input.accept) {
+      const refused = files.filter((f) => !accepts(input.accept, f));
+      if (refused.length) {
+        fail('INVALID_ARGUMENTS', `${describeShort(input)} accepts ${input.accept}; ${refused.map((f) => `${f.name}${f.type ? ` (${f.type})` : ''}`).join(', ')} ${refused.length > 1 ? 'do' : 'does'} not match`);
+      }
+    }
+    const dt = new DataTransfer();
+    for (const f of files) dt.items.add(f);
+    input.files = dt.files;
+    input.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    input.dispatchEvent(new Event('change', { bubbles: true }));
+    const names = files.map((f) => `${f.name} (${f.size} bytes)`).join(', ');
+    return text(files.length ? `Set ${names} on ${describeShort(input)}` : `Cleared the files of ${describeShort(input)}`);
+  }
+
+  // A drop zone without a file input (the usual "drop files here" widget).
+  function dropFiles(target, files) {
+    if (!files.length) fail('INVALID_ARGUMENTS', 'no files to drop');
+    const dt = new DataTransfer();
+    for (const f of files) dt.items.add(f);
+    const { at, over } = dropPoint(target);
+    dragEvent('dragenter', over, at, dt);
+    if (dragEvent('dragover', over, at, dt)) {
+      dragEvent('dragleave', over, at, dt);
+      fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(target)} is neither a file chooser nor a drop zone that accepts files`);
+    }
+    dragEvent('drop', over, at, dt);
+    return text(`Dropped ${files.map((f) => f.name).join(', ')} onto ${describeShort(target)}`);
+  }
+
+  // --- waiting -----------------------------------------------------------------------------------
+
+  function waitFor(args) {
+    const { selector } = args;
+    const wanted = args.text;
+    if (!selector && !wanted) fail('INVALID_ARGUMENTS', 'give "selector" or "text"');
+    const timeout = Math.min(Math.max(Number(args.timeout ?? 5000) || 0, 0), 60_000);
+    const check = () => {
+      if (selector) {
+        const el = dom.query(selector);
+        if (!el || !visible(el)) return null;
+        if (wanted && !el.innerText.includes(wanted)) return null;
+        return `${describeShort(el)} is visible`;
+      }
+      return document.body?.innerText.includes(wanted) ? `text ${JSON.stringify(wanted)} is on the page` : null;
+    };
+    return new Promise((resolveWait, rejectWait) => {
+      const settle = () => {
+        try {
+          const hit = check();
+          if (!hit) return false;
+          stop();
+          resolveWait(text(hit));
+        } catch (e) {
+          stop();
+          rejectWait(e);
+        }
+        return true;
+      };
+      const observer = new MutationObserver(settle);
+      const poll = setInterval(settle, 100); // visibility changes through CSS are not mutations here
+      const timer = setTimeout(() => {
+        stop();
+        rejectWait(Object.assign(new Error(`waited ${timeout} ms for ${selector ? `selector ${selector}` : `text ${JSON.stringify(wanted)}`}`), { code: 'WAIT_TIMEOUT' }));
+      }, timeout);
+      function stop() {
+        observer.disconnect();
+        clearInterval(poll);
+        clearTimeout(timer);
+      }
+      if (!settle()) observer.observe(document, { childList: true, subtree: true, characterData: true, attributes: true });
+    });
+  }
+
+  // --- geometry ----------------------------------------------------------------------------------
+
+  // An element's box in this frame's viewport (CSS pixels), after scrolling it into view. The
+  // service worker adds the offsets of the frames above (frameBox) for an element in a subframe.
+  function bounds(args) {
+    const el = resolve(args);
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = el.getBoundingClientRect();
+    return { x: r.x, y: r.y, width: r.width, height: r.height, devicePixelRatio: window.devicePixelRatio };
+  }
+
+  // Where the content of child frame number `index` (window.frames order) starts in this frame's
+  // viewport, after scrolling its <iframe> into view.
+  function frameBox(args) {
+    const child = window.frames[args.index];
+    const el = child && [...document.querySelectorAll('iframe, frame, object, embed')].find((f) => f.contentWindow === child);
+    if (!el) fail('ELEMENT_NOT_FOUND', 'the frame is no longer on the page; take a new browser_snapshot');
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    return { x: r.x + el.clientLeft + parseFloat(s.paddingLeft || 0), y: r.y + el.clientTop + parseFloat(s.paddingTop || 0) };
+  }
+
+  const frameIndex = () => ({ index: dom.indexInParent() });
+
+  // The navigation itself is awaited by the service worker (webNavigation events).
+  function historyGo(args) {
+    setTimeout(() => history.go(args.step), 0);
+    return { ok: true };
+  }
+
+  Object.assign(dom.tools, {
+    click,
+    hover,
+    drag,
+    type,
+    select,
+    press_key: pressKey,
+    file_upload: fileUpload,
+    wait_for: waitFor,
+    bounds,
+    frame_box: frameBox,
+    frame_index: frameIndex,
+    history_go: historyGo,
+  });
+})();

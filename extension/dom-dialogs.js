@@ -1,0 +1,117 @@
+// Dialogs, one frame's part (isolated world): answers the page's alert/confirm/prompt for
+// dialogs-main.js while an agent drives the tab, keeps leaving the page from stopping at a
+// beforeunload prompt meanwhile, and tells the service worker (dialogs.js) what happened.
+(() => {
+  const dom = globalThis.browserMcpDom;
+  if (dom.dialogs) return;
+  const ASK = 'browser-mcp:dialog';
+  const ANSWER = 'browser-mcp:dialog-answer';
+
+  // The tab's state as the service worker last told this frame: driven until `until` (ms since
+  // the epoch), the policy for dialogs nobody asked about, and answers armed by
+  // browser_handle_dialog for the next dialogs.
+  let state = { until: 0, policy: 'dismiss', armed: [] };
+  let during = null; // the dialogs of the DOM tool running now, to put in its result
+  const driven = () => Date.now() < state.until;
+  let seq = 0;
+
+  function decide(kind) {
+    if (!driven()) return null;
+    if (state.armed.length) return { ...state.armed.shift(), by: 'browser_handle_dialog' };
+    return { accept: kind === 'alert' || state.policy === 'accept', by: state.callPolicy ? 'this call\'s dialog policy' : `the default dialog policy (${state.policy})` };
+  }
+
+  document.addEventListener(ASK, (event) => {
+    let req;
+    try {
+      req = JSON.parse(event.detail);
+    } catch {
+      return;
+    }
+    const kind = ['alert', 'confirm', 'prompt'].includes(req?.kind) ? req.kind : null;
+    if (!kind) return;
+    const answer = decide(kind);
+    const reply = answer ? { accept: answer.accept, text: answer.text } : { native: true };
+    // The native dialog blocks this frame from the moment we return; the note leaves first.
+    if (!answer) chrome.runtime.sendMessage({ type: 'nativeDialog', kind, message: String(req.message ?? '') }).catch(() => {});
+    if (answer) {
+      const dialog = {
+        id: `${Date.now().toString(36)}-${++seq}-${Math.random().toString(36).slice(2, 6)}`,
+        kind,
+        message: String(req.message ?? '').slice(0, 2000),
+        ...(kind === 'prompt' ? { defaultText: String(req.defaultText ?? '').slice(0, 2000) } : {}),
+        accepted: answer.accept,
+        ...(kind === 'prompt' && answer.accept ? { text: typeof answer.text === 'string' ? answer.text : String(req.defaultText ?? '') } : {}),
+        answeredBy: answer.by,
+        url: location.href,
+        frame: dom.prefix || 'top',
+      };
+      during?.push(dialog);
+      chrome.runtime.sendMessage({ type: 'dialog', dialog, usedArmed: answer.by === 'browser_handle_dialog' }).catch(() => {});
+    }
+    document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
+  });
+
+  // Registered before any page script: while driven, the page's own beforeunload handlers are
+  // not run, so a navigation the agent asked for never stops at "Leave site?". (Chromium only
+  // shows that prompt after real user input; the agent's input is synthetic, a person's is not.)
+  window.addEventListener('beforeunload', (event) => {
+    if (driven()) event.stopImmediatePropagation();
+  }, true);
+
+  // The tab's sessionStorage carries "driven until" to the next document of the same origin in
+  // this tab, which reads it synchronously at document_start: a page the agent's click opens may
+  // alert while it loads, before any message from the service worker can arrive.
+  const KEY = 'browser-mcp:driven-until';
+  let forget = null;
+  function remember(until) {
+    try {
+      clearTimeout(forget);
+      if (until > Date.now()) {
+        sessionStorage.setItem(KEY, String(until));
+        forget = setTimeout(() => sessionStorage.removeItem(KEY), until - Date.now());
+      } else sessionStorage.removeItem(KEY);
+    } catch {
+      // no storage here (opaque origin, storage off)
+    }
+  }
+  function recalled() {
+    try {
+      return Number(sessionStorage.getItem(KEY)) || 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  function setState(next) {
+    state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
+    remember(state.until);
+  }
+
+  // A new document learns whether its tab is driven: the service worker may already have said so
+  // (dialogs.js, at the commit), else it is asked. A dialog before either answer opens natively.
+  if (globalThis.browserMcpDialogState) setState(globalThis.browserMcpDialogState);
+  else if (recalled() > Date.now()) state = { ...state, until: recalled() };
+  chrome.runtime.sendMessage({ type: 'dialogState' }).then((s) => s && setState(s), () => {});
+
+  dom.dialogs = {
+    setState,
+    // Runs a DOM tool with its dialogs collected for its result.
+    async around(fn) {
+      const mine = [];
+      const outer = during;
+      during = mine;
+      try {
+        const result = await fn();
+        if (mine.length && result && typeof result === 'object') result.dialogs = mine;
+        return result;
+      } finally {
+        during = outer;
+      }
+    },
+  };
+  dom.tools.dialog_state = (args) => {
+    setState(args);
+    return { ok: true };
+  };
+})();

@@ -1,0 +1,134 @@
+// browser_snapshot, one frame's part: the frame's text and interactive elements in document
+// order, with a placeholder where each child frame goes (the service worker, frames.js, splices
+// the frames together and applies the budget across them).
+(() => {
+  const dom = globalThis.browserMcpDom;
+  if (dom.tools.snapshot) return;
+
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'svg', 'SVG', 'LINK', 'META']);
+  const BLOCK = /^(P|DIV|SECTION|ARTICLE|MAIN|HEADER|FOOTER|NAV|ASIDE|LI|UL|OL|TABLE|TR|FORM|FIELDSET|BLOCKQUOTE|PRE|DL|DT|DD|FIGURE|FIGCAPTION|BR|HR|DETAILS|DIALOG)$/;
+  // Containers worth offering as a scope when the budget cuts the snapshot short.
+  const REGION = /^(MAIN|NAV|ASIDE|SECTION|ARTICLE|FORM|TABLE|UL|OL|DIALOG|FIELDSET|IFRAME|FRAME)$/;
+  const MAX_REGIONS = 8;
+  const NATIVE = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY)$/;
+  const REGION_SELECTOR = 'main, nav, aside, section, article, form, table, ul, ol, dialog, fieldset, iframe, frame';
+
+  // args: maxChars (this frame's budget), interactiveOnly, scopeRef (local) or scopeSelector.
+  // Returns {url, title, index, items, more, regions}: items are {text}, {el, line} or
+  // {frame: index in window.frames, line}; `more` counts the interactive elements past the
+  // budget, `regions` names containers past it that a scoped snapshot could show.
+  function snapshot(args) {
+    const maxChars = Number.isFinite(args.maxChars) ? args.maxChars : 20_000;
+    const interactiveOnly = args.interactiveOnly === true;
+    let root = document.body || document.documentElement;
+    if (args.scopeRef || args.scopeSelector) root = dom.resolve({ ref: args.scopeRef, selector: args.scopeSelector });
+
+    const items = [];
+    let chars = 0;
+    let full = false; // past the budget: only counting from here on
+    let more = 0;
+    const regions = [];
+    let frameIndex = null; // contentWindow -> index in window.frames, built on the first frame
+    const push = (item) => {
+      const size = item.line.length + 1;
+      if (chars + size > maxChars) {
+        full = true;
+        return false;
+      }
+      chars += size;
+      items.push(item);
+      return true;
+    };
+
+    let current = '';
+    const flush = () => {
+      const t = current.replace(/\s+/g, ' ').trim();
+      current = '';
+      if (t && !interactiveOnly && !full) push({ text: true, line: t });
+    };
+
+    const frameOf = (el) => {
+      if (!frameIndex) {
+        frameIndex = new Map();
+        for (let i = 0; i < window.frames.length; i++) frameIndex.set(window.frames[i], i);
+      }
+      return frameIndex.get(el.contentWindow) ?? -1;
+    };
+
+    // Past the budget: what is left is only counted, by selector (native, fast even for tens of
+    // thousands of elements; hidden ones inside a visible subtree count too), and the first few
+    // containers are named as scopes to ask for.
+    const countRest = (el) => {
+      more += (el.matches(dom.INTERACTIVE) ? 1 : 0) + el.querySelectorAll(dom.INTERACTIVE).length;
+      if (regions.length >= MAX_REGIONS) return;
+      for (const r of [el, ...el.querySelectorAll(REGION_SELECTOR)]) {
+        if (regions.length >= MAX_REGIONS) break;
+        if (!REGION.test(r.tagName) || !dom.visible(r)) continue;
+        const label = dom.accessibleName(r) || dom.squash(r.querySelector('h1,h2,h3,h4,legend,caption,summary')?.innerText || '', 40);
+        regions.push(`[${r.tagName.toLowerCase()} ${dom.ref(r)}]${label ? ` "${label}"` : ''}`);
+      }
+    };
+
+    const walk = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) {
+        if (!full) current += node.data;
+        return;
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE || SKIP.has(node.tagName)) return;
+      const el = node;
+      if (el.hidden || el.getAttribute('aria-hidden') === 'true' || !dom.visible(el)) return;
+      if (full) {
+        countRest(el);
+        return;
+      }
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        flush();
+        if (full) return;
+        const index = frameOf(el);
+        push({ frame: index, line: dom.line(dom.describe(el)) + (el.src && !el.src.startsWith('about:') ? ` ${el.src}` : '') });
+        return;
+      }
+      if (dom.interactive(el)) {
+        flush();
+        const d = dom.describe(el);
+        if (!push({ el: d, line: dom.line(d) })) more++;
+        // A clickable card or a drop zone may hold controls of its own; a native control's
+        // content is its name.
+        if (!NATIVE.test(el.tagName) && el.querySelector(dom.INTERACTIVE)) {
+          for (const child of el.children) walk(child);
+          if (el.shadowRoot) for (const child of el.shadowRoot.children) walk(child);
+          current = '';
+        }
+        return;
+      }
+      // A label's text already names its control's line.
+      if (el.tagName === 'LABEL' && el.control && dom.visible(el.control)) {
+        if (el.contains(el.control)) walk(el.control);
+        return;
+      }
+      const heading = /^H([1-6])$/.exec(el.tagName);
+      if (heading && !el.querySelector(dom.INTERACTIVE)) {
+        flush();
+        if (!interactiveOnly && !full) push({ text: true, line: `${'#'.repeat(+heading[1])} ${dom.squash(el.innerText, 300)}` });
+        return;
+      }
+      const block = BLOCK.test(el.tagName);
+      if (block) flush();
+      for (const child of el.childNodes) walk(child);
+      if (el.shadowRoot) for (const child of el.shadowRoot.childNodes) walk(child);
+      if (block) flush();
+    };
+    walk(root);
+    flush();
+    return {
+      url: location.href,
+      title: document.title,
+      index: dom.indexInParent(),
+      items,
+      more,
+      regions,
+    };
+  }
+
+  dom.tools.snapshot = snapshot;
+})();

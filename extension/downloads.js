@@ -1,0 +1,184 @@
+// The downloads each tab started, from chrome.downloads: the last DOWNLOADS_KEPT per tab.
+//
+// chrome.downloads does not say which tab started a download, so it is traced: first to the tab
+// that requested its URL (chrome.webRequest, the last minute), then to the tab whose page is the
+// download's referrer, then, for blob: URLs, to the tab showing the blob's origin (the most
+// recently used one if there are several). A download none of these finds belongs to no tab and
+// is not reported. A tab's list goes when the tab closes (the files stay on disk).
+import { Code, ToolError } from './protocol.js';
+import { bounds, clip, clock, fit } from './ring.js';
+import { tabThatRequested } from './network-log.js';
+
+export const DOWNLOADS_KEPT = 100;
+export const WAIT_DEFAULT_MS = 20_000;
+export const WAIT_MAX_MS = 120_000;
+
+const byId = new Map(); // download id -> record (only downloads traced to a tab)
+const tabs = new Map(); // tabId -> [download id], oldest first
+let waiters = []; // {tabId, since, resolve, reject, timer}
+let recording = () => true; // (tabId, url) => may this tab's downloads be recorded (site policy)
+let onFinished = () => {};
+
+const finished = (r) => r.state === 'complete' || r.state === 'interrupted';
+const bare = (u) => String(u || '').split('#')[0];
+
+function originOf(url) {
+  try {
+    const u = new URL(url.startsWith('blob:') ? url.slice(5) : url);
+    return /^https?:$/.test(u.protocol) ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+async function traceTab(item) {
+  for (const url of [item.finalUrl, item.url]) {
+    const tabId = url && tabThatRequested(url);
+    if (tabId !== null && tabId !== undefined && tabId !== false) return tabId;
+  }
+  const open = (await chrome.tabs.query({})).filter((t) => t.id !== chrome.tabs.TAB_ID_NONE);
+  if (item.referrer) {
+    const exact = open.filter((t) => bare(t.url) === bare(item.referrer));
+    if (exact.length) return newest(exact).id;
+  }
+  const origin = originOf(item.url) || originOf(item.referrer || '');
+  const sameOrigin = origin ? open.filter((t) => originOf(t.url || '') === origin) : [];
+  return sameOrigin.length ? newest(sameOrigin).id : null;
+}
+
+const newest = (ts) => ts.reduce((a, b) => ((b.lastAccessed ?? 0) > (a.lastAccessed ?? 0) ? b : a));
+
+function update(r, item) {
+  if (item.filename) r.filename = item.filename;
+  if (item.finalUrl) r.finalUrl = clip(item.finalUrl, 2000);
+  if (item.mime) r.mime = item.mime;
+  if (Number.isFinite(item.bytesReceived)) r.bytes = item.bytesReceived;
+  if (Number.isFinite(item.totalBytes) && item.totalBytes >= 0) r.totalBytes = item.totalBytes;
+  if (item.state) r.state = item.state;
+  if (item.error) r.error = item.error;
+  if (item.endTime) r.endTime = Date.parse(item.endTime);
+  if (typeof item.exists === 'boolean') r.exists = item.exists;
+}
+
+async function onCreated(item) {
+  const tabId = await traceTab(item).catch(() => null);
+  if (tabId === null || tabId === undefined) return;
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab || !recording(tabId, tab.url || tab.pendingUrl)) return;
+  const r = { id: item.id, tabId, url: clip(item.url, 2000), state: 'in_progress', bytes: 0, startTime: Date.parse(item.startTime) || Date.now() };
+  update(r, item);
+  byId.set(item.id, r);
+  const list = tabs.get(tabId) || [];
+  list.push(item.id);
+  while (list.length > DOWNLOADS_KEPT) byId.delete(list.shift());
+  tabs.set(tabId, list);
+  // onChanged may have come first (the trace above awaits): catch up with the browser's view.
+  const [now] = await chrome.downloads.search({ id: item.id }).catch(() => []);
+  if (now) update(r, now);
+  settled(r);
+}
+
+function onChanged(delta) {
+  const r = byId.get(delta.id);
+  if (!r) return;
+  const was = finished(r);
+  const flat = {};
+  for (const [k, v] of Object.entries(delta)) if (v && typeof v === 'object' && 'current' in v) flat[k] = v.current;
+  update(r, flat);
+  if (!was) settled(r);
+}
+
+// Called whenever a record may have finished.
+function settled(r) {
+  if (!finished(r) || r.reported) return;
+  // The file name arrives in its own change, sometimes after the state: ask once more.
+  r.reported = true;
+  chrome.downloads.search({ id: r.id }).then(([item]) => item && update(r, item), () => {}).finally(() => {
+    onFinished(r.tabId, view(r));
+    for (const w of waiters.filter((w) => w.tabId === r.tabId && wants(w, r))) w.done(r);
+  });
+}
+
+const view = ({ tabId, reported, ...r }) => r;
+
+function wants(w, r) {
+  if (w.since !== null) return r.id > w.since;
+  return r.id === w.target || w.target === null;
+}
+
+export function forget(tabId) {
+  for (const id of tabs.get(tabId) || []) byId.delete(id);
+  tabs.delete(tabId);
+  for (const w of waiters.filter((x) => x.tabId === tabId)) w.fail(new ToolError(Code.TAB_NOT_FOUND, `tab ${tabId} was closed while waiting for its download`));
+}
+
+export const held = () => ({ tabs: [...tabs].filter(([, ids]) => ids.length).map(([id]) => id), downloads: byId.size });
+
+export function initDownloads(mayRecord, finishedHook) {
+  recording = mayRecord;
+  onFinished = finishedHook;
+  chrome.downloads.onCreated.addListener((item) => onCreated(item).catch((e) => console.warn('browser-mcp: download', e)));
+  chrome.downloads.onChanged.addListener(onChanged);
+}
+
+// --- the tool ------------------------------------------------------------------------------------
+
+function lineOf(r) {
+  const size = r.totalBytes > 0 && r.bytes !== r.totalBytes ? `${r.bytes}/${r.totalBytes} bytes` : `${r.bytes} bytes`;
+  const state = r.state === 'interrupted' ? `interrupted (${r.error || 'unknown reason'})` : r.state === 'in_progress' ? 'in progress' : 'complete';
+  return `#${r.id} ${state}, ${size}${r.mime ? `, ${r.mime}` : ''}, started ${clock(r.startTime)}\n    from ${r.url}\n    saved as ${r.filename || '(not yet named)'}`;
+}
+
+function waitFor(tabId, since, timeoutMs) {
+  const list = (tabs.get(tabId) || []).map((id) => byId.get(id)).filter(Boolean);
+  // Without `since`: the tab's newest download, or the first one it starts.
+  const target = since === null && list.length ? list[list.length - 1].id : null;
+  const ready = list.find((r) => finished(r) && r.reported && (since !== null ? r.id > since : r.id === target));
+  if (ready) return Promise.resolve(ready);
+  return new Promise((resolve, reject) => {
+    const w = { tabId, since, target };
+    const stop = () => {
+      clearTimeout(w.timer);
+      waiters = waiters.filter((x) => x !== w);
+    };
+    w.done = (r) => {
+      stop();
+      resolve(r);
+    };
+    w.fail = (e) => {
+      stop();
+      reject(e);
+    };
+    w.timer = setTimeout(() => w.fail(new ToolError(Code.WAIT_TIMEOUT, `no download of tab ${tabId}${since !== null ? ` after #${since}` : ''} finished within ${timeoutMs} ms`)), timeoutMs);
+    waiters.push(w);
+  });
+}
+
+export async function query(tabId, args) {
+  if (args.since !== undefined && !(Number.isInteger(args.since) && args.since >= 0)) {
+    throw new ToolError(Code.INVALID_ARGUMENTS, '"since" must be a download id from an earlier answer');
+  }
+  if (args.wait !== undefined && typeof args.wait !== 'boolean') throw new ToolError(Code.INVALID_ARGUMENTS, '"wait" must be true or false');
+  if (args.timeout !== undefined && !(typeof args.timeout === 'number' && args.timeout >= 0)) {
+    throw new ToolError(Code.INVALID_ARGUMENTS, '"timeout" is in milliseconds');
+  }
+  const since = args.since ?? null;
+  if (args.wait) {
+    const r = await waitFor(tabId, since, Math.min(args.timeout ?? WAIT_DEFAULT_MS, WAIT_MAX_MS));
+    const head = r.state === 'complete' ? `Download #${r.id} finished.` : `Download #${r.id} was interrupted: ${r.error || 'unknown reason'}.`;
+    return { content: [{ type: 'text', text: `${head}\n${lineOf(r)}` }], structuredContent: { downloads: [view(r)], cursor: r.id } };
+  }
+  const { maxChars, limit } = bounds(args);
+  const all = tabs.get(tabId) || [];
+  const list = all.map((id) => byId.get(id)).filter((r) => r && (since === null || r.id > since));
+  const scope = since !== null ? ` after #${since}` : '';
+  const out = fit({
+    header: list.length ? `Downloads of tab ${tabId}${scope}: ${list.length}.` : `No downloads of tab ${tabId}${scope}.`,
+    entries: list, line: lineOf, maxChars, limit, since: since ?? 0, noun: ['download', 'downloads'], hint: '',
+  });
+  const newest = all.length ? all[all.length - 1] : 0;
+  return {
+    content: [{ type: 'text', text: out.text }],
+    structuredContent: { downloads: out.shown.map(view), cursor: out.more ? out.cursor : Math.max(out.cursor ?? 0, newest), more: out.more },
+  };
+}

@@ -1,0 +1,268 @@
+// Every frame of a tab, seen as one page: the snapshot asks each frame (chrome.webNavigation
+// frame ids, content scripts in all frames) and splices the frames in where their <iframe>
+// stands; a ref names its frame ("f12e7" is e7 of frame 12, "e7" is the top frame's), so every
+// DOM tool is routed to the frame that owns its element.
+import { Code, ToolError } from './protocol.js';
+import { sendToFrame } from './page.js';
+import { siteOf, sitePolicy } from './policy.js';
+
+export const DEFAULT_MAX_CHARS = 20_000;
+const MIN_MAX_CHARS = 500;
+const MAX_MAX_CHARS = 500_000;
+// Kept free for the "truncated: …" line, so that the whole text stays within the budget.
+const MARKER_ROOM = 400;
+// A frame that does not answer in this time (busy, or blocked by a dialog) is named, not waited for.
+const FRAME_ANSWER_MS = 3000;
+
+// The document each frame showed in the latest snapshot, per tab: a ref used after its frame has
+// moved to another document is refused instead of finding a stranger with the same number.
+const documents = new Map(); // tabId -> Map(frameId -> documentId)
+
+export function forgetTab(tabId) {
+  documents.delete(tabId);
+}
+
+// "e7" → top frame; "f12e7" → frame 12. Anything else is not a ref of ours.
+export function parseRef(ref) {
+  const m = /^(?:f(\d+))?(e\d+)$/.exec(ref);
+  if (!m) throw new ToolError(Code.INVALID_ARGUMENTS, `"${ref}" is not a ref from browser_snapshot (refs look like e12, or f3e12 inside a frame)`);
+  return { frameId: m[1] ? Number(m[1]) : 0, local: m[2] };
+}
+
+export const framePrefix = (frameId) => (frameId === 0 ? '' : `f${frameId}`);
+
+async function allFrames(tabId) {
+  const frames = await chrome.webNavigation.getAllFrames({ tabId });
+  if (!frames) throw new ToolError(Code.TAB_NOT_FOUND, `no tab with id ${tabId}`);
+  return frames;
+}
+
+// Why a frame's content is not shown, or null when it may be: the user's site policy covers
+// frames too, and only web pages (and their about:/data: children) carry our scripts.
+function policyBlock(url) {
+  const site = siteOf(url);
+  if (!site) return null;
+  const p = sitePolicy(site);
+  if (p.mode === 'off') return `browser-mcp is turned off for ${site}`;
+  if (!p.builtins) return `built-in tools are turned off for ${site}`;
+  return null;
+}
+
+function unreachableWhy(frame, error) {
+  const url = frame.url || '';
+  if (/^chrome-error:/.test(url) || frame.errorOccurred) return 'the frame failed to load (the browser shows its error page)';
+  if (/^(chrome|chrome-extension|devtools|edge|about:(?!blank|srcdoc))/.test(url)) return `the browser does not let extensions into ${url.split('/')[0]}// frames`;
+  const msg = error?.message || String(error);
+  if (/timed out/.test(msg)) return `the frame did not answer within ${FRAME_ANSWER_MS / 1000} s (busy, or blocked by a dialog)`;
+  return msg;
+}
+
+// A DOM tool in one frame, with that frame's ref prefix; refs in `args` are local by now. With
+// `byRef`, only the document the refs came from may answer.
+async function inFrame(tabId, frameId, name, args, { timeoutMs, byRef = false } = {}) {
+  const documentId = byRef ? documents.get(tabId)?.get(frameId) : undefined;
+  try {
+    return await sendToFrame(tabId, frameId, { op: 'dom', name, args, frame: framePrefix(frameId) }, { documentId, timeoutMs });
+  } catch (e) {
+    if (e.code !== 'FRAME_GONE') throw e;
+    const now = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+    const where = frameId === 0 ? 'the page' : `frame f${frameId}`;
+    const moved = now && documentId && now.documentId !== documentId;
+    throw new ToolError(Code.ELEMENT_NOT_FOUND, `${where} ${now ? (moved ? 'has loaded another document' : 'cannot be reached') : 'is gone'} since the snapshot that gave this ref; take a new browser_snapshot`);
+  }
+}
+
+// The frame a tool call acts in, and its arguments with local refs. Tools that name two
+// elements (drag) must keep them in one frame.
+export function route(args, refKeys = ['ref']) {
+  let frameId = null;
+  let byRef = false;
+  const local = { ...args };
+  for (const key of refKeys) {
+    if (typeof args[key] !== 'string' || !args[key]) continue;
+    const r = parseRef(args[key]);
+    if (frameId !== null && r.frameId !== frameId) throw new ToolError(Code.INVALID_ARGUMENTS, `${refKeys.join(' and ')} are in different frames; both elements must be in one frame`);
+    frameId = r.frameId;
+    byRef = true;
+    local[key] = r.local;
+  }
+  return { frameId: frameId ?? 0, args: local, byRef };
+}
+
+export async function checkFramePolicy(tabId, frameId) {
+  if (frameId === 0) return;
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+  const why = frame && policyBlock(frame.url);
+  if (why) throw new ToolError(Code.SITE_DISABLED, `frame f${frameId} cannot be used: ${why}`);
+}
+
+// A DOM tool by ref, in whichever frame owns the ref.
+export async function domCall(tabId, name, args, { refKeys = ['ref'], timeoutMs } = {}) {
+  const r = route(args, refKeys);
+  await checkFramePolicy(tabId, r.frameId);
+  return inFrame(tabId, r.frameId, name, r.args, { timeoutMs, byRef: r.byRef });
+}
+
+// An element's box in the top-level viewport (CSS pixels): the frame's own answer plus the
+// offsets of the <iframe>s above it, outermost first so each scroll happens before the next
+// measure.
+export async function bounds(tabId, args) {
+  const r = route(args);
+  await checkFramePolicy(tabId, r.frameId);
+  const chain = [];
+  for (let id = r.frameId; id !== 0; ) {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId: id });
+    if (!frame) throw new ToolError(Code.ELEMENT_NOT_FOUND, `frame f${id} is gone; take a new browser_snapshot`);
+    const { index } = await inFrame(tabId, id, 'frame_index', {}, { byRef: true });
+    chain.unshift({ parent: frame.parentFrameId, index });
+    id = frame.parentFrameId;
+  }
+  let x = 0;
+  let y = 0;
+  for (const link of chain) {
+    const box = await inFrame(tabId, link.parent, 'frame_box', { index: link.index });
+    x += box.x;
+    y += box.y;
+  }
+  const b = await inFrame(tabId, r.frameId, 'bounds', r.args, { byRef: r.byRef });
+  return { ...b, x: b.x + x, y: b.y + y };
+}
+
+function clampChars(v) {
+  if (v === undefined) return DEFAULT_MAX_CHARS;
+  if (!Number.isInteger(v) || v < MIN_MAX_CHARS || v > MAX_MAX_CHARS) {
+    throw new ToolError(Code.INVALID_ARGUMENTS, `"maxChars" must be an integer from ${MIN_MAX_CHARS} to ${MAX_MAX_CHARS}`);
+  }
+  return v;
+}
+
+// browser_snapshot over every frame (or the part under a ref or selector), within a budget.
+export async function snapshot(tabId, args) {
+  const maxChars = clampChars(args.maxChars);
+  if (args.ref !== undefined && typeof args.ref !== 'string') throw new ToolError(Code.INVALID_ARGUMENTS, '"ref" must be a string');
+  if (args.selector !== undefined && typeof args.selector !== 'string') throw new ToolError(Code.INVALID_ARGUMENTS, '"selector" must be a string');
+  const scope = args.ref ? parseRef(args.ref) : null;
+  const rootId = scope ? scope.frameId : 0;
+  if (scope) await checkFramePolicy(tabId, rootId);
+
+  const frames = await allFrames(tabId);
+  const byId = new Map(frames.map((f) => [f.frameId, f]));
+  if (!byId.has(rootId)) throw new ToolError(Code.ELEMENT_NOT_FOUND, `frame f${rootId} is gone; take a new browser_snapshot`);
+  const children = new Map();
+  for (const f of frames) {
+    if (!children.has(f.parentFrameId)) children.set(f.parentFrameId, []);
+    children.get(f.parentFrameId).push(f);
+  }
+  // Only the scope's frame and the frames below it are asked.
+  const wanted = [];
+  const visit = (id) => {
+    wanted.push(byId.get(id));
+    for (const c of children.get(id) || []) visit(c.frameId);
+  };
+  visit(rootId);
+
+  const base = { maxChars, interactiveOnly: args.interactiveOnly === true };
+  const answers = new Map();
+  const docs = new Map(documents.get(tabId) || []);
+  await Promise.all(wanted.map(async (f) => {
+    // A frame whose site is off is not asked at all; about:/data: frames belong to their parent.
+    const blocked = policyBlock(f.url);
+    if (blocked) {
+      answers.set(f.frameId, { why: blocked });
+      return;
+    }
+    const frameArgs = { ...base };
+    if (f.frameId === rootId && scope) frameArgs.scopeRef = scope.local;
+    if (f.frameId === 0 && !scope && args.selector) frameArgs.scopeSelector = args.selector;
+    try {
+      const value = await sendToFrame(tabId, f.frameId, { op: 'dom', name: 'snapshot', args: frameArgs, frame: framePrefix(f.frameId) }, { timeoutMs: FRAME_ANSWER_MS, inject: true });
+      answers.set(f.frameId, { value });
+      docs.set(f.frameId, f.documentId);
+    } catch (e) {
+      if (f.frameId === rootId) throw e; // the page itself (or the scope) must answer
+      answers.set(f.frameId, { why: unreachableWhy(f, e) });
+    }
+  }));
+  documents.set(tabId, docs);
+
+  // Splice: each frame's items, with its children's items (indented) at their placeholders.
+  // The whole text stays within maxChars: header, lines, and room for the truncation line.
+  const top = answers.get(rootId).value;
+  const header = !scope && !args.selector ? `# ${top.title}\nURL: ${top.url}\n\n` : `Part of ${top.url} under ${args.ref || JSON.stringify(args.selector)}:\n\n`;
+  const out = [];
+  const elements = [];
+  let chars = header.length + MARKER_ROOM;
+  let more = 0;
+  let full = false;
+  const regions = [];
+  const add = (line, depth) => {
+    const s = '  '.repeat(depth) + line;
+    if (full || chars + s.length + 1 > maxChars) {
+      full = true;
+      return false;
+    }
+    chars += s.length + 1;
+    out.push(s);
+    return true;
+  };
+  const emitted = new Set();
+  const emit = (frameId, depth) => {
+    emitted.add(frameId);
+    const a = answers.get(frameId).value;
+    const kids = children.get(frameId) || [];
+    const claimed = new Set();
+    for (const item of a.items) {
+      if (item.frame === undefined) {
+        if (add(item.line, depth)) {
+          if (item.el) elements.push(item.el);
+        } else if (item.el) more++;
+        continue;
+      }
+      // The child frame behind this <iframe>: by its index among the parent's frames, or (for a
+      // frame that could not say) the first unclaimed child whose index is unknown.
+      const indexOf = (k) => answers.get(k.frameId)?.value?.index ?? -1;
+      const child = kids.find((k) => !claimed.has(k.frameId) && item.frame >= 0 && indexOf(k) === item.frame)
+        || kids.find((k) => !claimed.has(k.frameId) && answers.has(k.frameId) && indexOf(k) < 0);
+      if (!child) {
+        add(`${item.line} (not loaded)`, depth);
+        continue;
+      }
+      claimed.add(child.frameId);
+      const got = answers.get(child.frameId);
+      if (!got.value) {
+        add(`${item.line} (not shown: ${got.why})`, depth);
+        continue;
+      }
+      if (!add(item.line, depth)) continue; // counted below, with the frames never reached
+      emit(child.frameId, depth + 1);
+    }
+    more += a.more;
+    regions.push(...a.regions);
+  };
+  emit(rootId, 0);
+  // Frames past the budget (or behind a placeholder past it) still count.
+  for (const f of wanted) {
+    const a = answers.get(f.frameId)?.value;
+    if (a && !emitted.has(f.frameId)) more += a.more + a.items.filter((i) => i.el).length;
+  }
+
+  let text = header + out.join('\n');
+  if (full || more) {
+    const tail = [
+      '{"selector": "CSS"}',
+      ...(base.interactiveOnly ? [] : ['{"interactiveOnly": true}']),
+      `{"maxChars": ${Math.min(maxChars * 4, MAX_MAX_CHARS)}}`,
+    ];
+    const marker = (shown) => {
+      const scopes = shown.length ? `{"ref": "…"} for one of ${shown.join(', ')}` : '{"ref": "…"} for a part of the page';
+      return `\n… truncated: ${more} more element${more === 1 ? '' : 's'} not shown (budget ${maxChars} characters). Ask with ${[scopes, ...tail].join(', or ')} to see them.`;
+    };
+    let shown = regions.slice(0, 8);
+    while (shown.length && marker(shown).length > MARKER_ROOM) shown = shown.slice(0, -1);
+    text += marker(shown);
+  }
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: { url: top.url, title: top.title, elements, truncated: full || more > 0, moreElements: more },
+  };
+}

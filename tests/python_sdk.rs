@@ -1,0 +1,145 @@
+//! An independent MCP client: the official Python SDK (`pip install mcp`) launches
+//! `browserctl mcp` over stdio (tests/python/mcp_stdio_client.py) while this side scripts the
+//! extension.
+//!
+//! Its own test binary with libtest-mimic's harness, because libtest cannot decide at run
+//! time that a test is skipped: without the package this test reports itself as ignored
+//! (with a loud note), not as passed. Under CI (`CI` set) .ci/run installs the package, and a
+//! missing one fails the test instead.
+
+#[path = "it/common.rs"]
+mod common;
+
+use common::*;
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::json;
+use std::process::Stdio;
+use std::time::Duration;
+
+const NAME: &str = "the_official_python_sdk_drives_browserctl_mcp_over_stdio";
+
+fn python_has_mcp() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import mcp"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let skip = !python_has_mcp() && std::env::var_os("CI").is_none();
+    if skip {
+        eprintln!("\n*** SKIPPED {NAME}: python3 cannot `import mcp` (pip install mcp) ***\n");
+    }
+    let trials = vec![
+        Trial::test(NAME, run).with_ignored_flag(skip),
+        Trial::test(
+            "without_the_sdk_the_test_reports_itself_ignored",
+            ignored_without_sdk,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// This harness again, with a python3 that cannot import anything: the SDK test must come out
+/// ignored, with the note, and not passed (and failed under CI).
+fn ignored_without_sdk() -> Result<(), Failed> {
+    use std::os::unix::fs::PermissionsExt;
+    let fake = tempfile::tempdir()?;
+    let python = fake.path().join("python3");
+    std::fs::write(&python, "#!/bin/sh\nexit 1\n")?;
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755))?;
+    let path = format!(
+        "{}:{}",
+        fake.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let me = std::env::current_exe()?;
+    let run = |ci: bool| {
+        let mut cmd = std::process::Command::new(&me);
+        cmd.args(["--exact", NAME])
+            .env("PATH", &path)
+            .env_remove("CI");
+        if ci {
+            cmd.env("CI", "true");
+        }
+        cmd.output()
+    };
+    let out = run(false)?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !(out.status.success() && text.contains("1 ignored") && text.contains("0 passed")) {
+        return Err(format!("expected an ignored test:\n{text}").into());
+    }
+    if !text.contains("*** SKIPPED") {
+        return Err(format!("expected the loud note:\n{text}").into());
+    }
+    let out = run(true)?;
+    if out.status.success() {
+        return Err("under CI a missing SDK must fail the test".into());
+    }
+    Ok(())
+}
+
+fn run() -> Result<(), Failed> {
+    if !python_has_mcp() {
+        return Err(
+            "CI must have the Python MCP SDK: .ci/run installs it with `pip install mcp`".into(),
+        );
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(drive());
+    Ok(())
+}
+
+async fn drive() {
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/mcp_stdio_client.py"
+    );
+    let child = tokio::process::Command::new("python3")
+        .arg(script)
+        .env("BROWSERCTL", CTL)
+        .env("BROWSER_MCP_SOCKET", &d.socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run python3");
+    let output = child.wait_with_output();
+    tokio::pin!(output);
+    let report = |out: std::process::Output| {
+        format!(
+            "the Python client failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // Answer the one call the client makes, unless it stops before making it.
+    let call = tokio::select! {
+        call = ext.answer_call(json!("results for test")) => call,
+        out = &mut output => panic!("{}", report(out.expect("python3 ran"))),
+    };
+    assert_eq!(call["toolName"], "search");
+    assert_eq!(call["args"], json!({"query": "test"}));
+    let out = tokio::time::timeout(Duration::from_secs(60), output)
+        .await
+        .expect("the Python client finishes within 60 s")
+        .expect("python3 ran");
+    let ok = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("client: ok");
+    assert!(ok, "{}", report(out));
+}

@@ -389,7 +389,9 @@ where
     if link.outbox.is_empty() {
         return Ok(());
     }
-    let mut queued = std::mem::take(&mut link.outbox).into_iter();
+    // Taken and put back emptied, so its capacity serves the next turn.
+    let mut outbox = std::mem::take(&mut link.outbox);
+    let mut queued = outbox.drain(..);
     while let Some((frame, id)) = queued.next() {
         if let Err(e) = ws.feed(frame).await {
             for id in id.into_iter().chain(queued.filter_map(|(_, id)| id)) {
@@ -398,6 +400,8 @@ where
             return Err(e);
         }
     }
+    drop(queued);
+    link.outbox = outbox;
     ws.flush().await
 }
 

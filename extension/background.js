@@ -202,7 +202,8 @@ function startNative() {
   });
   port.onDisconnect.addListener(() => {
     clearTimeout(silence);
-    const why = chrome.runtime.lastError?.message || 'host exited';
+    // Chromium says why in runtime.lastError, Firefox in port.error.
+    const why = chrome.runtime.lastError?.message || port.error?.message || 'host exited';
     console.info(`browser-mcp: native host ${NATIVE_HOST} unavailable (${why}); scanning ports`);
     daemons.setNative('unavailable', why);
     nativePort = null;
@@ -277,7 +278,13 @@ function scan() {
 
 // --- keeping the worker alive ----------------------------------------------------------------------
 
-setInterval(() => broadcast(proto.ping()), PING_MS);
+// Chromium keeps the worker alive while its WebSockets carry messages. Firefox suspends an
+// event page 30 s after its last extension API call whatever its sockets do (except while a
+// native-messaging port is open), so a connected Firefox also makes one cheap API call here.
+setInterval(() => {
+  broadcast(proto.ping());
+  if ([...conns.values()].some((c) => c.isOpen)) chrome.runtime.getPlatformInfo().catch(() => {});
+}, PING_MS);
 
 // If the worker was killed anyway (no daemon for 30 s), the alarm wakes it and the top-level
 // code below starts over; if it is alive, this notices a lost native host or a stalled scan.

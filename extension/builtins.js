@@ -3,6 +3,7 @@
 // (frames.js routes by ref); the rest need extension APIs.
 import { Code, ToolError } from './protocol.js';
 import { committedTab, getTab, isWebUrl } from './page.js';
+import { started } from './navigations.js';
 import * as frames from './frames.js';
 import * as dialogs from './dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
@@ -106,6 +107,9 @@ function requireString(args, key) {
   return args[key];
 }
 
+// How Chromium and Firefox report a load that was stopped before it committed.
+const ABORTED = new Set(['net::ERR_ABORTED', 'Error code 2152398850']);
+
 // Runs `start` (which begins a navigation of the tab) and resolves when the top frame has
 // loaded the new document, or after a same-document navigation (history API, #fragment). With
 // `startMs`, a navigation that has not even begun by then fails with `noStart`.
@@ -116,6 +120,7 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
     const done = (err) => {
       clearTimeout(timer);
       clearTimeout(startTimer);
+      clearInterval(abortPoll);
       nav.onBeforeNavigate.removeListener(onBefore);
       nav.onCommitted.removeListener(onCommitted);
       nav.onCompleted.removeListener(onCompleted);
@@ -123,6 +128,7 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
       nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
       nav.onErrorOccurred.removeListener(onError);
       chrome.tabs.onRemoved.removeListener(onRemoved);
+      chrome.tabs.onUpdated.removeListener(onTabLoaded);
       err ? reject(err) : resolve();
     };
     // Events of a navigation that was still going on when this one began (a click's, say)
@@ -142,11 +148,27 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
       clearTimeout(startTimer);
     };
     const onCompleted = (d) => top(d) && committed && done();
+    // Firefox commits its error page (connection refused, DNS) without an onCompleted; the tab
+    // still reports its load complete.
+    const onTabLoaded = (id, change) => id === tabId && change.status === 'complete' && committed && done();
     const onSameDocument = (d) => top(d) && done();
+    // An aborted load is not always the end: Firefox restarts a load that moves to another
+    // content process, reporting a second onBeforeNavigate and an abort of the first attempt
+    // ("Error code 2152398850", NS_BINDING_ABORTED). So an abort fails the call only once the
+    // tab has stopped loading without committing anything.
+    let abortPoll = null;
     const onError = (d) => {
       if (!top(d) || d.url !== ours) return;
-      const why = d.error === 'net::ERR_ABORTED' ? 'the navigation was cancelled (or became a download)' : d.error;
-      done(new ToolError(Code.NAVIGATION_FAILED, `could not load ${d.url}: ${why}`));
+      const aborted = ABORTED.has(d.error);
+      const why = aborted ? 'the navigation was cancelled (or became a download)' : d.error;
+      const err = new ToolError(Code.NAVIGATION_FAILED, `could not load ${d.url}: ${why}`);
+      if (!aborted) return done(err);
+      clearInterval(abortPoll);
+      abortPoll = setInterval(async () => {
+        const tab = await chrome.tabs.get(tabId).catch(() => null);
+        if (committed) clearInterval(abortPoll);
+        else if (!tab || tab.status !== 'loading') done(err);
+      }, 250);
     };
     const onRemoved = (id) => id === tabId && done(new ToolError(Code.NAVIGATION_FAILED, 'tab was closed'));
     const timer = setTimeout(() => done(new ToolError(Code.NAVIGATION_FAILED, `page did not load within ${timeoutMs} ms`)), timeoutMs);
@@ -158,6 +180,7 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
     nav.onReferenceFragmentUpdated.addListener(onSameDocument);
     nav.onErrorOccurred.addListener(onError);
     chrome.tabs.onRemoved.addListener(onRemoved);
+    chrome.tabs.onUpdated.addListener(onTabLoaded);
     Promise.resolve().then(start).catch((e) => done(e instanceof ToolError ? e : new ToolError(Code.NAVIGATION_FAILED, e.message)));
   });
 }
@@ -182,7 +205,10 @@ async function navigate(tabId, args) {
     throw new ToolError(Code.INVALID_ARGUMENTS, `not an absolute URL: ${url}`);
   }
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
-  await navigation(tabId, () => chrome.tabs.update(tabId, { url: parsed.href }));
+  await navigation(tabId, () => {
+    started(tabId, parsed.href);
+    return chrome.tabs.update(tabId, { url: parsed.href });
+  });
   return loaded(tabId, 'Loaded');
 }
 

@@ -3,8 +3,10 @@
 import { Code, ToolError } from './protocol.js';
 import { settings } from './settings.js';
 import { uiChanged } from './badge.js';
+import { isFirefox } from './platform.js';
 
 const pending = new Map(); // id -> Prompt
+const answerWindows = new Map(); // prompt id -> window opened from its notification
 let seq = 0;
 
 // A daemon that times out an attempt may send the same call again: it joins the prompt that is
@@ -23,6 +25,7 @@ export function ask({ tabId, site, tool, args, port, title }) {
       if (!pending.delete(id)) return;
       clearTimeout(prompt.timer);
       if (chrome.notifications) chrome.notifications.clear(id).catch(() => {});
+      closeAnswerWindow(id);
       uiChanged();
       if (allowed) resolve();
       else reject(error);
@@ -55,23 +58,45 @@ function formatMs(ms) {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+// Chromium's notifications carry the answer buttons, and closing one denies. Firefox's have no
+// buttons nor requireInteraction, and its onClosed claims byUser for every close (also when the
+// desktop expires the notification, or has no notification service at all), so there the
+// notification says "click to answer", a click opens the popup in a small window, and closing
+// it means nothing: an unanswered prompt is denied by its timeout.
 function notify(p) {
   if (!chrome.notifications) return;
   const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
-  chrome.notifications
-    .create(p.id, {
-      type: 'basic',
-      iconUrl: chrome.runtime.getURL('icons/icon128.png'),
-      title: `Allow ${p.tool} on ${new URL(p.site).host}?`,
-      message: `A program using browser-mcpd (port ${p.port}) wants to run ${p.tool}${args} in “${p.title || p.site}”.`,
-      contextMessage: `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`,
-      buttons: [{ title: 'Allow once' }, { title: 'Deny' }],
-      requireInteraction: true,
-      priority: 2,
-    })
-    .catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
+  const message = `A program using browser-mcpd (port ${p.port}) wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
+  const deadline = `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`;
+  const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: `Allow ${p.tool} on ${new URL(p.site).host}?` };
+  const options = isFirefox
+    ? { ...common, message: `${message} Click to answer. ${deadline}.` }
+    : { ...common, message, contextMessage: deadline, buttons: [{ title: 'Allow once' }, { title: 'Deny' }], requireInteraction: true, priority: 2 };
+  chrome.notifications.create(p.id, options).catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
+}
+
+// The popup of the prompt's tab, in a window of its own (a notification click may not open the
+// toolbar popup itself).
+async function openAnswerWindow(id) {
+  const p = pending.get(id);
+  if (!p || answerWindows.has(id)) return;
+  const url = chrome.runtime.getURL(`popup.html?tab=${p.tabId}`);
+  try {
+    const win = await chrome.windows.create({ url, type: 'popup', width: 420, height: 640 });
+    if (pending.has(id)) answerWindows.set(id, win.id);
+    else chrome.windows.remove(win.id).catch(() => {});
+  } catch {
+    chrome.tabs.create({ url }).catch(() => {});
+  }
+}
+
+function closeAnswerWindow(id) {
+  const win = answerWindows.get(id);
+  answerWindows.delete(id);
+  if (win != null) chrome.windows.remove(win).catch(() => {});
 }
 
 // Registered at module load, i.e. synchronously at service-worker start.
-chrome.notifications?.onButtonClicked.addListener((id, button) => answer(id, button === 0));
-chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, false));
+chrome.notifications?.onButtonClicked?.addListener((id, button) => answer(id, button === 0));
+chrome.notifications?.onClicked.addListener((id) => openAnswerWindow(id));
+if (!isFirefox) chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, false));

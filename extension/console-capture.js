@@ -83,7 +83,7 @@
           return String(v);
       }
       if (v === null) return 'null';
-      if (v instanceof ErrorCtor) return depth ? `${v.name}: ${v.message}` : String(v.stack || `${v.name}: ${v.message}`);
+      if (v instanceof ErrorCtor) return depth ? `${v.name}: ${v.message}` : errorWithStack(v);
       if (typeof Node === 'function' && v instanceof Node) {
         if (v.nodeType !== 1) return `#${v.nodeName.toLowerCase()}`;
         return `<${v.localName}${v.id ? `#${v.id}` : ''}${typeof v.className === 'string' && v.className ? `.${v.className.trim().split(/\s+/).join('.')}` : ''}>`;
@@ -100,6 +100,18 @@
       return '[unprintable]';
     }
   }
+
+  // V8's stack starts with "Name: message"; Firefox's is only the frames ("@url:line:col").
+  function errorWithStack(e) {
+    const head = `${e.name}: ${e.message}`;
+    const stack = String(e.stack || '');
+    return !stack ? head : stack.startsWith(head) ? stack : `${head}\n${stack}`;
+  }
+
+  // An uncaught exception as Chromium words it ("Uncaught TypeError: …"); Firefox says
+  // "TypeError: …", or "uncaught exception: …" for a thrown non-Error.
+  const uncaught = (message) =>
+    /^Uncaught\b/.test(message) ? message : `Uncaught ${message.replace(/^uncaught exception: /, '')}`;
 
   // console.log('%s has %d items', a, n): the substitutions the console itself makes.
   function format(args) {
@@ -185,7 +197,7 @@
     if (!(e instanceof ErrorEvent)) return; // a resource that failed to load (network log)
     const stack = e.error instanceof ErrorCtor ? e.error.stack : '';
     const site = e.filename ? { url: e.filename, line: e.lineno, column: e.colno } : caller(stack);
-    push({ level: 'error', source: 'exception', text: e.message || `Uncaught ${preview(e.error)}`, ...(site || {}) });
+    push({ level: 'error', source: 'exception', text: e.message ? uncaught(e.message) : `Uncaught ${preview(e.error)}`, ...(site || {}) });
   }, true);
 
   listen.call(globalThis, 'unhandledrejection', (e) => {

@@ -1,13 +1,14 @@
 // The channel to a tab's page: content.js in the isolated world, which relays to the WebMCP
 // adapter in the page's own world.
 import * as proto from './protocol.js';
+import { seen } from './navigations.js';
 import { bounds, domCall } from './frames.js';
 
 export const isWebUrl = (url) => /^https?:/i.test(url || '');
 
 export async function getTab(tabId) {
   try {
-    return await chrome.tabs.get(tabId);
+    return seen(await chrome.tabs.get(tabId));
   } catch {
     throw new proto.ToolError(proto.Code.TAB_NOT_FOUND, `no tab with id ${tabId}`);
   }
@@ -27,7 +28,7 @@ export async function committedTab(tabId, ms = 30_000) {
       resolve(t);
     };
     const recheck = () => getTab(tabId).then(done, () => done(tab));
-    const onUpdated = (id, _change, t) => id === tabId && settled(t) && done(t);
+    const onUpdated = (id, _change, t) => id === tabId && settled(seen(t)) && done(seen(t));
     chrome.tabs.onUpdated.addListener(onUpdated);
     timer = setTimeout(recheck, ms);
     // It may have committed between the first look and the listener.

@@ -1,5 +1,6 @@
 // Message shapes of the seed-001 bridge protocol (extension side). Only this file knows the wire
 // field names, so the daemon's serde types can be checked against one place.
+import { isFirefox } from './platform.js';
 
 // A tool failure that travels to the daemon as {code, message}.
 export class ToolError extends Error {
@@ -52,9 +53,19 @@ function message(type, fields = {}) {
 let browser = null;
 
 // Brands are more honest than the UA string (which says "HeadlessChrome" or freezes the version);
-// a vendor brand such as "Google Chrome" wins over the generic "Chromium".
+// a vendor brand such as "Google Chrome" wins over the generic "Chromium". Firefox has no brands
+// but says who it is (name "Firefox", the full version such as "153.7.0").
 export async function browserInfo() {
   if (browser) return browser;
+  if (isFirefox) {
+    try {
+      const { name, version } = await chrome.runtime.getBrowserInfo();
+      browser = { name, version };
+      return browser;
+    } catch {
+      // fall through to the UA string
+    }
+  }
   let brands = [];
   try {
     const high = await navigator.userAgentData.getHighEntropyValues(['fullVersionList']);

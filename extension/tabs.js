@@ -2,6 +2,7 @@
 import * as proto from './protocol.js';
 import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
+import { findTab, queryTabs, seen, started } from './navigations.js';
 import { toolOffer } from './policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
@@ -39,7 +40,7 @@ function toTab(tab) {
 }
 
 export async function snapshot() {
-  const tabs = await chrome.tabs.query({});
+  const tabs = await queryTabs({});
   return tabs.filter((t) => t.id !== chrome.tabs.TAB_ID_NONE).map(toTab);
 }
 
@@ -55,7 +56,7 @@ async function setPageTools(tabId, tools) {
   if (JSON.stringify(prev) === JSON.stringify(next)) return;
   if (next.length) pageTools.set(tabId, next);
   else pageTools.delete(tabId);
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const tab = await findTab(tabId);
   if (tab) emit(proto.toolsChanged(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }
 
@@ -94,7 +95,12 @@ export async function openTab({ url, focus, requestId }) {
     throw new proto.ToolError(proto.Code.INVALID_ARGUMENTS, `openTab accepts http(s) URLs or about:blank, not ${target}`);
   }
   const active = focus !== false;
-  const created = chrome.tabs.create({ url: target, active });
+  // Remembered before onCreated looks at the tab (it waits for `opening`): Firefox does not say
+  // where a new tab is going (navigations.js).
+  const created = chrome.tabs.create({ url: target, active }).then((tab) => {
+    if (target !== 'about:blank') started(tab.id, target);
+    return tab;
+  });
   opening = Promise.allSettled([opening, created]);
   const tab = await created;
   if (requestId != null) openRequests.set(tab.id, requestId);
@@ -115,7 +121,7 @@ export async function closeTab(tabId) {
 async function focusChanged(tabId) {
   if (tabId === focusedTabId) return;
   focusedTabId = tabId;
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const tab = await findTab(tabId);
   if (tab) emit(proto.tabFocused(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }
 
@@ -123,14 +129,14 @@ const onCreated = serial(async (created) => {
   await opening;
   const requestId = openRequests.get(created.id);
   openRequests.delete(created.id);
-  const tab = await chrome.tabs.get(created.id).catch(() => null);
+  const tab = await findTab(created.id);
   if (tab) emit(proto.tabCreated(toTab(tab), requestId));
 });
 
 const onUpdated = serial(async (tabId, change, tab) => {
   if (change.url && !isWebUrl(change.url)) pageTools.delete(tabId);
   if (change.url !== undefined || change.title !== undefined || change.status === 'complete') {
-    emit(proto.tabUpdated(toTab(tab)));
+    emit(proto.tabUpdated(toTab(seen(tab))));
   }
 });
 
@@ -145,7 +151,7 @@ const onRemoved = serial(async (tabId) => {
 const onReplaced = serial(async (addedId, removedId) => {
   pageTools.delete(removedId);
   emit(proto.tabClosed(removedId));
-  const tab = await chrome.tabs.get(addedId).catch(() => null);
+  const tab = await findTab(addedId);
   if (tab) emit(proto.tabCreated(toTab(tab)));
 });
 
@@ -167,7 +173,7 @@ const onPageMessage = (msg, sender) => {
 
 // The site policy changed: every tab it covers sends its new list at once.
 export const republish = serial(async (affects) => {
-  for (const tab of await chrome.tabs.query({})) {
+  for (const tab of await queryTabs({})) {
     const url = tab.url || tab.pendingUrl;
     if (isWebUrl(url) && affects(url)) emit(proto.toolsChanged(tab.id, offerOf(tab.id, url)));
   }

@@ -6,11 +6,12 @@ import * as activity from './activity.js';
 import { badgeState } from './badge.js';
 import { BUILTIN_TOOLS } from './builtins.js';
 import { isWebUrl } from './page.js';
+import { findTab } from './navigations.js';
 import { sitePolicy, siteOf } from './policy.js';
 import { pageToolsOf, toolsOf } from './tabs.js';
 
 async function tabView(tabId) {
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const tab = await findTab(tabId);
   if (!tab) return null;
   const url = tab.url || tab.pendingUrl || '';
   const site = siteOf(url);

@@ -7,6 +7,12 @@
 // unregisterTool/provideContext/clearContext methods, navigator.modelContext, the page's original
 // annotations (native getTools drops idempotentHint/destructiveHint) and the page's real error
 // messages (native executeTool reports every failure as "UnknownError").
+// With Firefox's native API (navigator.modelContext; pref dom.modelcontext.enabled) it keeps the
+// native object, so Firefox itself sees the page's tools too. That object has only
+// registerTool/unregisterTool (getTools/invokeTool only with dom.modelcontext.testing.enabled),
+// no toolchange event and ignores an AbortSignal, so the shim wraps both methods to keep its own
+// list, honours the signal, adds provideContext/clearContext and document.modelContext, and runs
+// a call through native invokeTool when Firefox offers it, else through the tool's execute.
 //
 // Either way it reports the tool list to content.js and runs calls for it (see content.js).
 (() => {
@@ -19,6 +25,10 @@
   const send = (msg) => document.dispatchEvent(new CustomEvent(FROM_PAGE, { detail: JSON.stringify(msg) }));
 
   const native = document.modelContext && typeof document.modelContext.getTools === 'function' ? document.modelContext : null;
+  const gecko = !native && navigator.modelContext && typeof navigator.modelContext.registerTool === 'function' ? navigator.modelContext : null;
+  // Firefox's testing-only methods: tools registered before the shim ran are reachable only here.
+  const geckoTools = () => (gecko && typeof gecko.getTools === 'function' ? gecko.getTools() : []);
+  const geckoInvoke = gecko && typeof gecko.invokeTool === 'function' ? gecko.invokeTool.bind(gecko) : null;
   const registered = new Map(); // name -> { tool, controller }: every tool registered through us
   const lastError = new Map(); // name -> message thrown by the page's execute (native path)
 
@@ -52,6 +62,11 @@
   }
 
   async function list() {
+    if (gecko) {
+      const ours = [...registered.values()].map(({ tool }) => describe(tool));
+      const before = geckoTools().filter((t) => !registered.has(t.name)).map(describe);
+      return [...ours, ...before];
+    }
     if (!native) return [...registered.values()].map(({ tool }) => describe(tool));
     const tools = await native.getTools();
     return tools.map((t) => {
@@ -63,6 +78,12 @@
   const client = () => ({ requestUserInteraction: async (callback) => callback() });
 
   async function call(name, args) {
+    if (gecko) {
+      const entry = registered.get(name);
+      const known = entry || geckoTools().some((t) => t.name === name);
+      if (!known) throw Object.assign(new Error(`no tool named ${name}`), { code: 'TOOL_NOT_FOUND' });
+      return geckoInvoke ? geckoInvoke(name, args ?? {}) : entry.tool.execute(args, client());
+    }
     if (!native) {
       const entry = registered.get(name);
       if (!entry) throw Object.assign(new Error(`no tool named ${name}`), { code: 'TOOL_NOT_FOUND' });
@@ -128,6 +149,33 @@
     api = native;
     Object.defineProperty(native, 'registerTool', { value: registerTool, configurable: true, writable: true });
     native.addEventListener('toolchange', changed);
+  } else if (gecko) {
+    const nativeRegister = gecko.registerTool.bind(gecko);
+    const nativeUnregister = gecko.unregisterTool.bind(gecko);
+    notify = changed;
+    api = gecko;
+    const registerTool = (tool, options = {}) => {
+      validate(tool);
+      if (options?.signal?.aborted) return undefined;
+      const result = nativeRegister(tool); // Firefox's own checks first; it replaces a duplicate
+      registered.get(tool.name)?.controller.abort();
+      const controller = new AbortController();
+      registered.set(tool.name, { tool, controller });
+      options?.signal?.addEventListener('abort', () => registered.get(tool.name)?.controller === controller && api.unregisterTool(tool.name), { once: true });
+      notify();
+      return result;
+    };
+    const unregisterTool = (name) => {
+      nativeUnregister(name);
+      const entry = registered.get(name);
+      if (!entry) return;
+      registered.delete(name);
+      entry.controller.abort();
+      notify();
+    };
+    Object.defineProperty(gecko, 'registerTool', { value: registerTool, configurable: true, writable: true });
+    Object.defineProperty(gecko, 'unregisterTool', { value: unregisterTool, configurable: true, writable: true });
+    if (!('modelContext' in document)) Object.defineProperty(document, 'modelContext', { value: gecko, configurable: true, enumerable: true });
   } else {
     const target = new EventTarget();
     let ontoolchange = null;

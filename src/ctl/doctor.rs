@@ -1,6 +1,7 @@
 //! `browserctl doctor`: checks the pieces a working setup needs, each ✓ or ✗ with a fix.
 
 use super::client::Client;
+use super::install_host::{allowed_key, allowed_value, Family};
 use super::output::{print, print_json, Stop};
 use crate::protocol::control::{BrowserView, Status};
 use serde::Serialize;
@@ -114,7 +115,7 @@ fn native_host_checks() -> Vec<Check> {
     if browsers.is_empty() {
         return vec![fail(
             "native host",
-            "no Chrome, Chromium, Brave, Edge or Vivaldi profile found",
+            "no Chrome, Chromium, Brave, Edge, Vivaldi or Firefox profile found",
             "start your browser once so it creates its profile",
         )];
     }
@@ -128,7 +129,7 @@ fn native_host_checks() -> Vec<Check> {
                 browser.name()
             );
             if manifest.is_file() {
-                match host_runs(&manifest) {
+                match host_runs(&manifest, browser.family()) {
                     Ok(runs) => pass(
                         name,
                         format!("{} (runs {})", manifest.display(), runs.display()),
@@ -150,13 +151,24 @@ fn native_host_checks() -> Vec<Check> {
 }
 
 /// Follows a host manifest to the browserctl its wrapper runs; why not, when any link of the
-/// chain is gone (the usual case: the wrapper named a build directory since cleaned).
-fn host_runs(manifest: &Path) -> Result<PathBuf, String> {
+/// chain is gone (the usual case: the wrapper named a build directory since cleaned) or when the
+/// manifest does not let our extension in (e.g. a Chromium manifest copied for Firefox).
+fn host_runs(manifest: &Path, family: Family) -> Result<PathBuf, String> {
     use std::os::unix::fs::PermissionsExt;
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+    let (key, ours) = (allowed_key(family), allowed_value(family));
+    let allowed = v[key]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == ours));
+    if !allowed {
+        return Err(format!(
+            "{} does not list our extension ({ours}) in {key}",
+            manifest.display()
+        ));
+    }
     let wrapper = PathBuf::from(v["path"].as_str().unwrap_or_default());
     let script = std::fs::read_to_string(&wrapper).map_err(|e| {
         format!(

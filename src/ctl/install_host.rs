@@ -1,15 +1,19 @@
-//! `browserctl install-native-host`: registers `browserctl native-host` with Chromium-family
-//! browsers for this user.
+//! `browserctl install-native-host`: registers `browserctl native-host` with this user's
+//! browsers: each Chromium-family browser (a directory inside its user-data directory) and
+//! Firefox (one directory per user, read by Firefox, Firefox ESR, Developer Edition and Nightly
+//! alike, whatever the profile).
 //!
-//! Two files go into the browser's `NativeMessagingHosts` directory: the host manifest
+//! Two files go into the browser's native-messaging-hosts directory: the host manifest
 //! `dev.browsermcp.host.json`, and a small wrapper script that its `path` names. The wrapper is
-//! needed because Chrome runs `path` with the caller's origin as the only argument, and we need
-//! `browserctl native-host` (plus a `--discovery-dir`, if one was chosen at install time, since
-//! the browser does not pass our environment on reliably).
+//! needed because the browser runs `path` with arguments of its own (Chrome: the caller's
+//! origin; Firefox: the manifest's path and the extension's id), and we need `browserctl
+//! native-host` (plus a `--discovery-dir`, if one was chosen at install time, since the browser
+//! does not pass our environment on reliably). The manifests differ by family: Chromium's names
+//! the extension by origin (`allowed_origins`), Firefox's by id (`allowed_extensions`).
 
 use super::output::{print, print_json, Stop};
 use crate::error::Error;
-use crate::protocol::native::{EXTENSION_ORIGIN, HOST_NAME};
+use crate::protocol::native::{EXTENSION_ORIGIN, GECKO_EXTENSION_ID, HOST_NAME};
 use serde::Serialize;
 use std::fs;
 use std::io::Write;
@@ -30,10 +34,21 @@ pub enum Browser {
     Brave,
     Edge,
     Vivaldi,
+    /// Every Firefox of this user (release, ESR, Developer Edition, Nightly): they share one
+    /// directory of host manifests, independent of the profile.
+    #[value(aliases = ["firefox-esr", "firefox-developer-edition", "firefox-nightly"])]
+    Firefox,
+}
+
+/// The two native-messaging dialects: where the manifest goes and how it names our extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Chromium,
+    Firefox,
 }
 
 impl Browser {
-    const ALL: [Browser; 8] = [
+    const ALL: [Browser; 9] = [
         Browser::Chromium,
         Browser::Chrome,
         Browser::ChromeBeta,
@@ -42,7 +57,15 @@ impl Browser {
         Browser::Brave,
         Browser::Edge,
         Browser::Vivaldi,
+        Browser::Firefox,
     ];
+
+    pub fn family(self) -> Family {
+        match self {
+            Browser::Firefox => Family::Firefox,
+            _ => Family::Chromium,
+        }
+    }
 
     /// The `--browser` value.
     pub fn name(self) -> &'static str {
@@ -55,6 +78,7 @@ impl Browser {
             Browser::Brave => "brave",
             Browser::Edge => "edge",
             Browser::Vivaldi => "vivaldi",
+            Browser::Firefox => "firefox",
         }
     }
 
@@ -69,10 +93,37 @@ impl Browser {
             Browser::Brave => "Brave",
             Browser::Edge => "Microsoft Edge",
             Browser::Vivaldi => "Vivaldi",
+            Browser::Firefox => "Firefox",
         }
     }
 
-    /// The default user-data directory, relative to the per-user config base.
+    /// Whether this user has run the browser (its profile directory exists).
+    fn present(self) -> Result<bool, Error> {
+        let profiles = config_base()?.join(self.profile_dir()).is_dir();
+        // Firefox on Linux keeps its profiles in ~/.mozilla/firefox, or (since it follows XDG,
+        // when there is no ~/.mozilla) in $XDG_CONFIG_HOME/mozilla/firefox.
+        let legacy = self == Browser::Firefox
+            && !cfg!(target_os = "macos")
+            && home()?.join(".mozilla/firefox").is_dir();
+        Ok(profiles || legacy)
+    }
+
+    /// Where the browser looks for this user's host manifests.
+    pub fn hosts_dir(self) -> Result<PathBuf, Error> {
+        match self.family() {
+            Family::Chromium => Ok(config_base()?
+                .join(self.profile_dir())
+                .join("NativeMessagingHosts")),
+            // Measured with firefox-esr 153: it reads ~/.mozilla/native-messaging-hosts even
+            // when its profiles live under XDG_CONFIG_HOME.
+            Family::Firefox if cfg!(target_os = "macos") => {
+                Ok(config_base()?.join("Mozilla/NativeMessagingHosts"))
+            }
+            Family::Firefox => Ok(home()?.join(".mozilla/native-messaging-hosts")),
+        }
+    }
+
+    /// The default user-data (profiles) directory, relative to the per-user config base.
     fn profile_dir(self) -> &'static str {
         if cfg!(target_os = "macos") {
             match self {
@@ -84,6 +135,7 @@ impl Browser {
                 Browser::Brave => "BraveSoftware/Brave-Browser",
                 Browser::Edge => "Microsoft Edge",
                 Browser::Vivaldi => "Vivaldi",
+                Browser::Firefox => "Firefox",
             }
         } else {
             match self {
@@ -95,20 +147,23 @@ impl Browser {
                 Browser::Brave => "BraveSoftware/Brave-Browser",
                 Browser::Edge => "microsoft-edge",
                 Browser::Vivaldi => "vivaldi",
+                Browser::Firefox => "mozilla/firefox",
             }
         }
     }
 }
 
+fn home() -> Result<PathBuf, Error> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::bad_request("HOME is not set; pass --user-data-dir"))
+}
+
 /// `~/Library/Application Support` on macOS; `$XDG_CONFIG_HOME` or `~/.config` elsewhere
-/// (where Chromium-family browsers keep their user-data directories).
+/// (where Chromium-family browsers keep their user-data directories, and Firefox its profiles
+/// when it follows XDG).
 fn config_base() -> Result<PathBuf, Error> {
-    let home = || {
-        std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .ok_or_else(|| Error::bad_request("HOME is not set; pass --user-data-dir"))
-    };
     if cfg!(target_os = "macos") {
         return Ok(home()?.join("Library/Application Support"));
     }
@@ -121,22 +176,24 @@ fn config_base() -> Result<PathBuf, Error> {
 /// The browsers whose default profile exists here, each with the directory its native host
 /// manifests go to.
 pub fn detected() -> Result<Vec<(Browser, PathBuf)>, Error> {
-    let base = config_base()?;
-    Ok(Browser::ALL
-        .into_iter()
-        .filter(|b| base.join(b.profile_dir()).is_dir())
-        .map(|b| (b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
-        .collect())
+    let mut found = Vec::new();
+    for b in Browser::ALL {
+        if b.present()? {
+            found.push((b, b.hosts_dir()?));
+        }
+    }
+    Ok(found)
 }
 
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// The browser to register with (repeatable) [default: every one whose profile directory
-    /// exists].
+    /// exists]. `firefox` covers Firefox ESR, Developer Edition and Nightly too: all read
+    /// ~/.mozilla/native-messaging-hosts, for every profile.
     #[arg(long = "browser", value_enum, value_name = "BROWSER")]
     pub browsers: Vec<Browser>,
-    /// A custom user-data directory (`--user-data-dir` of the browser): the host goes into
-    /// DIR/NativeMessagingHosts.
+    /// A custom user-data directory of a Chromium-family browser (its `--user-data-dir`): the
+    /// host goes into DIR/NativeMessagingHosts. (Firefox has no per-profile hosts.)
     #[arg(long, value_name = "DIR")]
     pub user_data_dir: Option<PathBuf>,
     /// Remove the host instead.
@@ -155,6 +212,7 @@ pub struct InstallArgs {
 #[derive(Debug)]
 struct Target {
     browser: String,
+    family: Family,
     dir: PathBuf,
 }
 
@@ -172,32 +230,40 @@ struct Done {
 
 fn targets(a: &InstallArgs) -> Result<Vec<Target>, Error> {
     if let Some(dir) = &a.user_data_dir {
+        if a.browsers.contains(&Browser::Firefox) {
+            return Err(Error::bad_request(
+                "Firefox reads native hosts per user (~/.mozilla/native-messaging-hosts), not per \
+                 profile: --user-data-dir is for Chromium-family browsers; use --browser firefox alone",
+            ));
+        }
         let dir = std::path::absolute(dir)
             .map_err(|e| Error::bad_request(format!("{}: {e}", dir.display())))?;
         return Ok(vec![Target {
             browser: "custom".into(),
+            family: Family::Chromium,
             dir: dir.join("NativeMessagingHosts"),
         }]);
     }
-    let base = config_base()?;
     let chosen: Vec<(Browser, PathBuf)> = if a.browsers.is_empty() {
         detected()?
     } else {
-        a.browsers
-            .iter()
-            .map(|b| (*b, base.join(b.profile_dir()).join("NativeMessagingHosts")))
-            .collect()
+        let mut chosen = Vec::new();
+        for b in &a.browsers {
+            chosen.push((*b, b.hosts_dir()?));
+        }
+        chosen
     };
     if chosen.is_empty() {
         return Err(Error::bad_request(format!(
-            "found no browser profile under {}; name the browser with --browser (chromium, chrome, …) or give --user-data-dir",
-            base.display()
+            "found no browser profile under {}; name the browser with --browser (chromium, chrome, firefox, …) or give --user-data-dir",
+            config_base()?.display()
         )));
     }
     Ok(chosen
         .into_iter()
         .map(|(b, dir)| Target {
             browser: b.name().into(),
+            family: b.family(),
             dir,
         })
         .collect())
@@ -259,14 +325,32 @@ pub fn build_dir(path: &Path) -> Option<PathBuf> {
     })
 }
 
-fn manifest(wrapper: &Path) -> serde_json::Value {
-    serde_json::json!({
+fn manifest(wrapper: &Path, family: Family) -> serde_json::Value {
+    let mut m = serde_json::json!({
         "name": HOST_NAME,
         "description": "browser-mcp: tells the browser-mcp extension where the local browser-mcpd daemons are",
         "path": wrapper,
         "type": "stdio",
-        "allowed_origins": [EXTENSION_ORIGIN],
-    })
+    });
+    // Each browser rejects the other's key.
+    m[allowed_key(family)] = serde_json::json!([allowed_value(family)]);
+    m
+}
+
+/// The manifest key that names who may start the host.
+pub fn allowed_key(family: Family) -> &'static str {
+    match family {
+        Family::Chromium => "allowed_origins",
+        Family::Firefox => "allowed_extensions",
+    }
+}
+
+/// Our extension, as that key names it.
+pub fn allowed_value(family: Family) -> &'static str {
+    match family {
+        Family::Chromium => EXTENSION_ORIGIN,
+        Family::Firefox => GECKO_EXTENSION_ID,
+    }
 }
 
 /// Writes `contents` to `path` through a temp file and a rename, so a browser never reads
@@ -294,7 +378,7 @@ fn install(t: &Target, browserctl: &Path, discovery_dir: Option<&Path>) -> Resul
     let manifest_path = t.dir.join(format!("{HOST_NAME}.json"));
     let script = wrapper_script(browserctl, discovery_dir)?;
     write_file(&wrapper, script.as_bytes(), 0o755).map_err(|e| io(&wrapper, e))?;
-    let mut body = serde_json::to_vec_pretty(&manifest(&wrapper)).expect("JSON");
+    let mut body = serde_json::to_vec_pretty(&manifest(&wrapper, t.family)).expect("JSON");
     body.push(b'\n');
     write_file(&manifest_path, &body, 0o644).map_err(|e| io(&manifest_path, e))?;
     let mut runs = format!("{} native-host", browserctl.display());
@@ -439,13 +523,36 @@ mod tests {
 
     #[test]
     fn manifest_names_our_extension() {
-        let m = manifest(Path::new("/h/browser-mcp-native-host"));
+        let m = manifest(Path::new("/h/browser-mcp-native-host"), Family::Chromium);
         assert_eq!(m["name"], "dev.browsermcp.host");
         assert_eq!(m["type"], "stdio");
         assert_eq!(m["path"], "/h/browser-mcp-native-host");
         assert_eq!(
             m["allowed_origins"],
             serde_json::json!(["chrome-extension://jldadifenendlhihnlmegbljijfhnffa/"])
+        );
+        assert!(m.get("allowed_extensions").is_none(), "{m}");
+    }
+
+    #[test]
+    fn firefox_manifest_names_our_gecko_id() {
+        let m = manifest(Path::new("/h/browser-mcp-native-host"), Family::Firefox);
+        assert_eq!(m["name"], "dev.browsermcp.host");
+        assert_eq!(m["type"], "stdio");
+        assert_eq!(
+            m["allowed_extensions"],
+            serde_json::json!(["browser-mcp@browsermcp.dev"])
+        );
+        assert!(m.get("allowed_origins").is_none(), "{m}");
+    }
+
+    #[test]
+    fn the_gecko_id_is_the_manifests() {
+        let text = include_str!("../../extension/manifest.json");
+        let m: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            m["browser_specific_settings"]["gecko"]["id"],
+            GECKO_EXTENSION_ID
         );
     }
 }

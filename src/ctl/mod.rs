@@ -177,7 +177,7 @@ pub enum Command {
     Wait(wait::WaitArgs),
     /// The browser's native-messaging host (the browser starts it; see install-native-host).
     NativeHost(native_host::NativeHostArgs),
-    /// Register `browserctl native-host` with Chromium-family browsers for this user.
+    /// Register `browserctl native-host` with this user's browsers (Chromium family, Firefox).
     InstallNativeHost(install_host::InstallArgs),
     /// Print a shell completion script.
     ///

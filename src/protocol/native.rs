@@ -14,6 +14,11 @@ pub const HOST_NAME: &str = "dev.browsermcp.host";
 /// extension/manifest.json).
 pub const EXTENSION_ORIGIN: &str = "chrome-extension://jldadifenendlhihnlmegbljijfhnffa/";
 
+/// The same extension in Firefox: its id is `browser_specific_settings.gecko.id` in
+/// extension/manifest.json (Firefox host manifests name extensions by id, not by origin; the
+/// `moz-extension://UUID/` origin differs per installation).
+pub const GECKO_EXTENSION_ID: &str = "browser-mcp@browsermcp.dev";
+
 /// Chrome refuses host → extension messages larger than this.
 pub const MAX_TO_EXTENSION: usize = 1024 * 1024;
 

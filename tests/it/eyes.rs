@@ -193,7 +193,7 @@ impl Eyes {
     }
 }
 
-fn text(result: &Value) -> String {
+pub fn text(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|parts| {
@@ -206,21 +206,21 @@ fn text(result: &Value) -> String {
         .unwrap_or_default()
 }
 
-fn list<'a>(result: &'a Value, key: &str) -> &'a [Value] {
+pub fn list<'a>(result: &'a Value, key: &str) -> &'a [Value] {
     result["structuredContent"][key]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or(&[])
 }
 
-fn find<'a>(items: &'a [Value], key: &str, needle: &str) -> Option<&'a Value> {
+pub fn find<'a>(items: &'a [Value], key: &str, needle: &str) -> Option<&'a Value> {
     items
         .iter()
         .find(|m| m[key].as_str().is_some_and(|s| s.contains(needle)))
 }
 
 /// The image of a screenshot result: (mime type, bytes).
-fn image(result: &Value) -> (String, Vec<u8>) {
+pub fn image(result: &Value) -> (String, Vec<u8>) {
     let block = result["content"]
         .as_array()
         .and_then(|c| c.iter().find(|b| b["type"] == "image"))
@@ -232,14 +232,14 @@ fn image(result: &Value) -> (String, Vec<u8>) {
 }
 
 /// Width and height from a PNG's IHDR chunk.
-fn png_size(png: &[u8]) -> (u32, u32) {
+pub fn png_size(png: &[u8]) -> (u32, u32) {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
     let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
     (be(&png[16..20]), be(&png[20..24]))
 }
 
 /// A loopback port nobody listens on (bound, then let go).
-fn dead_port() -> u16 {
+pub fn dead_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }

@@ -131,7 +131,7 @@ impl Hands {
     }
 }
 
-fn all_text(result: &Value) -> String {
+pub fn all_text(result: &Value) -> String {
     result["content"]
         .as_array()
         .map(|c| {
@@ -144,7 +144,7 @@ fn all_text(result: &Value) -> String {
 }
 
 /// "[button f12e3] Name" → "f12e3", for the first line containing `needle`.
-fn find_ref(snapshot: &str, needle: &str) -> Option<String> {
+pub fn find_ref(snapshot: &str, needle: &str) -> Option<String> {
     let line = snapshot.lines().find(|l| l.contains(needle))?;
     let inner = line.trim_start().strip_prefix('[')?.split(']').next()?;
     Some(inner.split(' ').nth(1)?.to_owned())
@@ -949,13 +949,13 @@ fn timings(h: &mut Hands) {
 /// Serves tests/e2e/pages and tests/e2e/corpus (subdirectories too) on 127.0.0.1, reachable as
 /// http://localhost:PORT as well (another origin, another site), and answers POST /upload with
 /// what a multipart form sent. Stops on drop.
-struct SiteServer {
+pub struct SiteServer {
     port: u16,
     stop: Arc<AtomicBool>,
 }
 
 impl SiteServer {
-    fn start() -> SiteServer {
+    pub fn start() -> SiteServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
         let port = listener.local_addr().unwrap().port();
         let stop = Arc::new(AtomicBool::new(false));
@@ -974,7 +974,7 @@ impl SiteServer {
         SiteServer { port, stop }
     }
 
-    fn origin(&self) -> String {
+    pub fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }

@@ -3,6 +3,7 @@
 
 mod architecture;
 mod attacks;
+mod bidi;
 mod bridge;
 mod browser;
 mod calls;
@@ -18,6 +19,11 @@ mod e2e;
 mod extension_face;
 mod eyes;
 mod faults;
+mod firefox;
+mod firefox_e2e;
+mod firefox_eyes;
+mod firefox_face;
+mod firefox_hands;
 mod fuzz_smoke;
 mod hands;
 mod harness;

@@ -196,6 +196,117 @@ async fn doctor_passes_what_is_right_and_names_a_fix_for_the_rest() {
     );
 }
 
+/// Firefox: one host manifest per user in ~/.mozilla/native-messaging-hosts, naming our gecko
+/// id; found by default when a Firefox profile exists (old layout or XDG), checked by doctor.
+#[test]
+fn firefox_gets_its_own_host_manifest_and_doctor_checks_it() {
+    let home = tempfile::tempdir().unwrap();
+    let socket = home.path().join("none.sock");
+    let manifest = home
+        .path()
+        .join(".mozilla/native-messaging-hosts/dev.browsermcp.host.json");
+    let doctor = |home: &Path| -> Value {
+        let out = ctl_in(home, Some(&socket), &["--json", "doctor"]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+
+    // No Firefox profile yet: no Firefox check, and nothing detected to install into.
+    let report = doctor(home.path());
+    assert!(
+        !report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "native host for Firefox"),
+        "{report}"
+    );
+    // A Firefox that keeps its profiles under XDG_CONFIG_HOME (no ~/.mozilla yet).
+    std::fs::create_dir_all(home.path().join(".config/mozilla/firefox")).unwrap();
+    let missing = doctor(home.path());
+    let firefox = check(&missing, "native host for Firefox");
+    assert_eq!(firefox["ok"], false, "{firefox}");
+    assert_eq!(
+        firefox["fix"],
+        "browserctl install-native-host --browser firefox"
+    );
+
+    // Installed by default (it is detected), with Firefox's own keys.
+    let out = ctl_in(home.path(), None, &["install-native-host", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let done: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(done["installed"][0]["browser"], "firefox", "{done}");
+    let m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    assert_eq!(m["name"], "dev.browsermcp.host");
+    assert_eq!(m["type"], "stdio");
+    assert_eq!(
+        m["allowed_extensions"],
+        serde_json::json!(["browser-mcp@browsermcp.dev"])
+    );
+    assert!(
+        m.get("allowed_origins").is_none(),
+        "Firefox rejects Chromium's key: {m}"
+    );
+    let wrapper = m["path"].as_str().unwrap();
+    assert!(std::fs::read_to_string(wrapper)
+        .unwrap()
+        .contains("native-host"));
+    let report = doctor(home.path());
+    assert_eq!(
+        check(&report, "native host for Firefox")["ok"],
+        true,
+        "{report}"
+    );
+
+    // A manifest that does not let our extension in is caught.
+    let mut wrong = m.clone();
+    wrong["allowed_extensions"] = serde_json::json!(["someone-else@example.org"]);
+    std::fs::write(&manifest, wrong.to_string()).unwrap();
+    let report = doctor(home.path());
+    let firefox = check(&report, "native host for Firefox");
+    assert_eq!(firefox["ok"], false, "{firefox}");
+    assert!(
+        firefox["detail"]
+            .as_str()
+            .unwrap()
+            .contains("browser-mcp@browsermcp.dev"),
+        "{firefox}"
+    );
+
+    // The ESR and Developer Edition names are the same install; --user-data-dir is Chromium's.
+    let out = ctl_in(
+        home.path(),
+        None,
+        &["install-native-host", "--browser", "firefox-esr"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        check(&doctor(home.path()), "native host for Firefox")["ok"],
+        true
+    );
+    let out = ctl_in(
+        home.path(),
+        None,
+        &[
+            "install-native-host",
+            "--browser",
+            "firefox",
+            "--user-data-dir",
+            "/tmp/x",
+        ],
+    );
+    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("not per profile"), "{}", stderr(&out));
+
+    // And uninstalled.
+    let out = ctl_in(
+        home.path(),
+        None,
+        &["install-native-host", "--browser", "firefox", "--uninstall"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!manifest.exists());
+}
+
 #[test]
 fn doctor_without_a_daemon_says_how_to_start_it() {
     let home = tempfile::tempdir().unwrap();

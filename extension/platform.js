@@ -1,0 +1,4 @@
+// Which browser family runs the extension, and what each one lacks. Both expose the `chrome.*`
+// namespace with promises (Firefox also as `browser.*`), so the code calls `chrome.*` and asks
+// here only where behaviour differs. Firefox alone has runtime.getBrowserInfo.
+export const isFirefox = typeof chrome.runtime.getBrowserInfo === 'function';

@@ -9,6 +9,7 @@
 //! The process group is killed and both directories removed on drop.
 
 use crate::bidi::{Bidi, Context};
+use crate::common::skip;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -42,23 +43,10 @@ pub fn firefox_or_skip(test: &str) -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "CI=true but there is no Firefox at {}: install Debian's firefox-esr package",
-            path.display()
-        );
-    }
-    // Straight to fd 2: eprintln! is captured, and cargo test hides a passing test's output.
-    let _ = std::io::stderr().write_all(
-        format!(
-            "\n\
-             ************************************************************************\n\
-             *** SKIPPED {test}: no Firefox at {}\n\
-             *** (apt-get install firefox-esr, or set BROWSER_MCP_FIREFOX)\n\
-             ************************************************************************\n",
-            path.display()
-        )
-        .as_bytes(),
+    skip(
+        test,
+        &format!("no Firefox at {}", path.display()),
+        "apt-get install firefox-esr, or set BROWSER_MCP_FIREFOX",
     );
     None
 }

@@ -183,7 +183,7 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         Discovery::PortScan => &[],
     };
     let d = match discovery {
-        Discovery::NativeHost => TestDaemon::start_with(token_flag),
+        Discovery::NativeHost => TestDaemon::builder().args(token_flag).start(),
         Discovery::PortScan => daemon_in_scan_range(&[]),
     };
     let home = tempfile::tempdir().unwrap();
@@ -625,7 +625,7 @@ fn unsigned_xpi_installs_for_good_only_without_required_signatures() {
     assert_eq!(stdout(&out).trim(), xpi.to_str().unwrap());
 
     // Found through the native host, so only this daemon can be the one it reaches.
-    let d = TestDaemon::start_with(&["--require-token"]);
+    let d = TestDaemon::builder().args(&["--require-token"]).start();
     let home = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(CTL)
         .args([

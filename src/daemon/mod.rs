@@ -8,12 +8,15 @@
 //!   and agents): the other dialect adapters on the same port; [`keepalive`]: their pings.
 //! - [`control`]: the Unix-socket HTTP/JSON API.
 //! - [`mcp_http`]: MCP over Streamable HTTP at `/mcp` on the loopback port.
+//! - [`pairing`]: the user's pairings with browser profiles and the codes that make them;
+//!   [`auth`]: the daemon's side of the trust handshake; [`peer`]: the uid at the other end of a loopback TCP connection (issue 21).
 //! - [`discovery`]: `/tmp/browser-mcp/server-<pid>.json` and its watcher.
 //! - [`service`]: start-up, signals, reload and shutdown; [`settings`] (flags, environment,
 //!   config file), [`logging`] (journal or stderr), [`sd`] (sd_notify, watchdog, socket
 //!   activation).
 
 pub mod args;
+pub mod auth;
 pub mod bridge;
 pub mod calls;
 pub mod classify;
@@ -27,6 +30,8 @@ pub mod keepalive;
 pub mod limits;
 pub mod logging;
 pub mod mcp_http;
+pub mod pairing;
+pub mod peer;
 pub mod register;
 pub mod registry;
 pub mod sd;

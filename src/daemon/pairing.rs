@@ -16,6 +16,7 @@
 use crate::protocol::auth::{
     b64, pairing_from_code, unb64, AuthErrorCode, BrowserLabel, CodeSecret, Nonce,
 };
+pub use crate::protocol::control::PairingInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::fs::{self, File, OpenOptions};
@@ -48,15 +49,6 @@ pub struct Pairing {
     pub key: String,
     pub created_at: String,
     #[serde(default)]
-    pub browser: BrowserLabel,
-}
-
-/// What `browserctl pair --list` shows: a pairing without its key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PairingInfo {
-    pub id: String,
-    pub created_at: String,
     pub browser: BrowserLabel,
 }
 

@@ -191,6 +191,16 @@ impl Error {
         self
     }
 
+    /// Says what to do about it, in the words of the front end that shows the error (a flag
+    /// for the CLI, a parameter for an API), when the error has this code: `"…; {hint}"`.
+    /// The layers below word their errors for no front end in particular.
+    pub fn hint(mut self, code: ErrorCode, hint: &str) -> Error {
+        if self.code == code {
+            self.message = format!("{}; {hint}", self.message);
+        }
+        self
+    }
+
     pub fn bad_request(message: impl Into<String>) -> Error {
         Error::new(ErrorCode::BadRequest, message)
     }

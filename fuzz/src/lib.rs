@@ -3,7 +3,7 @@
 //! what decodes can be written back). The libFuzzer binaries in `fuzz_targets/` call these;
 //! so does the main crate's `tests/it/fuzz_smoke.rs`, with a small mutational driver.
 
-use browser_mcp::daemon::{args, control};
+use browser_mcp::daemon::fuzzing as daemon;
 use browser_mcp::protocol::{bridge, jsonrpc, register};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -59,8 +59,7 @@ pub fn register(data: &[u8]) {
 /// the answers written back, and the upgrade's query string.
 pub fn jsonrpc(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    let _ =
-        jsonrpc::connect_params(|name| browser_mcp::daemon::extension::query_param(Some(t), name));
+    let _ = jsonrpc::connect_params(|name| daemon::query_param(Some(t), name));
     let Ok(frame) = jsonrpc::parse(t) else { return };
     let items = match frame {
         jsonrpc::Frame::Single(i) => vec![i],
@@ -106,13 +105,13 @@ pub fn control(data: &[u8]) {
         Some((p, q)) => (p, Some(q)),
         None => (target, None),
     };
-    match control::parse_route(&method, path, query) {
-        Ok(control::Route::Call) => {
+    match daemon::parse_route(&method, path, query) {
+        Ok(daemon::Route::Call) => {
             let _ =
-                control::parse_body::<browser_mcp::protocol::control::CallRequest>(body.as_bytes());
+                daemon::parse_body::<browser_mcp::protocol::control::CallRequest>(body.as_bytes());
         }
-        Ok(control::Route::OpenTab) => {
-            let _ = control::parse_body::<browser_mcp::protocol::control::OpenTabRequest>(
+        Ok(daemon::Route::OpenTab) => {
+            let _ = daemon::parse_body::<browser_mcp::protocol::control::OpenTabRequest>(
                 body.as_bytes(),
             );
         }
@@ -129,7 +128,7 @@ pub fn control(data: &[u8]) {
 /// flag typing and schema validation.
 pub fn args(data: &[u8]) {
     thread_local! {
-        static CACHE: args::ValidatorCache = args::ValidatorCache::default();
+        static CACHE: daemon::ValidatorCache = daemon::ValidatorCache::default();
     }
     let Some(t) = text(data) else { return };
     #[derive(serde::Deserialize)]
@@ -152,7 +151,7 @@ pub fn args(data: &[u8]) {
         annotations: None,
     };
     CACHE.with(|cache| {
-        if let Ok(raw) = args::prepare(input.args, &input.flags, Some(&tool), cache) {
+        if let Ok(raw) = daemon::prepare(input.args, &input.flags, Some(&tool), cache) {
             serde_json::from_str::<Value>(raw.get()).expect("prepared arguments are JSON");
         }
     });

@@ -1,12 +1,10 @@
-use browser_mcp::daemon::sd::Activation;
-use browser_mcp::daemon::service::{self, Exit, Start, EXIT_CONFIG};
-use browser_mcp::daemon::settings::{self, LoadError};
+use browser_mcp::daemon::{self, Activation, Exit, LoadError, Start, EXIT_CONFIG};
 use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
     let argv: Vec<_> = std::env::args_os().collect();
-    let loaded = match settings::load(&argv) {
+    let loaded = match daemon::load(&argv) {
         Ok(l) => l,
         Err(LoadError::Usage(e)) => e.exit(),
         Err(e) => {
@@ -42,7 +40,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = runtime.block_on(service::run(Start {
+    let result = runtime.block_on(daemon::run(Start {
         argv,
         loaded,
         activation,

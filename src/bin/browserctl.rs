@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // A shell asking for completions (see `browserctl completions`) is answered and exits.
-    ctl::completions::complete_from_env();
+    ctl::completions::complete_from_env(ctl::command);
     let argv: Vec<_> = std::env::args_os().collect();
     let invocation = match ctl::parse(&argv) {
         Ok(i) => i,

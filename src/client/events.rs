@@ -1,14 +1,22 @@
 //! The event stream as a `Stream` of [`Event`]s.
 
-use super::{encode, Client};
+use super::transport::{encode, Client};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::Event;
-use bytes::{Buf, Bytes, BytesMut};
-use futures_util::Stream;
-use hyper::body::{Body, Incoming};
+use bytes::Bytes;
+use futures_util::{Stream, TryStreamExt};
+use http_body_util::BodyExt;
 use hyper::Method;
+use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio_util::io::StreamReader;
+
+/// The longest event line read; a longer one is skipped with an error (the stream goes on).
+const MAX_LINE: usize = 16 << 20;
+
+type Body = Pin<Box<dyn Stream<Item = io::Result<Bytes>> + Send + Sync>>;
 
 /// Which events [`Client::events`] follows; the default follows all, from now on.
 ///
@@ -64,8 +72,7 @@ impl EventFilter {
 /// receives an event of type `lagged` whose data says which sequence numbers it missed.
 /// [`Client::events`] shows it used as a `Stream`; [`EventStream::next_event`] without one.
 pub struct EventStream {
-    body: Incoming,
-    buf: BytesMut,
+    lines: FramedRead<StreamReader<Body, Bytes>, LinesCodec>,
 }
 
 impl Client {
@@ -88,9 +95,16 @@ impl Client {
         let resp = self
             .send(Method::GET, &format!("/v1/events{}", filter.query()), None)
             .await?;
+        let body: Body = Box::pin(
+            resp.into_body()
+                .into_data_stream()
+                .map_err(io::Error::other),
+        );
         Ok(EventStream {
-            body: resp.into_body(),
-            buf: BytesMut::new(),
+            lines: FramedRead::new(
+                StreamReader::new(body),
+                LinesCodec::new_with_max_length(MAX_LINE),
+            ),
         })
     }
 }
@@ -112,12 +126,6 @@ impl EventStream {
     pub async fn next_event(&mut self) -> Option<Result<Event, Error>> {
         std::future::poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
     }
-
-    fn take_line(&mut self) -> Option<Bytes> {
-        let end = self.buf.iter().position(|&b| b == b'\n')?;
-        let line = self.buf.split_to(end + 1).freeze();
-        Some(line.slice(..end))
-    }
 }
 
 fn parse(line: &[u8]) -> Result<Event, Error> {
@@ -130,32 +138,23 @@ impl Stream for EventStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         loop {
-            if let Some(line) = self.take_line() {
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                return Poll::Ready(Some(parse(&line)));
-            }
-            match Pin::new(&mut self.body).poll_frame(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(None) => return Poll::Ready(None),
-                Poll::Ready(Some(Err(e))) => {
-                    return Poll::Ready(Some(Err(Error::new(
+            return match Pin::new(&mut self.lines).poll_next(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Ready(Some(Ok(line))) if line.trim().is_empty() => continue,
+                Poll::Ready(Some(Ok(line))) => Poll::Ready(Some(parse(line.as_bytes()))),
+                Poll::Ready(Some(Err(LinesCodecError::Io(e)))) => {
+                    Poll::Ready(Some(Err(Error::new(
                         ErrorCode::DaemonUnavailable,
                         format!("the event stream broke: {e}"),
                     ))))
                 }
-                Poll::Ready(Some(Ok(frame))) => {
-                    if let Ok(mut data) = frame.into_data() {
-                        while data.has_remaining() {
-                            let chunk = data.chunk();
-                            let n = chunk.len();
-                            self.buf.extend_from_slice(chunk);
-                            data.advance(n);
-                        }
-                    }
+                Poll::Ready(Some(Err(LinesCodecError::MaxLineLengthExceeded))) => {
+                    Poll::Ready(Some(Err(Error::internal(format!(
+                        "an event from the daemon is over {MAX_LINE} bytes; skipped"
+                    )))))
                 }
-            }
+            };
         }
     }
 }

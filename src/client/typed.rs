@@ -1,12 +1,13 @@
 //! The typed methods of [`Client`]: one per control-API route.
 
-use super::{encode, Client};
+use super::events::EventFilter;
+use super::transport::{encode, Client};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
-    BrowserView, CallRequest, CallResponse, OpenTabRequest, Status, TabView, ToolView,
+    BrowserView, Browsers, CallRequest, CallResponse, Cancelled, Closed, OpenTabRequest, Status,
+    TabView, Tabs, ToolView, Tools,
 };
 use hyper::Method;
-use serde::Deserialize;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -43,26 +44,6 @@ impl ToolFilter {
             format!("?{}", pairs.join("&"))
         }
     }
-}
-
-#[derive(Deserialize)]
-struct Browsers {
-    browsers: Vec<BrowserView>,
-}
-
-#[derive(Deserialize)]
-struct Tabs {
-    tabs: Vec<TabView>,
-}
-
-#[derive(Deserialize)]
-struct Tools {
-    tools: Vec<ToolView>,
-}
-
-#[derive(Deserialize)]
-struct Closed {
-    closed: String,
 }
 
 impl Client {
@@ -235,7 +216,10 @@ impl Client {
     /// ```
     pub async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
         let path = format!("/v1/calls/{}", encode(call_id));
-        match self.json::<Value>(Method::DELETE, &path, None::<&()>).await {
+        match self
+            .json::<Cancelled>(Method::DELETE, &path, None::<&()>)
+            .await
+        {
             Ok(_) => Ok(true),
             Err(e) if e.code == ErrorCode::NotFound => Ok(false),
             Err(e) => Err(e),
@@ -333,7 +317,7 @@ impl Client {
         Fut: std::future::Future<Output = Result<Option<T>, Error>>,
     {
         let search = async {
-            let mut events = self.events(&super::EventFilter::default()).await?;
+            let mut events = self.events(&EventFilter::default()).await?;
             loop {
                 if let Some(found) = look().await? {
                     return Ok(found);

@@ -5,11 +5,10 @@
 //! `browserctl call search --query test --json | jq .` does what it says.
 
 use super::client::{encode, Client};
-use super::listing::Tools;
 use super::output::{note, print, print_json, Stop};
 use crate::error::{Error, ErrorCode};
 use crate::paths::parse_duration;
-use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView};
+use crate::protocol::control::{CallRequest, CallResponse, Flags, ToolView, Tools};
 use hyper::Method;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -48,7 +47,7 @@ pub struct CallArgs {
     #[arg(short = 'v', long)]
     pub verbose: bool,
     #[command(flatten)]
-    pub socket: super::SocketArg,
+    pub socket: super::args::SocketArg,
     /// Print help (after TOOL: the tool's own parameters).
     #[arg(short = 'h', long)]
     pub help: bool,
@@ -79,20 +78,8 @@ pub fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
-/// browserctl's own options of `call`, which may also follow TOOL: (name, takes a value).
-pub const OWN_OPTIONS: &[(&str, bool)] = &[
-    ("tab", true),
-    ("browser", true),
-    ("timeout", true),
-    ("attempt-timeout", true),
-    ("retries", true),
-    ("retry-on-timeout", false),
-    ("args", true),
-    ("json", false),
-    ("verbose", false),
-    ("socket", true),
-    ("help", false),
-];
+/// browserctl's own options of `call`, which may also follow TOOL.
+pub use super::args::CALL_OWN_OPTIONS as OWN_OPTIONS;
 
 /// Pulls browserctl's own options out of what follows TOOL; the rest are tool parameters.
 fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
@@ -230,9 +217,16 @@ fn call_id() -> String {
     format!("browserctl-{}-{hex}", std::process::id())
 }
 
-pub async fn run(c: &Client, a: CallArgs, json: bool) -> Result<(), Stop> {
+/// `command` is browserctl's whole clap command, for `call --help` without a tool (passed in
+/// so that this module need not import its parent).
+pub async fn run(
+    c: &Client,
+    a: CallArgs,
+    json: bool,
+    command: fn() -> clap::Command,
+) -> Result<(), Stop> {
     if a.help {
-        return help(c, &a.tool, a.tab.as_deref()).await;
+        return help(c, &a.tool, a.tab.as_deref(), command).await;
     }
     let id = call_id();
     let req = CallRequest {
@@ -317,9 +311,14 @@ fn print_result(resp: &CallResponse, json: bool) -> Result<(), Stop> {
 }
 
 /// `browserctl call TOOL --help`: the tool's description and parameters, from the live tab.
-async fn help(c: &Client, tool: &str, tab: Option<&str>) -> Result<(), Stop> {
+async fn help(
+    c: &Client,
+    tool: &str,
+    tab: Option<&str>,
+    command: fn() -> clap::Command,
+) -> Result<(), Stop> {
     if tool.is_empty() {
-        let mut cmd = super::command();
+        let mut cmd = command();
         cmd.build();
         let text = cmd
             .find_subcommand_mut("call")

@@ -8,10 +8,9 @@
 
 use super::output::{print, print_json, Stop};
 use crate::client::Client;
-use crate::protocol::control::{BrowserView, TabView, ToolView};
+use crate::protocol::control::{Browsers, Tabs, Tools};
 use clap_complete::engine::{ArgValueCandidates, ArgValueCompleter, CompletionCandidate};
 use clap_complete::env::EnvCompleter;
-use serde::Deserialize;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,11 +67,15 @@ impl Shell {
     }
 }
 
+/// browserctl's whole clap command (`ctl::command`), passed in by the caller so that this
+/// module need not import its parent.
+pub type CommandFactory = fn() -> clap::Command;
+
 /// The script for a shell. The dynamic one runs `browserctl` from PATH as the user types.
-pub fn script(shell: Shell, static_only: bool) -> String {
+pub fn script(shell: Shell, static_only: bool, command: CommandFactory) -> String {
     let mut out = Vec::new();
     if static_only {
-        clap_complete::generate(shell.aot(), &mut super::command(), "browserctl", &mut out);
+        clap_complete::generate(shell.aot(), &mut command(), "browserctl", &mut out);
     } else {
         let _ = shell.dynamic().write_registration(
             COMPLETE_ENV,
@@ -85,8 +88,8 @@ pub fn script(shell: Shell, static_only: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-pub fn run(a: CompletionsArgs, json: bool) -> Result<(), Stop> {
-    let text = script(a.shell, a.static_only);
+pub fn run(a: CompletionsArgs, json: bool, command: CommandFactory) -> Result<(), Stop> {
+    let text = script(a.shell, a.static_only, command);
     if json {
         return print_json(&serde_json::json!({
             "shell": a.shell.dynamic().name(),
@@ -99,8 +102,8 @@ pub fn run(a: CompletionsArgs, json: bool) -> Result<(), Stop> {
 
 /// Answers a completion request when the shell made one (see the module doc) and exits;
 /// returns at once otherwise.
-pub fn complete_from_env() {
-    clap_complete::CompleteEnv::with_factory(super::command)
+pub fn complete_from_env(command: CommandFactory) {
+    clap_complete::CompleteEnv::with_factory(command)
         .var(COMPLETE_ENV)
         .bin("browserctl")
         .completer("browserctl")
@@ -153,21 +156,6 @@ fn matching(current: &OsStr, all: Vec<(String, String)>) -> Vec<CompletionCandid
         .filter(|(value, _)| value.starts_with(current.as_ref()))
         .map(|(value, help)| CompletionCandidate::new(value).help(Some(help.into())))
         .collect()
-}
-
-#[derive(Deserialize)]
-struct Browsers {
-    browsers: Vec<BrowserView>,
-}
-
-#[derive(Deserialize)]
-struct Tabs {
-    tabs: Vec<TabView>,
-}
-
-#[derive(Deserialize)]
-struct Tools {
-    tools: Vec<ToolView>,
 }
 
 fn browser_candidates(current: &OsStr) -> Vec<CompletionCandidate> {
@@ -236,7 +224,7 @@ fn call_candidates(current: &OsStr) -> Vec<CompletionCandidate> {
     while i < before.len() {
         let w = before[i].as_str();
         if let Some(name) = w.strip_prefix("--") {
-            let own = super::call::OWN_OPTIONS
+            let own = super::args::CALL_OWN_OPTIONS
                 .iter()
                 .find(|(o, _)| *o == name)
                 .is_some_and(|(_, takes)| *takes);
@@ -272,16 +260,16 @@ fn call_candidates(current: &OsStr) -> Vec<CompletionCandidate> {
             }
         }
     }
-    for (name, _) in super::call::OWN_OPTIONS {
+    for (name, _) in super::args::CALL_OWN_OPTIONS {
         options.push((format!("--{name}"), "browserctl's own option".to_owned()));
     }
     matching(current, options)
 }
 
 /// For tests: the candidates for a command line, as the engine computes them.
-pub fn candidates(words: &[&str], index: usize) -> Vec<String> {
+pub fn candidates(words: &[&str], index: usize, command: CommandFactory) -> Vec<String> {
     let args: Vec<OsString> = words.iter().map(OsString::from).collect();
-    clap_complete::engine::complete(&mut super::command(), args, index, None)
+    clap_complete::engine::complete(&mut command(), args, index, None)
         .unwrap_or_default()
         .into_iter()
         .map(|c| c.get_value().to_string_lossy().into_owned())

@@ -37,7 +37,7 @@ pub struct EventsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub socket: super::SocketArg,
+    pub socket: super::args::SocketArg,
 }
 
 /// Resolves once nobody reads our stdout any more: a pipe whose reader closed, or a socket

@@ -2,9 +2,8 @@
 
 use super::client::{encode, Client};
 use super::output::{print, print_json, print_listing, Column, ListOutput, Stop};
-use crate::protocol::control::{BrowserView, OpenTabRequest, Status, TabView, ToolView};
+use crate::protocol::control::{Browsers, OpenTabRequest, Status, TabView, Tabs, ToolView, Tools};
 use hyper::Method;
-use serde::Deserialize;
 use serde_json::Value;
 
 pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
@@ -70,11 +69,6 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-#[derive(Deserialize, serde::Serialize)]
-struct Browsers {
-    browsers: Vec<BrowserView>,
-}
-
 pub async fn browsers(c: &Client, out: &ListOutput) -> Result<(), Stop> {
     let list: Browsers = c.get("/v1/browsers").await?;
     const COLUMNS: [Column; 7] = [
@@ -110,11 +104,6 @@ pub async fn browsers(c: &Client, out: &ListOutput) -> Result<(), Stop> {
         !out.no_headers,
         || NO_BROWSER.to_owned(),
     )
-}
-
-#[derive(Deserialize, serde::Serialize)]
-struct Tabs {
-    tabs: Vec<TabView>,
 }
 
 const TAB_COLUMNS: [Column; 5] = [
@@ -165,11 +154,6 @@ pub async fn tabs(c: &Client, browser: Option<&str>, out: &ListOutput) -> Result
         !out.no_headers,
         || why,
     )
-}
-
-#[derive(Deserialize, serde::Serialize)]
-pub struct Tools {
-    pub tools: Vec<ToolView>,
 }
 
 /// The annotations a tool sets to true, without the `Hint` suffix (readOnly, destructive, …).

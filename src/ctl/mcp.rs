@@ -9,6 +9,7 @@ use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{
     event_kind, CallRequest, CallResponse, OpenTabRequest, Status, TabView,
 };
+use crate::protocol::native::DiscoveryFile;
 use hyper::Method;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
@@ -36,7 +37,7 @@ pub struct McpArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub socket: super::SocketArg,
+    pub socket: super::args::SocketArg,
 }
 
 impl McpArgs {
@@ -161,9 +162,8 @@ pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -
 
 /// The token of the daemon behind `status`, read from its discovery file.
 fn token_of(status: &Status) -> Option<String> {
-    let text = std::fs::read_to_string(&status.discovery_file).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    v.get("token")?.as_str().map(str::to_owned)
+    let text = std::fs::read(&status.discovery_file).ok()?;
+    serde_json::from_slice::<DiscoveryFile>(&text).ok()?.token
 }
 
 async fn print_config(

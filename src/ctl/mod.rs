@@ -8,6 +8,7 @@
 //! something with; `--socket` and `--json` are also taken before the command, and refused
 //! there by a command they mean nothing to.
 
+pub mod args;
 pub mod call;
 pub mod client;
 pub mod completions;
@@ -23,6 +24,7 @@ pub mod setup;
 pub mod wait;
 
 use crate::error::ErrorCode;
+pub use args::SocketArg;
 use clap::parser::ValueSource;
 use clap::{Parser, Subcommand};
 use client::Client;
@@ -48,15 +50,6 @@ Exit codes:
   12  a limit was hit (LIMIT_EXCEEDED)
   13  the call was cancelled (CANCELLED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
-
-/// The daemon's control socket, for the commands that talk to the daemon.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SocketArg {
-    /// The daemon's control socket [env: BROWSER_MCP_SOCKET] [default:
-    /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
-}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -450,13 +443,17 @@ pub async fn run(inv: Invocation) -> ExitCode {
             )
             .await
         }
-        Command::Call(args) => call::run(&client, args, json).await,
+        Command::Call(args) => call::run(&client, args, json, command)
+            .await
+            .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
         Command::Open {
             url,
             focus,
             browser,
             ..
-        } => listing::open(&client, url, focus, browser, json).await,
+        } => listing::open(&client, url, focus, browser, json)
+            .await
+            .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --browser")),
         Command::Close { tab, .. } => listing::close(&client, &tab, json).await,
         Command::Discover { tab, out, .. } => {
             listing::discover(&client, &tab, &out.with_json(json)).await
@@ -468,7 +465,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
-        Command::Completions(args) => completions::run(args, json),
+        Command::Completions(args) => completions::run(args, json, command),
         Command::Setup(args) => setup::run(args, json),
         Command::Doctor { .. } => match doctor::run(&client, json).await {
             Ok(true) => Ok(()),

@@ -20,6 +20,17 @@ pub enum Stop {
     Interrupted,
 }
 
+impl Stop {
+    /// Adds browserctl's words for what to do (a flag) to a daemon error of this code; the
+    /// daemon words its errors for no front end in particular.
+    pub fn hint(self, code: crate::error::ErrorCode, hint: &str) -> Stop {
+        match self {
+            Stop::Api(e) => Stop::Api(e.hint(code, hint)),
+            other => other,
+        }
+    }
+}
+
 impl From<crate::error::Error> for Stop {
     fn from(e: crate::error::Error) -> Stop {
         Stop::Api(e)

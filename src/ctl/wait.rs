@@ -26,7 +26,7 @@ pub struct WaitArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub socket: super::SocketArg,
+    pub socket: super::args::SocketArg,
 }
 
 pub async fn run(c: &Client, a: WaitArgs, json: bool) -> Result<(), Stop> {

@@ -5,9 +5,10 @@
 //! watcher on the directory and its parent puts the file back when it is deleted, altered, or
 //! its directory removed; a slow periodic check covers a missed notification.
 
-use super::Daemon;
+use super::context::Daemon;
+use super::dialect::{bridge, jsonrpc, register};
+use crate::protocol::native::DiscoveryFile;
 use notify::{RecursiveMode, Watcher};
-use serde_json::json;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// Creates the directory (0700) if missing, then checks it ([`crate::trust`]).
 pub fn prepare_dir(dir: &Path) -> io::Result<()> {
@@ -109,15 +111,17 @@ pub struct Discovery {
 impl Discovery {
     pub fn new(d: &Daemon) -> Discovery {
         let r = &d.runtime;
-        let body = json!({
-            "port": r.port,
-            "pid": std::process::id(),
-            "startedAt": r.started_at,
-            "version": env!("CARGO_PKG_VERSION"),
-            "token": r.token,
-            "socket": r.socket,
-            "protocols": ["bridge", "register", "jsonrpc"],
-        });
+        let body = DiscoveryFile {
+            port: r.port,
+            pid: std::process::id(),
+            started_at: Some(r.started_at.clone()),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            token: Some(r.token.clone()),
+            socket: Some(r.socket.display().to_string()),
+            protocols: [bridge::DIALECT, register::DIALECT, jsonrpc::DIALECT]
+                .map(str::to_owned)
+                .to_vec(),
+        };
         let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
         contents.push(b'\n');
         Discovery {
@@ -202,8 +206,12 @@ impl Discovery {
     }
 
     /// Keeps the file in place until `shutdown`.
-    pub fn watch(self, shutdown: CancellationToken) -> tokio::task::JoinHandle<()> {
-        tokio::spawn(async move {
+    pub fn watch(
+        self,
+        tasks: &TaskTracker,
+        shutdown: CancellationToken,
+    ) -> tokio::task::JoinHandle<()> {
+        tasks.spawn(async move {
             let (tx, mut rx) = mpsc::channel::<()>(1);
             let watched = [self.dir.clone(), self.path.clone()];
             let mut watcher = match notify::recommended_watcher(

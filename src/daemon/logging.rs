@@ -2,8 +2,8 @@
 //! stderr as text or JSON. The filter sits behind a reload handle so SIGHUP can change the
 //! level without restarting.
 
+use super::config::Config;
 use super::config::LogFormat;
-use super::Config;
 use std::io::IsTerminal;
 use tracing_subscriber::layer::{Layer, Layered, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;

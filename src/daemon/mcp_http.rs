@@ -5,44 +5,35 @@
 //! token as `Authorization: Bearer` unless `--mcp-auth none`. Behind it, each session's
 //! [`McpServer`] reads the registry and runs calls in this process (no socket hop).
 
+use super::access;
+use super::calls;
 use super::config::McpAuth;
-use super::extension::{admit, constant_time_eq};
-use super::{calls, Daemon};
-use crate::error::{Error, ErrorBody, ErrorCode};
+use super::context::Daemon;
+use super::http::{self, Body};
+use super::limits::{self, Slot};
+use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use std::convert::Infallible;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::{broadcast, mpsc};
 
 pub type Service = StreamableHttpService<McpServer<DaemonBackend>, LocalSessionManager>;
-pub type Body = BoxBody<Bytes, Infallible>;
 
 /// The registry and call path of this daemon, as an MCP backend: one per MCP session, with
 /// the session's calls in flight counted against `--agent-max-in-flight`.
-pub struct DaemonBackend(Arc<Daemon>, Arc<AtomicUsize>);
-
-/// One call in flight of a session.
-struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+pub struct DaemonBackend(Arc<Daemon>, Arc<AtomicU64>);
 
 impl Backend for DaemonBackend {
     async fn snapshot(&self) -> Result<Snapshot, Error> {
-        let reg = self.0.registry();
+        let reg = &self.0.registry;
         Ok(Snapshot {
             browsers: reg.browser_views(),
             tabs: reg.tab_views(None),
@@ -52,20 +43,16 @@ impl Backend for DaemonBackend {
 
     async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
         let max = self.0.config().agent_max_in_flight;
-        let slot = Slot(self.1.clone());
-        if self.1.fetch_add(1, Ordering::Relaxed) >= max {
-            drop(slot);
-            let e = Error::new(
-                ErrorCode::LimitExceeded,
+        let Ok(_slot) = Slot::take(&self.1, max) else {
+            let e = limits::exceeded(
+                "agent-max-in-flight",
+                max,
                 format!("this MCP session already has {max} calls in flight (--agent-max-in-flight); wait for one to finish"),
-            )
-            .with_details(serde_json::json!({"limit": "agentMaxInFlight", "max": max}));
-            super::limits::refused(&self.0.stats, 0, &e);
+            );
+            limits::refused(&self.0.stats, 0, &e);
             return Err(e);
-        }
-        let r = calls::call(&self.0, req).await;
-        drop(slot);
-        r
+        };
+        calls::call(&self.0, req).await
     }
 
     async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
@@ -81,10 +68,10 @@ impl Backend for DaemonBackend {
     }
 
     async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
-        let (mut events, _, _) = self.0.registry().subscribe(None);
+        let mut events = self.0.registry.subscribe(None).live;
         let (tx, rx) = mpsc::channel(1);
         let shutdown = self.0.shutdown.clone();
-        tokio::spawn(async move {
+        self.0.tasks.spawn(async move {
             loop {
                 let relevant = tokio::select! {
                     _ = shutdown.cancelled() => return,
@@ -104,6 +91,10 @@ impl Backend for DaemonBackend {
         });
         Ok(rx)
     }
+
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.0.tasks.spawn(task);
+    }
 }
 
 fn build(d: &Arc<Daemon>) -> Service {
@@ -118,7 +109,7 @@ fn build(d: &Arc<Daemon>) -> Service {
                 .upgrade()
                 .ok_or_else(|| std::io::Error::other("browser-mcpd is shutting down"))?;
             Ok(McpServer::new(
-                DaemonBackend(d, Arc::new(AtomicUsize::new(0))),
+                DaemonBackend(d, Arc::new(AtomicU64::new(0))),
                 Scope::default(),
             ))
         },
@@ -127,40 +118,25 @@ fn build(d: &Arc<Daemon>) -> Service {
     )
 }
 
-fn refusal(e: Error, status: StatusCode) -> Response<Body> {
-    let body = serde_json::to_vec(&ErrorBody { error: e }).expect("JSON");
-    let mut r = Response::new(Full::new(Bytes::from(body)).boxed());
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
-}
-
-fn bearer_ok(req: &Request<Incoming>, d: &Daemon) -> bool {
-    req.headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| constant_time_eq(t.trim().as_bytes(), d.runtime.token.as_bytes()))
-}
-
-/// Serves one request to `/mcp`.
-pub async fn serve(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
-    if let Err(refused) = admit(&req, &d) {
-        tracing::warn!(status = %refused.status(), "refused an MCP request");
-        return (*refused).map(BodyExt::boxed);
-    }
-    if d.config().mcp_auth == McpAuth::Bearer && !bearer_ok(&req, &d) {
+/// Serves one request to `/mcp` (the listener has checked Host, Origin and a presented
+/// token already); `service` is built on first use.
+pub async fn serve(
+    req: Request<Incoming>,
+    d: Arc<Daemon>,
+    service: &OnceLock<Service>,
+) -> Response<Body> {
+    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.runtime.token));
+    if d.config().mcp_auth == McpAuth::Bearer && !token_ok {
         tracing::warn!("refused an MCP request without the daemon's token");
-        let mut r = refusal(
-            Error::new(
-                ErrorCode::Unauthorized,
-                "/mcp needs `Authorization: Bearer TOKEN` with the token from the discovery \
-                 file (`browserctl mcp --print-config` prints it)",
-            ),
+        let mut r = http::json(
             StatusCode::UNAUTHORIZED,
+            &crate::error::ErrorBody {
+                error: Error::new(
+                    ErrorCode::Unauthorized,
+                    "/mcp needs `Authorization: Bearer TOKEN` with the token from the discovery \
+                     file (`browserctl mcp --print-config` prints it)",
+                ),
+            },
         );
         r.headers_mut().insert(
             header::WWW_AUTHENTICATE,
@@ -169,7 +145,11 @@ pub async fn serve(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
         return r;
     }
     let ends_session = req.method() == hyper::Method::DELETE;
-    let mut resp = d.mcp_http.get_or_init(|| build(&d)).handle(req).await;
+    let mut resp = service
+        .get_or_init(|| build(&d))
+        .handle(req)
+        .await
+        .map(BodyExt::boxed);
     // rmcp confirms a session's end with an empty 202; the Python SDK (and others written
     // from the spec's examples) expect 200 or 204 and warn otherwise. Same meaning, no body.
     if ends_session && resp.status() == StatusCode::ACCEPTED {

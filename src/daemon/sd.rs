@@ -1,7 +1,7 @@
 //! The service manager's side of the daemon (systemd; harmless elsewhere): readiness and live
 //! status over `NOTIFY_SOCKET`, the watchdog, and listeners handed over by socket activation.
 
-use super::Daemon;
+use super::context::Daemon;
 use sd_notify::NotifyState;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
@@ -26,13 +26,13 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// `STATUS=` text: what `systemctl --user status browser-mcpd` shows.
 pub fn status_line(d: &Daemon) -> String {
-    let (browsers, tabs, tools) = d.registry().counts();
+    let s = d.registry.summary();
     let calls = d.stats.calls_in_flight.load(Ordering::Relaxed);
     format!(
         "{}, {}, {}, {} in flight",
-        plural(browsers as u64, "browser", "browsers"),
-        plural(tabs as u64, "tab", "tabs"),
-        plural(tools as u64, "tool", "tools"),
+        plural(s.browsers as u64, "browser", "browsers"),
+        plural(s.tabs as u64, "tab", "tabs"),
+        plural(s.tools as u64, "tool", "tools"),
         plural(calls, "call", "calls"),
     )
 }
@@ -43,8 +43,8 @@ pub fn spawn_status(d: Arc<Daemon>) {
     if !enabled() {
         return;
     }
-    tokio::spawn(async move {
-        let (mut events, _, _) = d.registry().subscribe(None);
+    d.tasks.clone().spawn(async move {
+        let mut events = d.registry.subscribe(None).live;
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         let mut last = String::new();
         loop {
@@ -79,7 +79,7 @@ pub fn spawn_watchdog(d: Arc<Daemon>) {
         "watchdog enabled; pinging every {} ms",
         every.as_millis()
     );
-    tokio::spawn(async move {
+    d.tasks.clone().spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -87,7 +87,7 @@ pub fn spawn_watchdog(d: Arc<Daemon>) {
                 _ = d.shutdown.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            let _ = d.registry().counts();
+            let _ = d.registry.summary();
             notify(&[NotifyState::Watchdog]);
         }
     });

@@ -1,9 +1,10 @@
 //! The daemon's life: start-up in order, readiness, reload on SIGHUP, and a shutdown in two
 //! stages on SIGTERM/SIGINT (drain within the grace period, then close everything).
 
+use super::context::{Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
-use super::{control, discovery, extension, logging, Daemon, Runtime};
+use super::{control, discovery, limits, listener, logging};
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -206,7 +207,7 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     if let (Some(path), true) = (&loaded.file.path, loaded.file.present) {
         tracing::info!(path = %path.display(), "read the config file");
     }
-    super::limits::raise_open_files(&config);
+    limits::raise_open_files(&config);
     if !config.bind.is_loopback() {
         return Err(StartError(format!(
             "refusing to bind {}: browser-mcpd only listens on loopback addresses (127.0.0.1, ::1)",
@@ -261,14 +262,14 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     daemon
         .tasks
         .spawn(control::serve(control_listener, daemon.clone()));
-    daemon.tasks.spawn(extension::serve(tcp, daemon.clone()));
+    daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
 
     let disco = discovery::Discovery::new(&daemon);
     discovery::sweep_stale(&chosen.dir, pid);
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;
-    let watcher = disco.clone().watch(daemon.shutdown.clone());
+    let watcher = disco.clone().watch(&daemon.tasks, daemon.shutdown.clone());
 
     tracing::info!(
         port,

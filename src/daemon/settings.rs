@@ -5,7 +5,7 @@
 //! left unset becomes one more `--key=value` argument, so a value from the file is parsed and
 //! checked by exactly the same code as the flag, and precedence is decided in one place.
 
-use super::Config;
+use super::config::Config;
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory, FromArgMatches};
 use std::collections::BTreeMap;

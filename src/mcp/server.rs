@@ -37,6 +37,12 @@ pub trait Backend: Send + Sync + 'static {
     /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
     /// signal stands for any number of events). Ends when the source goes away.
     fn changes(&self) -> impl Future<Output = Result<mpsc::Receiver<()>, Error>> + Send;
+    /// Runs a task of the server (its `list_changed` watcher) among the backend's own, so a
+    /// daemon waits for it at shutdown like for any other of its tasks. The default, plain
+    /// `tokio::spawn`, is for `browserctl mcp`, whose tasks end with its process.
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        tokio::spawn(task);
+    }
 }
 
 pub const LIST_TABS: &str = "browserctl_list_tabs";
@@ -409,7 +415,8 @@ impl<B: Backend> Inner<B> {
                 browser,
                 timeout_ms: None,
             })
-            .await?;
+            .await
+            .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "name one as `browser`"))?;
         Ok(CallToolResult::structured(json!({
             "tab": tab.tab_ref, "title": tab.title, "url": tab.url, "focused": tab.focused,
         })))
@@ -440,9 +447,9 @@ impl<B: Backend> Inner<B> {
                         "tab id `{want}` exists in several browsers; name it as <browser>:{want}"
                     ),
                 )
-                .with_details(
-                    json!({"candidates": many.iter().map(|t| &t.tab_ref).collect::<Vec<_>>()}),
-                ))
+                .with_details(json!({"candidates": many.iter().map(|t| json!({
+                    "tab": t.tab_ref, "title": t.title, "url": t.url,
+                })).collect::<Vec<_>>()})))
             }
         };
         let closed = self.backend.close_tab(&tab).await?;
@@ -556,7 +563,8 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if !self.inner.watching.swap(true, Ordering::SeqCst) {
-            tokio::spawn(self.inner.clone().watch(context.peer.clone()));
+            let watch = self.inner.clone().watch(context.peer.clone());
+            self.inner.backend.spawn(watch);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! JSON text that is passed through, never re-parsed.
 
 use super::tool::Tool;
+use super::{need, DecodeError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -236,21 +237,6 @@ pub struct Decoded {
 }
 
 /// Why a frame was rejected; never fatal to the connection.
-#[derive(Debug, thiserror::Error)]
-pub enum DecodeError {
-    #[error("malformed message: {0}")]
-    Malformed(#[from] serde_json::Error),
-    #[error("{kind} message is missing `{field}`")]
-    Missing {
-        kind: &'static str,
-        field: &'static str,
-    },
-}
-
-fn need<T>(v: Option<T>, kind: &'static str, field: &'static str) -> Result<T, DecodeError> {
-    v.ok_or(DecodeError::Missing { kind, field })
-}
-
 /// Decodes one text frame from an extension.
 pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
     let m: Inbound = serde_json::from_str(text)?;

@@ -3,18 +3,20 @@
 //! | method | route | body / query | answer |
 //! |---|---|---|---|
 //! | GET | /v1/status | | [`Status`] |
-//! | GET | /v1/browsers | | `{"browsers": [BrowserView]}` |
-//! | GET | /v1/tabs | `?browser=` | `{"tabs": [TabView]}` |
+//! | GET | /v1/browsers | | [`Browsers`] |
+//! | GET | /v1/tabs | `?browser=` | [`Tabs`] |
 //! | GET | /v1/tabs/{tab} | | [`TabView`] |
 //! | POST | /v1/tabs | [`OpenTabRequest`] | [`TabView`] of the new tab |
-//! | DELETE | /v1/tabs/{tab} | | `{"closed": "b1:12"}` |
+//! | DELETE | /v1/tabs/{tab} | | [`Closed`] |
 //! | POST | /v1/tabs/{tab}/discover | | [`TabView`] with fresh tools |
-//! | GET | /v1/tools | `?tab=&browser=&name=` | `{"tools": [ToolView]}` |
+//! | GET | /v1/tools | `?tab=&browser=&name=` | [`Tools`] |
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
-//! | DELETE | /v1/calls/{callId} | | `{"cancelled": "<callId>"}`; the call ends with CANCELLED |
+//! | DELETE | /v1/calls/{callId} | | [`Cancelled`]; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
 //!
-//! Errors: `{"error": {"code", "message", "retryable", "details"}}` with a fitting status.
+//! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",
+//! "details"}}`, with a fitting status. The daemon writes and the client reads these very
+//! types, so a shape is defined once.
 
 use super::tool::Tool;
 use serde::{Deserialize, Serialize};
@@ -62,6 +64,36 @@ pub struct Status {
     /// Connections, messages and requests refused because a configured limit was reached.
     #[serde(default)]
     pub limits_exceeded: u64,
+}
+
+/// `GET /v1/browsers`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Browsers {
+    pub browsers: Vec<BrowserView>,
+}
+
+/// `GET /v1/tabs`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tabs {
+    pub tabs: Vec<TabView>,
+}
+
+/// `GET /v1/tools`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tools {
+    pub tools: Vec<ToolView>,
+}
+
+/// `DELETE /v1/tabs/{tab}`: the tab closed, as `b1:12`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Closed {
+    pub closed: String,
+}
+
+/// `DELETE /v1/calls/{callId}`: the call cancelled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cancelled {
+    pub cancelled: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -203,20 +235,31 @@ pub struct CallResponse {
 
 /// One entry of the event stream. `seq` increases by one per event, so a client that saw
 /// `seq = n` resumes with `?since=n`.
+///
+/// Generic so the daemon can write an event from borrowed strings and typed data while a
+/// client reads the same shape into owned strings and JSON: `Event` is `Event<String, Value>`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct Event {
+pub struct Event<S = String, D = Value> {
     pub seq: u64,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: S,
     /// Milliseconds since the Unix epoch.
     pub time: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub browser: Option<String>,
+    pub browser: Option<S>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tab: Option<String>,
+    pub tab: Option<S>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub data: Option<D>,
+}
+
+/// The `data` of a `lagged` event: sequence numbers `from..=to` are lost to this reader.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Lagged {
+    pub from: u64,
+    pub to: u64,
+    pub missed: u64,
 }
 
 /// Event types, as they appear in `Event::kind`.

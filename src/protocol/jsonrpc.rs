@@ -315,7 +315,7 @@ pub fn result(id: &Value, result: &RawValue) -> String {
     .expect("JSON")
 }
 
-pub fn result_value(id: &Value, value: &Value) -> String {
+pub fn result_value(id: &Value, value: &impl Serialize) -> String {
     result(id, &serde_json::value::to_raw_value(value).expect("JSON"))
 }
 
@@ -353,6 +353,27 @@ pub fn request(id: Option<&str>, method: &str, params: &impl Serialize) -> Strin
         params,
     })
     .expect("JSON")
+}
+
+/// The `welcome` notification the daemon sends on connect, and its answer to `hello`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Welcome<'a> {
+    pub session_id: &'a str,
+    pub client_type: ClientType,
+    pub version: &'a str,
+    pub server_version: &'a str,
+}
+
+impl<'a> Welcome<'a> {
+    pub fn new(params: &'a ConnectParams) -> Welcome<'a> {
+        Welcome {
+            session_id: &params.session_id,
+            client_type: params.client_type,
+            version: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION"),
+        }
+    }
 }
 
 /// The params of a `tools/call` the daemon forwards to a browser.

@@ -18,6 +18,27 @@ pub mod tool;
 
 pub use tool::Tool;
 
+/// Why a peer's frame could not be decoded (seeds 001 and 002).
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("malformed message: {0}")]
+    Malformed(#[from] serde_json::Error),
+    #[error("{kind} message is missing `{field}`")]
+    Missing {
+        kind: &'static str,
+        field: &'static str,
+    },
+}
+
+/// A field a message of `kind` must have.
+pub(crate) fn need<T>(
+    v: Option<T>,
+    kind: &'static str,
+    field: &'static str,
+) -> Result<T, DecodeError> {
+    v.ok_or(DecodeError::Missing { kind, field })
+}
+
 /// Accepts a JSON string or number and keeps it as a string: peers echo our ids back in either
 /// form, and a correlation id is only ever compared, never computed with.
 pub(crate) mod string_or_number {

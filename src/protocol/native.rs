@@ -37,18 +37,26 @@ pub struct Server {
 }
 
 /// `server-<pid>.json` in the discovery directory: seed 001's `{port, pid, startedAt}` plus our
-/// additive fields. Unknown fields are ignored.
-#[derive(Debug, Clone, Deserialize)]
+/// additive fields. The daemon writes it and browserctl reads it through this one type; a
+/// reader ignores unknown fields and takes a plain seed-001 file (only the three).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoveryFile {
     pub port: u16,
     pub pid: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    #[serde(default)]
+    /// The daemon's token (agents and `/mcp` must present it); the file is mode 0600.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// The control socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+    /// The dialects served on `port`: `bridge`, `register`, `jsonrpc`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<String>,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 
 use super::bridge::{BrowserInfo, ToolFailure};
 use super::tool::Tool;
+use super::{need, DecodeError};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -114,25 +115,11 @@ pub enum ExtensionMessage {
     },
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum DecodeError {
-    #[error("malformed message: {0}")]
-    Malformed(#[from] serde_json::Error),
-    #[error("{kind} message is missing `{field}`")]
-    Missing {
-        kind: &'static str,
-        field: &'static str,
-    },
-}
-
 pub fn decode(text: &str) -> Result<ExtensionMessage, DecodeError> {
     let m: Inbound = serde_json::from_str(text)?;
     Ok(match m.kind.as_str() {
         "hello" => ExtensionMessage::Hello {
-            instance_id: m.instance_id.ok_or(DecodeError::Missing {
-                kind: "hello",
-                field: "instanceId",
-            })?,
+            instance_id: need(m.instance_id, "hello", "instanceId")?,
         },
         "tool_result" => ExtensionMessage::ToolResult {
             id: m.id,

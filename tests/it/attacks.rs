@@ -126,7 +126,7 @@ fn as_nobody(program: &Path, args: &[&str]) -> Result<std::process::Output, Stri
 #[test]
 fn the_control_socket_is_private_and_other_users_are_refused() {
     // The default layout: the daemon makes the socket's directory 0700 and the socket 0600.
-    let d = TestDaemon::start_with(&[]);
+    let d = TestDaemon::start();
     let private = tempfile::tempdir().unwrap();
     let sock_dir = private.path().join("run/browser-mcp");
     let d2 = {
@@ -187,8 +187,11 @@ fn the_control_socket_is_private_and_other_users_are_refused() {
     let out = match as_nobody(&ctl, &["--socket", sock, "--json", "status"]) {
         Ok(out) => out,
         Err(why) => {
-            eprintln!("SKIPPED the other-user part of this test: {why}");
-            return;
+            return skip(
+                "attacks: the other-user part",
+                &why,
+                "run the tests as root with setpriv or runuser installed",
+            )
         }
     };
     assert_eq!(
@@ -293,11 +296,11 @@ async fn the_token_never_reaches_the_log() {
     for level in ["debug", "trace"] {
         let dir = tempfile::tempdir().unwrap();
         // Short handshakes: the accepted WebSockets below are left to time out.
-        let d = TestDaemon::start_in_with_env(
-            dir,
-            &["--handshake-timeout", "200ms", "--sniff-window", "50ms"],
-            &[("BROWSER_MCP_LOG_LEVEL", level)],
-        );
+        let d = TestDaemon::builder()
+            .dir(dir)
+            .args(&["--handshake-timeout", "200ms", "--sniff-window", "50ms"])
+            .env("BROWSER_MCP_LOG_LEVEL", level)
+            .start();
         let port = d.port;
         let token = d.token.clone();
         let mode = std::fs::metadata(&d.discovery_file)
@@ -413,7 +416,11 @@ fn discovery_directories_others_control_are_refused() {
         assert!(text.contains("belongs to uid 65534"), "{text}");
         assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 0);
     } else {
-        eprintln!("SKIPPED the other-owner case: not running as root");
+        skip(
+            "attacks: the other-owner case",
+            "not running as root",
+            "run the tests as root",
+        );
     }
 }
 

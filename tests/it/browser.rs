@@ -27,23 +27,10 @@ pub fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "CI=true but there is no Chromium at {}: install Debian's chromium package",
-            path.display()
-        );
-    }
-    // Straight to fd 2: eprintln! is captured, and cargo test hides a passing test's output.
-    let _ = std::io::stderr().write_all(
-        format!(
-            "\n\
-             ************************************************************************\n\
-             *** SKIPPED {test}: no Chromium at {}\n\
-             *** (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n\
-             ************************************************************************\n",
-            path.display()
-        )
-        .as_bytes(),
+    skip(
+        test,
+        &format!("no Chromium at {}", path.display()),
+        "apt-get install chromium, or set BROWSER_MCP_CHROMIUM",
     );
     None
 }
@@ -73,7 +60,7 @@ pub fn daemon_in_scan_range(extra: &[&str]) -> TestDaemon {
         if TcpListener::bind(("127.0.0.1", port)).is_err() {
             continue;
         }
-        match TestDaemon::try_start(tempfile::tempdir().unwrap(), port, extra) {
+        match TestDaemon::builder().port(port).args(extra).try_start() {
             Ok(d) => return d,
             Err(e) => failures.push(format!("{port}: {e}")),
         }

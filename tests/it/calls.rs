@@ -28,7 +28,7 @@ const FAST_BACKOFF: &[&str] = &[
 
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_tool_is_retried_with_growing_clamped_backoff() {
-    let d = TestDaemon::start_with(FAST_BACKOFF);
+    let d = TestDaemon::builder().args(FAST_BACKOFF).start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_only("peek")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
     let cli = ctl_async(
@@ -79,7 +79,7 @@ async fn read_only_tool_is_retried_with_growing_clamped_backoff() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
-    let d = TestDaemon::start_with(FAST_BACKOFF);
+    let d = TestDaemon::builder().args(FAST_BACKOFF).start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("click")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
     let cli = ctl_async(
@@ -123,7 +123,7 @@ async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn transient_tool_errors_are_retried_and_unknown_ones_are_not() {
-    let d = TestDaemon::start_with(FAST_BACKOFF);
+    let d = TestDaemon::builder().args(FAST_BACKOFF).start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("submit")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
     let cli = ctl_async(&d, &["--json", "call", "submit"]);
@@ -156,7 +156,7 @@ async fn transient_tool_errors_are_retried_and_unknown_ones_are_not() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retry_after_reconnect_goes_to_the_new_connection() {
-    let d = TestDaemon::start_with(FAST_BACKOFF);
+    let d = TestDaemon::builder().args(FAST_BACKOFF).start();
     let mut first =
         FakeExtension::connect(&d, "same", vec![tab(3, "T", vec![read_only("peek")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
@@ -312,7 +312,12 @@ async fn wait_returns_when_a_tool_or_tab_appears() {
             "10s",
         ],
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Ready when the daemon has the waiters' connections (and this probe's): the tab then
+    // most likely appears while they wait. Either way `wait` must find it, since it opens its
+    // event stream before it first looks.
+    wait_until(Duration::from_secs(10), "the waiters to connect", || {
+        (d.status()["controlConnections"].as_u64() >= Some(3)).then_some(())
+    });
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![])]).await;
     let out = url_waiter.await.unwrap();
     assert_eq!(stdout(&out).trim(), "b1:1", "{}", stderr(&out));

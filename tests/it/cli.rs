@@ -458,12 +458,14 @@ fn native_host_on_a_terminal_explains_itself() {
 async fn the_daemon_rotates_its_log_file() {
     let logs = tempfile::tempdir().unwrap();
     let file = logs.path().join("browser-mcpd.log");
-    let d = TestDaemon::start_with(&[
-        "--log-file",
-        file.to_str().unwrap(),
-        "--log-file-max-bytes",
-        "4096",
-    ]);
+    let d = TestDaemon::builder()
+        .args(&[
+            "--log-file",
+            file.to_str().unwrap(),
+            "--log-file-max-bytes",
+            "4096",
+        ])
+        .start();
     let old = logs.path().join("browser-mcpd.log.1");
     // Every connection logs a few lines at the harness's debug level.
     let mut n = 0;

@@ -15,6 +15,19 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 pub const DAEMON: &str = env!("CARGO_BIN_EXE_browser-mcpd");
 pub const CTL: &str = env!("CARGO_BIN_EXE_browserctl");
 
+/// A test that needs something this machine lacks (a browser, Python's MCP SDK, a second
+/// user): under `CI=true` the test fails; otherwise a loud SKIPPED banner goes straight to fd
+/// 2 (cargo test captures `eprintln!` and hides the output of a passing test) and the caller
+/// returns. `fix` says how to get what is missing.
+pub fn skip(test: &str, missing: &str, fix: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true, but {test} cannot run: {missing} ({fix})");
+    }
+    let stars = "*".repeat(76);
+    let banner = format!("\n{stars}\n*** SKIPPED {test}: {missing}\n*** ({fix})\n{stars}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), banner.as_bytes());
+}
+
 /// Polls `check` every few milliseconds until it returns Some, or panics after `limit`.
 pub fn wait_until<T>(limit: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let start = Instant::now();
@@ -40,62 +53,72 @@ pub struct TestDaemon {
     pub discovery_file: PathBuf,
 }
 
-impl TestDaemon {
-    pub fn start() -> TestDaemon {
-        TestDaemon::start_with(&[])
+/// How to start a [`TestDaemon`]: extra flags and environment, an existing temp dir (to
+/// restart on the same paths), a fixed port.
+///
+/// ```ignore
+/// let d = TestDaemon::builder().args(&["--retries", "0"]).env("X", "1").start();
+/// ```
+#[derive(Default)]
+pub struct DaemonBuilder {
+    dir: Option<tempfile::TempDir>,
+    port: u16,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl DaemonBuilder {
+    /// Extra command-line flags.
+    pub fn args(mut self, args: &[&str]) -> DaemonBuilder {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
     }
 
-    pub fn start_with(extra: &[&str]) -> TestDaemon {
-        let dir = tempfile::tempdir().expect("temp dir");
-        TestDaemon::start_in(dir, extra)
+    /// An extra environment variable.
+    pub fn env(mut self, key: &str, value: &str) -> DaemonBuilder {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
     }
 
-    /// Starts a daemon using an existing temp dir (to restart on the same paths).
-    pub fn start_in(dir: tempfile::TempDir, extra: &[&str]) -> TestDaemon {
-        TestDaemon::try_start(dir, 0, extra).unwrap_or_else(|e| panic!("{e}"))
+    /// Runs in this temp dir (its socket, discovery dir and log), e.g. one a daemon used before.
+    pub fn dir(mut self, dir: tempfile::TempDir) -> DaemonBuilder {
+        self.dir = Some(dir);
+        self
     }
 
-    /// [`TestDaemon::start_in`] with extra environment variables.
-    pub fn start_in_with_env(
-        dir: tempfile::TempDir,
-        extra: &[&str],
-        env: &[(&str, &str)],
-    ) -> TestDaemon {
-        TestDaemon::try_start_with_env(dir, 0, extra, env).unwrap_or_else(|e| panic!("{e}"))
+    /// Listens on this port (default 0: any free one).
+    pub fn port(mut self, port: u16) -> DaemonBuilder {
+        self.port = port;
+        self
     }
 
-    /// Starts a daemon on `port` (0: any free one); `Err` with its log when it exits early
-    /// (e.g. the port was taken meanwhile).
-    pub fn try_start(
-        dir: tempfile::TempDir,
-        port: u16,
-        extra: &[&str],
-    ) -> Result<TestDaemon, String> {
-        TestDaemon::try_start_with_env(dir, port, extra, &[])
+    /// Starts the daemon and waits until it is ready (its discovery file is written).
+    pub fn start(self) -> TestDaemon {
+        self.try_start().unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// [`TestDaemon::try_start`] with extra environment variables.
-    pub fn try_start_with_env(
-        dir: tempfile::TempDir,
-        port: u16,
-        extra: &[&str],
-        env: &[(&str, &str)],
-    ) -> Result<TestDaemon, String> {
+    /// [`DaemonBuilder::start`], with `Err` and the daemon's log when it exits early (e.g. its
+    /// port was taken meanwhile).
+    pub fn try_start(self) -> Result<TestDaemon, String> {
+        let dir = match self.dir {
+            Some(dir) => dir,
+            None => tempfile::tempdir().expect("temp dir"),
+        };
         let socket = dir.path().join("ctl.sock");
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
         let child = Command::new(DAEMON)
             .arg("--port")
-            .arg(port.to_string())
+            .arg(self.port.to_string())
             .arg("--socket")
             .arg(&socket)
             .arg("--discovery-dir")
             .arg(&discovery_dir)
-            .args(extra)
+            .args(&self.args)
             .env("BROWSER_MCP_LOG_LEVEL", "debug")
             .env_remove("RUST_LOG")
             .env_remove("NOTIFY_SOCKET")
-            .envs(env.iter().copied())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -131,6 +154,18 @@ impl TestDaemon {
         d.token = info["token"].as_str().unwrap_or_default().to_owned();
         Ok(d)
     }
+}
+
+impl TestDaemon {
+    /// How to start one with options; [`TestDaemon::start`] for none.
+    pub fn builder() -> DaemonBuilder {
+        DaemonBuilder::default()
+    }
+
+    /// `TestDaemon::builder().start()`: a daemon with the default settings on temp paths.
+    pub fn start() -> TestDaemon {
+        TestDaemon::builder().start()
+    }
 
     /// Stops this daemon (SIGTERM) and starts a new one on the same paths and the same port.
     pub fn restart(mut self, extra: &[&str]) -> TestDaemon {
@@ -138,7 +173,10 @@ impl TestDaemon {
         let port = self.port;
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
         drop(self);
-        TestDaemon::try_start(dir, port, extra).unwrap_or_else(|e| panic!("restart: {e}"))
+        let restarted = TestDaemon::builder().dir(dir).port(port).args(extra);
+        restarted
+            .try_start()
+            .unwrap_or_else(|e| panic!("restart: {e}"))
     }
 
     pub fn log(&self) -> String {

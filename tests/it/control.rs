@@ -111,9 +111,21 @@ async fn events_stream_is_sequenced_filterable_and_resumable() {
     assert_eq!(lines[1]["tab"], "b1:1");
     assert_eq!(lines[1]["seq"], 2);
 
-    // A live reader filtered by type sees only what it asked for.
-    let live = ctl_async(&d, &["events", "--type", "tabClosed", "--count", "1"]);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A live reader filtered by type sees only what it asked for. It starts from the last
+    // event so far, whenever its subscription lands relative to the events below.
+    let now = d.status()["lastEventSeq"].to_string();
+    let live = ctl_async(
+        &d,
+        &[
+            "events",
+            "--type",
+            "tabClosed",
+            "--count",
+            "1",
+            "--since",
+            &now,
+        ],
+    );
     ext.send(json!({"type": "tabCreated", "tab": tab(2, "U", vec![])}))
         .await;
     ext.send(json!({"type": "tabClosed", "tabId": 2})).await;
@@ -139,7 +151,7 @@ async fn events_stream_is_sequenced_filterable_and_resumable() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reader_that_falls_behind_gets_a_lagged_event() {
-    let d = TestDaemon::start_with(&["--event-buffer", "8"]);
+    let d = TestDaemon::builder().args(&["--event-buffer", "8"]).start();
     let mut ext = FakeExtension::connect(&d, "s1", vec![]).await;
     for i in 0..40 {
         ext.send(json!({"type": "tabCreated", "tab": tab(i, "T", vec![])}))
@@ -225,7 +237,7 @@ fn a_live_socket_is_not_stolen_and_a_stale_one_is_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let stale = dir.path().join("ctl.sock");
     drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
-    let d2 = TestDaemon::start_in(dir, &[]);
+    let d2 = TestDaemon::builder().dir(dir).start();
     assert!(d2.status()["pid"] == d2.child.id());
     let _ = BufReader::new(&b""[..]).lines();
 }

@@ -291,7 +291,9 @@ async fn register_refusals_are_clear() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn missed_pongs_drop_a_dead_peer_and_fail_its_calls_at_once() {
-    let d = TestDaemon::start_with(&["--ws-ping-interval", "250ms"]);
+    let d = TestDaemon::builder()
+        .args(&["--ws-ping-interval", "250ms"])
+        .start();
     // A live peer keeps reading, so its library answers every ping.
     let live = RegisterPeer::connect(&d).await;
     let live_id = live.instance_id.clone();
@@ -752,7 +754,9 @@ async fn agents_must_authenticate_and_parameters_are_checked_before_the_upgrade(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn agent_in_flight_cap_is_an_error_not_a_drop() {
-    let d = TestDaemon::start_with(&["--agent-max-in-flight", "1"]);
+    let d = TestDaemon::builder()
+        .args(&["--agent-max-in-flight", "1"])
+        .start();
     let mut browser = RpcPeer::browser(&d, "s", vec![greet_tool()]).await;
     let mut agent = RpcPeer::agent(&d, "s").await;
     agent
@@ -796,7 +800,9 @@ async fn agent_in_flight_cap_is_an_error_not_a_drop() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn agent_rate_limit_is_an_error_not_a_drop() {
-    let d = TestDaemon::start_with(&["--agent-rate-limit", "3"]);
+    let d = TestDaemon::builder()
+        .args(&["--agent-rate-limit", "3"])
+        .start();
     let _browser = RpcPeer::browser(&d, "s", vec![greet_tool()]).await;
     let mut agent = RpcPeer::agent(&d, "s").await;
     let batch: Vec<Value> = (0..8)

@@ -63,7 +63,7 @@ fn files_of_dead_daemons_are_swept_at_start() {
     std::fs::write(&alive, b"{}").unwrap();
     let other = disco.join("notes.txt");
     std::fs::write(&other, b"keep").unwrap();
-    let d = TestDaemon::start_in(dir, &[]);
+    let d = TestDaemon::builder().dir(dir).start();
     assert!(!dead.exists(), "stale file swept");
     assert!(alive.exists() && other.exists(), "others left alone");
     drop(d);

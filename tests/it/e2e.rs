@@ -235,7 +235,7 @@ fn scenario(test: &str, discovery: Discovery, webmcp: WebMcp) {
         Discovery::PortScan => &[],
     };
     let d = match discovery {
-        Discovery::NativeHost => TestDaemon::start_with(token_flag),
+        Discovery::NativeHost => TestDaemon::builder().args(token_flag).start(),
         Discovery::PortScan => daemon_in_scan_range(&[]),
     };
     let profile = tempfile::tempdir().unwrap();

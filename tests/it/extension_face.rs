@@ -633,7 +633,7 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
     let _lock = machine_wide_lock();
     let pages = PageServer::page(PAGE);
     // Off the scan range and wanting its token: only the native host can bring the browser here.
-    let d = TestDaemon::start_with(&["--require-token"]);
+    let d = TestDaemon::builder().args(&["--require-token"]).start();
     let profile = tempfile::tempdir().unwrap();
     let out = ctl_plain(&[
         "install-native-host",

@@ -291,7 +291,7 @@ async fn a_daemon_killed_and_restarted_gets_its_browser_back() {
 
     // Same paths: the stale socket is replaced and the dead daemon's file swept.
     let dir = std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap());
-    let d2 = TestDaemon::start_in(dir, &[]);
+    let d2 = TestDaemon::builder().dir(dir).start();
     assert!(
         !old_file.exists(),
         "the dead daemon's discovery file is swept"

@@ -268,7 +268,9 @@ async fn control_api_refuses_junk_and_oversize_bodies() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn oversize_frames_close_with_1009_on_every_dialect() {
-    let d = TestDaemon::start_with(&["--max-frame-bytes", "65536"]);
+    let d = TestDaemon::builder()
+        .args(&["--max-frame-bytes", "65536"])
+        .start();
     let big = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(70_000));
     let mut good =
         FakeExtension::connect(&d, "good", vec![tab(1, "Good", vec![search_tool()])]).await;
@@ -347,7 +349,9 @@ async fn a_flood_on_one_connection_does_not_starve_the_others() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn handshakes_that_never_finish_are_timed_out() {
-    let d = TestDaemon::start_with(&["--handshake-timeout", "300ms", "--sniff-window", "100ms"]);
+    let d = TestDaemon::builder()
+        .args(&["--handshake-timeout", "300ms", "--sniff-window", "100ms"])
+        .start();
     let limit = Duration::from_secs(5);
     // Extension port: nothing at all, half a request line, half a header block.
     for partial in [
@@ -417,7 +421,9 @@ async fn handshakes_that_never_finish_are_timed_out() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ten_thousand_connections_come_and_go_and_leave_nothing_behind() {
-    let d = TestDaemon::start_with(&["--sniff-window", "50ms"]);
+    let d = TestDaemon::builder()
+        .args(&["--sniff-window", "50ms"])
+        .start();
     let pid = d.child.id();
     // Warm up every path once, then take the baseline.
     let mut good =
@@ -506,7 +512,7 @@ async fn deep_json_is_refused_or_passed_through_never_recursed() {
 }
 
 async fn deep_json(flags: &[&str]) {
-    let d = TestDaemon::start_with(flags);
+    let d = TestDaemon::builder().args(flags).start();
     let tools = [
         format!(r#"{{"name":"deep","inputSchema":{}}}"#, deep_schema(60)),
         format!(r#"{{"name":"over","inputSchema":{{"type":"object","x":{}}}}}"#, nested(100_000)),

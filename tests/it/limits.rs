@@ -12,7 +12,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn connection_limits_refuse_with_limit_exceeded_and_recover() {
-    let d = TestDaemon::start_with(&["--max-connections", "3", "--max-control-connections", "3"]);
+    let d = TestDaemon::builder()
+        .args(&["--max-connections", "3", "--max-control-connections", "3"])
+        .start();
     let port = d.port;
     let mut held = Vec::new();
     for i in 0..3 {
@@ -69,7 +71,9 @@ async fn connection_limits_refuse_with_limit_exceeded_and_recover() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tab_and_tool_limits_refuse_what_goes_beyond_and_keep_the_rest() {
-    let d = TestDaemon::start_with(&["--max-tabs-per-browser", "3", "--max-tools-per-tab", "2"]);
+    let d = TestDaemon::builder()
+        .args(&["--max-tabs-per-browser", "3", "--max-tools-per-tab", "2"])
+        .start();
     let tabs: Vec<Value> = (1..=5)
         .map(|i| tab(i, &format!("T{i}"), vec![tool("a")]))
         .collect();
@@ -123,7 +127,9 @@ async fn tab_and_tool_limits_refuse_what_goes_beyond_and_keep_the_rest() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn calls_in_flight_are_capped_daemon_wide_and_per_mcp_session() {
-    let d = TestDaemon::start_with(&["--max-calls-in-flight", "2", "--agent-max-in-flight", "1"]);
+    let d = TestDaemon::builder()
+        .args(&["--max-calls-in-flight", "2", "--agent-max-in-flight", "1"])
+        .start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
     let slow = |q: &str| {
         let socket = d.socket.clone();
@@ -189,7 +195,9 @@ async fn calls_in_flight_are_capped_daemon_wide_and_per_mcp_session() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tiny_event_stream_buffer_loses_nothing_silently() {
-    let d = TestDaemon::start_with(&["--event-stream-buffer", "1"]);
+    let d = TestDaemon::builder()
+        .args(&["--event-stream-buffer", "1"])
+        .start();
     let mut ext = FakeExtension::connect(&d, "s", vec![]).await;
     let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
     s.write_all(b"GET /v1/events?since=0 HTTP/1.1\r\nHost: d\r\n\r\n")

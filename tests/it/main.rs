@@ -1,6 +1,7 @@
 //! Integration tests: a real browser-mcpd process, real sockets, a scripted extension and
 //! browserctl as a subprocess. One test binary (faster to build and link than many).
 
+mod architecture;
 mod attacks;
 mod bridge;
 mod browser;
@@ -29,7 +30,6 @@ mod native_host;
 mod packaging;
 mod page_events;
 mod peers;
-mod registry_model;
 mod security;
 mod service;
 mod setup;

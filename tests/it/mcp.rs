@@ -451,7 +451,7 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
     assert_eq!(raw(d.port, "DELETE", &host, &[auth, session]).await.0, 204);
     assert_eq!(raw(d.port, "GET", &host, &[auth, session]).await.0, 404);
 
-    let open = TestDaemon::start_with(&["--mcp-auth", "none"]);
+    let open = TestDaemon::builder().args(&["--mcp-auth", "none"]).start();
     let host = format!("127.0.0.1:{}", open.port);
     assert_eq!(raw_status(open.port, &host, &[]).await, 200);
     assert_eq!(

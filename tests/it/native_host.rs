@@ -134,7 +134,7 @@ fn host_sees_the_directory_appear_and_skips_foreign_files() {
     std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o666)).unwrap();
     std::fs::rename(&staged, disco.join(format!("server-{me}.json"))).unwrap();
     // A daemon using the same directory (it takes a directory that exists and is ours).
-    let mut d = TestDaemon::start_in(dir, &[]);
+    let mut d = TestDaemon::builder().dir(dir).start();
     assert_eq!(host.next(), vec![entry(&d)]);
     d.terminate();
     assert_eq!(host.next(), Vec::<Value>::new());

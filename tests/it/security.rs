@@ -50,7 +50,7 @@ fn web_origins_and_foreign_hosts_are_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn token_is_checked_when_presented_or_required() {
-    let d = TestDaemon::start_with(&["--require-token"]);
+    let d = TestDaemon::builder().args(&["--require-token"]).start();
     let url = d.ws_url();
     assert!(
         FakeExtension::raw(&url, &[]).await.is_err(),
@@ -138,7 +138,7 @@ async fn the_token_pairs_and_a_wrong_one_never_passes() {
     assert!(FakeExtension::raw(&with_token, &[web]).await.is_err());
 
     // --require-token: an extension origin alone is not enough.
-    let strict = TestDaemon::start_with(&["--require-token"]);
+    let strict = TestDaemon::builder().args(&["--require-token"]).start();
     let url = strict.ws_url();
     assert!(FakeExtension::raw(&url, &[ext]).await.is_err());
     let ok = format!("{url}?token={}", strict.token);

@@ -200,7 +200,9 @@ async fn soak_every_call_gets_exactly_one_answer() {
     let browsers = env_num("SOAK_BROWSERS", 4);
     let clients = env_num("SOAK_CLIENTS", 8);
     let drop_one_in = env_num("SOAK_DROP_ONE_IN", 300);
-    let d = TestDaemon::start_with(&["--backoff-base", "5ms", "--backoff-max", "20ms"]);
+    let d = TestDaemon::builder()
+        .args(&["--backoff-base", "5ms", "--backoff-max", "20ms"])
+        .start();
     let pid = d.child.id();
     let ledger = Arc::new(Ledger::default());
     let stop = CancellationToken::new();

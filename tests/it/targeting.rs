@@ -68,7 +68,13 @@ async fn two_browsers_with_a_focused_tab_each_are_ambiguous() {
     let out = d.ctl(&["--json", "open", "https://example.com/"]);
     assert_eq!(exit_code(&out), 5, "{}", stderr(&out));
     let e: Value = serde_json::from_slice(&out.stderr).unwrap();
-    assert_eq!(e["error"]["details"]["candidates"], json!(["b1", "b2"]));
+    let candidates: Vec<&str> = e["error"]["details"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["browser"].as_str().unwrap())
+        .collect();
+    assert_eq!(candidates, ["b1", "b2"], "{e}");
     // One browser left: the rule picks its tab, and open its browser.
     drop(two);
     d.wait_tabs("one tab", |t| t.len() == 1);
@@ -126,7 +132,9 @@ async fn one_browser_the_focused_tab_among_several_wins_none_focused_is_ambiguou
 /// now the whole call's.
 #[tokio::test(flavor = "multi_thread")]
 async fn timeout_is_the_whole_call_s_budget() {
-    let d = TestDaemon::start_with(&["--backoff-base", "100ms", "--backoff-max", "100ms"]);
+    let d = TestDaemon::builder()
+        .args(&["--backoff-base", "100ms", "--backoff-max", "100ms"])
+        .start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_only("peek")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
     // One attempt of 1 s, then a retry that gets only what is left of 1.5 s: two attempts,
@@ -190,7 +198,9 @@ async fn timeout_is_the_whole_call_s_budget() {
 /// last error at once instead of overrunning.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retry_that_cannot_fit_is_not_tried() {
-    let d = TestDaemon::start_with(&["--backoff-base", "5s", "--backoff-max", "5s"]);
+    let d = TestDaemon::builder()
+        .args(&["--backoff-base", "5s", "--backoff-max", "5s"])
+        .start();
     let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("submit")])]).await;
     d.wait_tabs("tab", |t| t.len() == 1);
     let cli = ctl_async(&d, &["--json", "call", "submit", "--timeout", "2s"]);

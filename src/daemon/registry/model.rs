@@ -1,11 +1,11 @@
-//! Property test: any sequence of tab events from any connections (current or displaced)
+//! Property test (moved here from tests/it so the registry need not be public): any sequence of tab events from any connections (current or displaced)
 //! leaves the registry as a simple model says: the same browsers, tabs, tools and focus, the
 //! limits respected, and event sequence numbers that increase by one.
 
-use browser_mcp::daemon::conn::ConnHandle;
-use browser_mcp::daemon::registry::{Limits, Registry};
-use browser_mcp::protocol::bridge::{BrowserInfo, TabInfo};
-use browser_mcp::protocol::Tool;
+use super::{BrowserKey, Initial, Limits, Registry};
+use crate::daemon::conn::ConnHandle;
+use crate::protocol::bridge::{BrowserInfo, TabInfo};
+use crate::protocol::Tool;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 
@@ -108,7 +108,7 @@ struct MBrowser {
 #[derive(Default)]
 struct Model {
     browsers: HashMap<usize, MBrowser>,
-    keys: HashMap<usize, u64>,
+    keys: HashMap<usize, BrowserKey>,
     next_key: u64,
     /// The last connection each session had (displaced or gone): its messages change nothing.
     stale: HashMap<usize, u64>,
@@ -134,11 +134,6 @@ impl Model {
     }
 }
 
-fn handle(id: u64) -> ConnHandle {
-    let (tx, _rx) = tokio::sync::mpsc::channel(1);
-    ConnHandle { id, tx }
-}
-
 fn info(id: i64, title: String, tools: Option<Vec<Tool>>, focused: bool) -> TabInfo {
     TabInfo {
         id,
@@ -156,7 +151,7 @@ fn check(r: &Registry, m: &Model) -> Result<(), TestCaseError> {
     prop_assert_eq!(views.len(), m.browsers.len());
     for (s, b) in &m.browsers {
         let key = m.keys[s];
-        let v = views.iter().find(|v| v.id == format!("b{key}"));
+        let v = views.iter().find(|v| v.id == key.to_string());
         prop_assert!(v.is_some(), "browser b{} of session {} missing", key, s);
         let v = v.unwrap();
         prop_assert_eq!(&v.session_id, &format!("s{s}"));
@@ -182,9 +177,8 @@ fn check(r: &Registry, m: &Model) -> Result<(), TestCaseError> {
         prop_assert_eq!(v.tools, tool_count);
         prop_assert_eq!(r.tool_views(None, Some(key), None).len(), tool_count);
     }
-    let (_, tabs, _) = r.counts();
     prop_assert_eq!(
-        tabs,
+        r.summary().tabs,
         m.browsers.values().map(|b| b.tabs.len()).sum::<usize>()
     );
     Ok(())
@@ -195,26 +189,26 @@ proptest! {
 
     #[test]
     fn any_sequence_of_tab_events_matches_the_model(ops in proptest::collection::vec(op(), 1..60)) {
-        let mut r = Registry::new(100_000, 16);
+        let r = Registry::new(100_000, 16);
         r.set_limits(LIMITS);
         let mut m = Model { next_key: 1, ..Model::default() };
         let mut next_conn = 1u64;
-        let mut seq = r.last_seq();
+        let mut seq = r.summary().last_seq;
         for op in ops {
             // The connection a message comes from: the session's current one, or a stale one.
             let conn = |m: &Model, s: usize, stale: bool| -> Option<u64> {
                 if stale { m.stale.get(&s).copied() } else { m.browsers.get(&s).map(|b| b.conn) }
             };
-            let key = |m: &Model, s: usize| m.keys.get(&s).copied().unwrap_or(999);
+            let key = |m: &Model, s: usize| m.keys.get(&s).copied().unwrap_or(BrowserKey(999));
             match op {
                 Op::Attach(s) => {
                     let id = next_conn;
                     next_conn += 1;
-                    let (k, displaced) = r.attach("bridge", &format!("s{s}"), BrowserInfo::default(), handle(id), "t".into());
-                    let want = *m.keys.entry(s).or_insert_with(|| { let k = m.next_key; m.next_key += 1; k });
-                    prop_assert_eq!(k, want, "a session keeps its key");
+                    let a = r.attach("bridge", &format!("s{s}"), BrowserInfo::default(), ConnHandle::test(id), Initial::Nothing);
+                    let want = *m.keys.entry(s).or_insert_with(|| { let k = m.next_key; m.next_key += 1; BrowserKey(k) });
+                    prop_assert_eq!(a.key, want, "a session keeps its key");
                     let old = m.browsers.insert(s, MBrowser { conn: id, ..MBrowser::default() });
-                    prop_assert_eq!(displaced.map(|c| c.id), old.as_ref().map(|b| b.conn));
+                    prop_assert_eq!(a.displaced.map(|c| c.id), old.as_ref().map(|b| b.conn));
                     if let Some(old) = old {
                         m.stale.insert(s, old.conn);
                     }
@@ -233,7 +227,7 @@ proptest! {
                 Op::ReplaceTabs { s, stale, tabs } => {
                     if let Some(c) = conn(&m, s, stale) {
                         let list: Vec<TabInfo> = tabs.iter().map(|(id, t, f)| info(*id, format!("t{id}"), t.as_deref().map(tools), *f)).collect();
-                        let _ = r.replace_tabs(key(&m, s), c, list);
+                        let _ = r.lock().replace_tabs(key(&m, s), c, list);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             let fresh: Vec<i64> = tabs.iter().map(|t| t.0).collect();
                             b.tabs.retain(|id, _| fresh.contains(id));
@@ -249,7 +243,7 @@ proptest! {
                 Op::Upsert { s, stale, id, title, tools: t, focused } => {
                     if let Some(c) = conn(&m, s, stale) {
                         let title = format!("title{title}");
-                        let r1 = r.upsert_tab(key(&m, s), c, info(id, title.clone(), t.as_deref().map(tools), focused), None);
+                        let r1 = r.lock().upsert_tab(key(&m, s), c, info(id, title.clone(), t.as_deref().map(tools), focused), None);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             let refused = (!b.tabs.contains_key(&id) && b.tabs.len() >= LIMITS.tabs_per_browser)
                                 || t.as_ref().is_some_and(|t| names(t).len() > LIMITS.tools_per_tab);
@@ -260,7 +254,7 @@ proptest! {
                 }
                 Op::Closed { s, stale, id } => {
                     if let Some(c) = conn(&m, s, stale) {
-                        let closed = r.tab_closed(key(&m, s), c, id);
+                        let closed = r.lock().tab_closed(key(&m, s), c, id);
                         let mut want = false;
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             want = b.tabs.remove(&id).is_some();
@@ -273,7 +267,7 @@ proptest! {
                 }
                 Op::Focused { s, stale, id, tools: t } => {
                     if let Some(c) = conn(&m, s, stale) {
-                        let _ = r.tab_focused(key(&m, s), c, id, t.as_deref().map(tools), None);
+                        let _ = r.lock().tab_focused(key(&m, s), c, id, t.as_deref().map(tools), None);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             if b.tabs.contains_key(&id) || b.tabs.len() < LIMITS.tabs_per_browser {
                                 b.tabs.entry(id).or_insert(MTab { title: String::new(), tools: vec![] });
@@ -287,7 +281,7 @@ proptest! {
                 }
                 Op::SetTools { s, stale, id, tools: t } => {
                     if let Some(c) = conn(&m, s, stale) {
-                        let _ = r.set_tools(key(&m, s), c, id, tools(&t), None);
+                        let _ = r.lock().set_tools(key(&m, s), c, id, tools(&t), None);
                         if let Some(b) = m.browsers.get_mut(&s).filter(|b| b.conn == c) {
                             let n = names(&t);
                             if let Some(tab) = b.tabs.get_mut(&id).filter(|_| n.len() <= LIMITS.tools_per_tab) {
@@ -303,10 +297,10 @@ proptest! {
             for e in &events {
                 prop_assert_eq!(e.seq, seq + 1);
                 seq = e.seq;
-                let v: serde_json::Value = serde_json::from_slice(&e.line).unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&e.line()).unwrap();
                 prop_assert_eq!(v["seq"].as_u64(), Some(e.seq));
             }
-            prop_assert_eq!(r.last_seq(), seq);
+            prop_assert_eq!(r.summary().last_seq, seq);
             check(&r, &m)?;
         }
     }

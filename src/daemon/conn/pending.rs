@@ -1,5 +1,4 @@
-//! What the rest of the daemon knows of a browser connection: a handle to send it commands,
-//! and the per-connection table of calls waiting for an answer.
+//! The calls of one connection that wait for an answer.
 //!
 //! Each connection task owns its [`Pending`] table. When the task ends, the table is dropped
 //! and every waiter learns at once that the connection is gone, instead of waiting out its
@@ -8,88 +7,14 @@
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{TabId, TabInfo};
 use crate::protocol::Tool;
-use futures_util::SinkExt;
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::WebSocketStream;
+use tokio::sync::oneshot;
 
+/// Where the answer to a request goes.
 pub type Reply<T> = oneshot::Sender<Result<T, Error>>;
-
-/// Ids are unique within the process (seed 000), whichever connection a message goes to.
-pub fn next_id(prefix: &str) -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    format!("{prefix}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
-pub fn next_conn_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Answers a peer's close frame before its connection is dropped. tungstenite queues the echo
-/// RFC 6455 §5.5.1 asks for when it reads the frame but sends it only on the next write or
-/// flush; without one the peer sees the connection end uncleanly (close code 1006).
-pub async fn echo_close<S>(ws: &mut WebSocketStream<S>)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let _ = tokio::time::timeout(Duration::from_secs(1), ws.flush()).await;
-}
-
-/// A command for one browser connection; the connection's dialect turns it into wire messages.
-#[derive(Debug)]
-pub enum Command {
-    Call {
-        id: String,
-        tab: Option<TabId>,
-        tool: String,
-        args: Box<RawValue>,
-        reply: Reply<Box<RawValue>>,
-    },
-    Discover {
-        id: String,
-        tab: TabId,
-        reply: Reply<Vec<Tool>>,
-    },
-    OpenTab {
-        id: String,
-        url: String,
-        focus: bool,
-        reply: Reply<TabInfo>,
-    },
-    CloseTab {
-        tab: TabId,
-        reply: Reply<()>,
-    },
-    /// The caller stopped waiting (timeout or cancel): drop the waiter; a later answer is late.
-    Forget {
-        id: String,
-    },
-    /// Close the connection with this WebSocket close code.
-    Close {
-        code: u16,
-        reason: String,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub struct ConnHandle {
-    pub id: u64,
-    pub tx: mpsc::Sender<Command>,
-}
-
-impl ConnHandle {
-    #[cfg(test)]
-    pub fn test(id: u64) -> ConnHandle {
-        let (tx, _rx) = mpsc::channel(1);
-        ConnHandle { id, tx }
-    }
-}
 
 #[derive(Debug)]
 pub enum Waiter {
@@ -114,25 +39,6 @@ impl Waiter {
 pub enum Match {
     Late,
     Unknown,
-}
-
-/// Counts and logs an answer that matched no waiting call (dialect adapters share this).
-pub fn note_stray(stats: &super::Stats, conn: u64, m: Match, kind: &str, id: Option<&str>) {
-    match m {
-        Match::Late => {
-            super::Stats::bump(&stats.late_responses);
-            tracing::warn!(
-                conn,
-                kind,
-                id,
-                "late answer after the call timed out; dropped"
-            );
-        }
-        Match::Unknown => {
-            super::Stats::bump(&stats.unknown_responses);
-            tracing::warn!(conn, kind, id, "answer to no known call; dropped");
-        }
-    }
 }
 
 /// The calls of one connection that wait for an answer.
@@ -235,6 +141,7 @@ impl Pending {
         self.waiting.len() + self.closes.values().map(Vec::len).sum::<usize>()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

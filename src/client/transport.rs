@@ -1,0 +1,193 @@
+//! The transport: a pool of HTTP/1.1 connections to the daemon's control socket, requests
+//! and answers as JSON, and error answers as [`Error`]s.
+
+use crate::error::{Error, ErrorBody, ErrorCode};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::rt::TokioExecutor;
+use hyperlocal::UnixConnector;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// A connection pool to one daemon's control socket. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    socket: PathBuf,
+    http: HttpClient<UnixConnector, Full<Bytes>>,
+}
+
+impl Client {
+    /// A client of the daemon listening on `socket`.
+    ///
+    /// ```
+    /// let client = browser_mcp::client::Client::new("/tmp/example.sock");
+    /// assert_eq!(client.socket(), std::path::Path::new("/tmp/example.sock"));
+    /// ```
+    pub fn new(socket: impl Into<PathBuf>) -> Client {
+        Client {
+            socket: socket.into(),
+            http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),
+        }
+    }
+
+    /// A client of the daemon found the way browserctl finds it: `$BROWSER_MCP_SOCKET`, else
+    /// `$XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock` (or the per-uid path under /tmp).
+    ///
+    /// ```
+    /// std::env::set_var("BROWSER_MCP_SOCKET", "/tmp/other.sock");
+    /// let client = browser_mcp::client::Client::from_env();
+    /// assert_eq!(client.socket(), std::path::Path::new("/tmp/other.sock"));
+    /// ```
+    pub fn from_env() -> Client {
+        let socket = std::env::var_os(crate::paths::SOCKET_ENV)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(crate::paths::default_socket_path);
+        Client::new(socket)
+    }
+
+    /// The socket this client talks to.
+    ///
+    /// ```
+    /// let client = browser_mcp::client::Client::new("/run/user/1000/browser-mcp/browser-mcpd.sock");
+    /// assert!(client.socket().ends_with("browser-mcpd.sock"));
+    /// ```
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    fn unavailable(&self, e: impl std::fmt::Display) -> Error {
+        let exists = self.socket.exists();
+        let why = if exists {
+            format!("cannot connect to {} ({e})", self.socket.display())
+        } else {
+            format!("no daemon socket at {}", self.socket.display())
+        };
+        Error::new(
+            ErrorCode::DaemonUnavailable,
+            format!(
+                "browser-mcpd is not running: {why}. Start it with `browser-mcpd` \
+                 (or `systemctl --user start browser-mcpd`)"
+            ),
+        )
+    }
+
+    /// Sends a raw request (path relative to the socket, e.g. `/v1/status`) and returns the
+    /// response when its status is a success; an error response becomes its [`Error`].
+    /// For routes the typed methods do not cover.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let resp = client.send(hyper::Method::GET, "/v1/status", None).await?;
+    /// let body = browser_mcp::client::body_bytes(resp).await?;
+    /// println!("{}", String::from_utf8_lossy(&body));
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Vec<u8>>,
+    ) -> Result<Response<Incoming>, Error> {
+        let uri: hyper::Uri = hyperlocal::Uri::new(&self.socket, path).into();
+        let mut builder = Request::builder().method(method).uri(uri);
+        if body.is_some() {
+            builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
+        }
+        let req = builder
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|e| Error::internal(format!("bad request: {e}")))?;
+        let resp = self
+            .http
+            .request(req)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        let status = resp.status();
+        let bytes = body_bytes(resp).await?;
+        Err(serde_json::from_slice::<ErrorBody>(&bytes)
+            .map(|b| b.error)
+            .unwrap_or_else(|_| {
+                Error::internal(format!(
+                    "daemon answered {status}: {}",
+                    String::from_utf8_lossy(&bytes)
+                ))
+            }))
+    }
+
+    /// Sends a request with an optional JSON body and parses the JSON answer.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon with a connected browser.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let tab: serde_json::Value = client
+    ///     .json(hyper::Method::POST, "/v1/tabs", Some(&serde_json::json!({"url": "https://example.com"})))
+    ///     .await?;
+    /// println!("opened {}", tab["ref"]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn json<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T, Error> {
+        let body = body.map(|b| serde_json::to_vec(b).expect("request bodies serialize"));
+        let resp = self.send(method, path, body).await?;
+        let bytes = body_bytes(resp).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| Error::internal(format!("unexpected answer from the daemon: {e}")))
+    }
+
+    /// `GET path`, parsed as JSON.
+    ///
+    /// ```no_run
+    /// # // no_run: needs a running daemon.
+    /// # async fn demo(client: browser_mcp::client::Client) -> Result<(), browser_mcp::Error> {
+    /// let status: serde_json::Value = client.get("/v1/status").await?;
+    /// println!("{} browsers", status["browsers"]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, Error> {
+        self.json(Method::GET, path, None::<&()>).await
+    }
+}
+
+/// The whole body of a response (see [`Client::send`] for an example).
+pub async fn body_bytes(resp: Response<Incoming>) -> Result<Bytes, Error> {
+    resp.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::DaemonUnavailable,
+                format!("the daemon hung up: {e}"),
+            )
+        })
+}
+
+/// What [`encode`] leaves as it is: RFC 3986's unreserved characters, and `:` (tab references).
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b':');
+
+/// Percent-encodes a query or path component.
+///
+/// ```
+/// assert_eq!(browser_mcp::client::encode("b1:2 x&y"), "b1:2%20x%26y");
+/// ```
+pub fn encode(s: &str) -> String {
+    utf8_percent_encode(s, COMPONENT).to_string()
+}

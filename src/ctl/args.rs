@@ -1,0 +1,28 @@
+//! Option pieces several commands share, kept apart from the commands so that they and the
+//! completions can all use them without importing one another.
+
+use std::path::PathBuf;
+
+/// The daemon's control socket, for the commands that talk to the daemon.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SocketArg {
+    /// The daemon's control socket [env: BROWSER_MCP_SOCKET] [default:
+    /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+}
+
+/// browserctl's own options of `call`, which may also follow TOOL: (name, takes a value).
+pub const CALL_OWN_OPTIONS: &[(&str, bool)] = &[
+    ("tab", true),
+    ("browser", true),
+    ("timeout", true),
+    ("attempt-timeout", true),
+    ("retries", true),
+    ("retry-on-timeout", false),
+    ("args", true),
+    ("json", false),
+    ("verbose", false),
+    ("socket", true),
+    ("help", false),
+];

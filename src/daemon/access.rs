@@ -1,0 +1,170 @@
+//! Who may use the loopback port: the `Host` must be a loopback name (a page elsewhere cannot
+//! reach us through DNS rebinding), an `Origin`, when present, must be allowed (extension
+//! origins by default; web pages never), and the daemon's token must match when presented (or
+//! when required).
+
+use super::config::Config;
+use super::http::{self, Body};
+use crate::error::{Error, ErrorCode};
+use hyper::header;
+use hyper::{Request, Response, StatusCode};
+use subtle::ConstantTimeEq;
+
+/// A refused request: the error and the status to answer with.
+#[derive(Debug)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub error: Error,
+}
+
+impl Refusal {
+    fn forbidden(message: String) -> Refusal {
+        Refusal {
+            status: StatusCode::FORBIDDEN,
+            error: Error::new(ErrorCode::Unauthorized, message),
+        }
+    }
+
+    fn unauthorized(message: &str) -> Refusal {
+        Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            error: Error::new(ErrorCode::Unauthorized, message),
+        }
+    }
+
+    pub fn response(self) -> Response<Body> {
+        http::json(self.status, &crate::error::ErrorBody { error: self.error })
+    }
+}
+
+/// `localhost`, `127.x.y.z`, `[::1]`, optionally with a port.
+pub fn loopback_host(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Checks Host, Origin and token.
+pub fn admit<B>(req: &Request<B>, config: &Config, token: &str) -> Result<(), Refusal> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts.next().and_then(|h| h.to_str().ok()).unwrap_or("");
+    // Two Host headers are malformed (RFC 9112 §3.2), and the second may be the real one.
+    if hosts.next().is_some() {
+        return Err(Refusal::forbidden(
+            "several Host headers; browser-mcpd only answers to localhost".into(),
+        ));
+    }
+    if !loopback_host(host) {
+        return Err(Refusal::forbidden(format!(
+            "Host `{host}` is not a loopback name; browser-mcpd only answers to localhost"
+        )));
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("<invalid>");
+        if !config.origin_allowed(origin) {
+            return Err(Refusal::forbidden(format!(
+                "Origin `{origin}` may not connect to browser-mcpd"
+            )));
+        }
+    }
+    match presented_token(req) {
+        Some(t) if !tokens_match(&t, token) => Err(Refusal::unauthorized("wrong token")),
+        None if config.require_token => Err(Refusal::unauthorized(
+            "this daemon requires a token (see the discovery file)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The token a request presents, as `?token=` or `Authorization: Bearer`.
+pub fn presented_token<B>(req: &Request<B>) -> Option<String> {
+    http::query_param(req.uri().query(), "token").or_else(|| bearer(req).map(str::to_owned))
+}
+
+/// The token of an `Authorization: Bearer` header.
+pub fn bearer<B>(req: &Request<B>) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+/// Compares tokens in constant time: how long it takes says nothing of how much matched.
+pub fn tokens_match(presented: &str, ours: &str) -> bool {
+    presented.as_bytes().ct_eq(ours.as_bytes()).into()
+}
+
+/// A query string fit for the log: the value of `token` is replaced.
+pub fn redacted_query(query: Option<&str>) -> String {
+    let Some(query) = query else {
+        return String::new();
+    };
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if is_token_key(k) => format!("{k}=<redacted>"),
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn is_token_key(k: &str) -> bool {
+    form_urlencoded::parse(k.as_bytes())
+        .next()
+        .is_some_and(|(k, _)| k.eq_ignore_ascii_case("token"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts() {
+        for ok in [
+            "localhost",
+            "localhost:8765",
+            "127.0.0.1:1",
+            "127.1.2.3",
+            "[::1]:80",
+            "[::1]",
+            "LOCALHOST",
+        ] {
+            assert!(loopback_host(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8765",
+            "",
+            "10.0.0.1",
+            "localhost.evil.example",
+            "[::2]:1",
+        ] {
+            assert!(!loopback_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_redacted_from_logged_queries() {
+        assert_eq!(
+            redacted_query(Some("sessionId=s&token=abc&x")),
+            "sessionId=s&token=<redacted>&x"
+        );
+        assert_eq!(redacted_query(Some("%74oken=abc")), "%74oken=<redacted>");
+        assert_eq!(redacted_query(None), "");
+    }
+
+    #[test]
+    fn tokens_match_only_when_equal() {
+        assert!(tokens_match("abc", "abc"));
+        assert!(!tokens_match("abd", "abc"));
+        assert!(!tokens_match("ab", "abc"));
+    }
+}

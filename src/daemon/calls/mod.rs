@@ -1,0 +1,306 @@
+//! The call path (seed 000): target choice, argument validation, a timeout per attempt, and
+//! retries with exponential backoff where repeating the call cannot do harm, all within the
+//! caller's time budget (`timeoutMs`) when it gives one: an attempt never outlives the
+//! budget, and a retry whose backoff would not leave room for it is not tried.
+//!
+//! When is a retry safe? A message that provably never reached the browser (SEND_ERROR) can
+//! always be sent again. After a timeout or a connection that broke mid-call the tool may have
+//! run, so those are retried only for tools annotated read-only or idempotent, or when the
+//! caller asks for it. A tool's own failure is retried only when it reads as transient.
+//! Retries go to the same browser and tab; when the browser reconnects (same session) within
+//! the attempt's timeout, the retry uses the new connection.
+
+mod exchange;
+mod policy;
+mod tabs;
+
+pub use policy::MAX_TIMEOUT_MS;
+pub use tabs::{close_tab, discover, open_tab};
+
+use crate::daemon::conn::{next_id, Request};
+use crate::daemon::context::Daemon;
+use crate::daemon::limits;
+use crate::daemon::registry::{Resolved, Route, Target};
+use crate::daemon::stats::Stats;
+use crate::error::{Error, ErrorCode};
+use crate::protocol::control::{CallRequest, CallResponse};
+use exchange::{exchange, shutting_down, Scope};
+use policy::{should_retry, Policy};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// A call for as long as it lives: counted in flight, and when it ends, failed or not. A call
+/// dropped before it ended (its caller went away: a closed connection, Ctrl-C on
+/// browserctl) counts as cancelled; only a drop guard sees a future dropped mid-way.
+struct InFlight<'a> {
+    stats: &'a Stats,
+    ended: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn new(stats: &'a Stats) -> InFlight<'a> {
+        stats.calls_in_flight.fetch_add(1, Ordering::Relaxed);
+        Stats::bump(&stats.calls_total);
+        InFlight {
+            stats,
+            ended: false,
+        }
+    }
+
+    fn end(mut self, failed: bool) {
+        self.ended = true;
+        if failed {
+            Stats::bump(&self.stats.calls_failed);
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            Stats::bump(&self.stats.calls_cancelled);
+            Stats::bump(&self.stats.calls_failed);
+            tracing::info!("a caller went away before its call ended; cancelled");
+        }
+        if self.stats.calls_in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
+            self.stats.idle.notify_waiters();
+        }
+    }
+}
+
+pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    let in_flight = InFlight::new(&d.stats);
+    let max = d.config().max_calls_in_flight;
+    if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {
+        in_flight.end(true);
+        let e = limits::exceeded(
+            "max-calls-in-flight",
+            max,
+            format!("{max} calls are in flight, the most allowed (--max-calls-in-flight); try again shortly"),
+        );
+        limits::refused(&d.stats, 0, &e);
+        return Err(e);
+    }
+    let result = match req.call_id.clone() {
+        None => call_inner(d, req).await,
+        Some(id) => {
+            let entry = d.cancels.register(&id)?;
+            tokio::select! {
+                r = call_inner(d, req) => r,
+                // Dropping call_inner drops the attempt in flight, whose guard tells the
+                // connection to forget the pending entry (a later answer counts as late).
+                _ = entry.token.cancelled() => {
+                    Stats::bump(&d.stats.calls_cancelled);
+                    Err(Error::new(ErrorCode::Cancelled, format!("call `{id}` was cancelled by its caller")))
+                }
+            }
+        }
+    };
+    in_flight.end(result.is_err());
+    result
+}
+
+async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    if d.draining.is_cancelled() {
+        return Err(shutting_down());
+    }
+    let started = Instant::now();
+    let policy = Policy::for_request(d, &req)?;
+    let first = d.registry.resolve_call(&req)?;
+    let tool = first.tool.clone();
+    let args = crate::daemon::args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
+    let args = crate::daemon::upload::inline_paths(&req.tool, args).await?;
+    let target = first.target;
+    let mut route = Some(first);
+    let mut history: Vec<Value> = Vec::new();
+    let mut last: Option<Error> = None;
+    let deadline = policy.budget.map(|b| started + b);
+    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
+
+    for attempt in 0..=policy.retries {
+        // Each attempt gets its own timeout, cut to what is left of the budget.
+        let (timeout, cut) = match left() {
+            Some(rest) if rest < policy.timeout => (rest.max(Duration::from_millis(1)), true),
+            _ => (policy.timeout, false),
+        };
+        let outcome = match route.take() {
+            Some(r) => Ok(r),
+            None => wait_for_route(d, target, &req.tool, timeout).await,
+        };
+        let outcome = match outcome {
+            Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,
+            Err(e) => Err(e),
+        };
+        let outcome = match (outcome, policy.budget) {
+            (Err(e), Some(budget)) if cut && e.code == ErrorCode::MessageTimeout => {
+                Err(out_of_budget(&req.tool, target, budget, attempt + 1))
+            }
+            (outcome, _) => outcome,
+        };
+        let e = match outcome {
+            Ok(result) => {
+                return Ok(CallResponse {
+                    tab: target.to_string(),
+                    tool: req.tool,
+                    attempts: attempt + 1,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    result,
+                })
+            }
+            Err(e) => e,
+        };
+        let repeatable = should_retry(&e, &tool, policy.retry_on_timeout) && !is_out_of_budget(&e);
+        let delay = policy.delay(attempt);
+        // A retry must have room for its backoff and then some time to run.
+        let fits = left().is_none_or(|rest| rest > delay);
+        let retry = attempt < policy.retries && repeatable && fits;
+        let delay = if retry { delay } else { Duration::ZERO };
+        tracing::warn!(
+            message_type = "callTool",
+            tab = %target,
+            tool = %req.tool,
+            attempt = attempt + 1,
+            code = %e.code,
+            retry,
+            delay_ms = delay.as_millis() as u64,
+            "call failed: {}", e.message
+        );
+        history.push(json!({
+            "attempt": attempt + 1,
+            "code": e.code,
+            "message": e.message,
+            "delayMs": delay.as_millis() as u64,
+        }));
+        if !retry {
+            if repeatable && !fits {
+                // The budget, not the retry count, ends the call: say so with the last error.
+                let budget = policy.budget.unwrap_or_default().as_millis();
+                let mut e = e;
+                e.message = format!(
+                    "{} (no time left in the call's {budget} ms budget for another attempt)",
+                    e.message
+                );
+                return Err(with_history(e, history, target));
+            }
+            if repeatable && attempt > 0 {
+                // Every attempt failed in a way that was worth repeating: out of retries.
+                last = Some(e);
+                break;
+            }
+            return Err(with_history(e, history, target));
+        }
+        last = Some(e);
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = d.shutdown.cancelled() => return Err(with_history(shutting_down(), history, target)),
+        }
+    }
+    let last = last.expect("the loop ran at least once");
+    let attempts = history.len();
+    Err(Error::new(
+        ErrorCode::MaxRetriesExceeded,
+        format!(
+            "`{}` on {target} failed after {attempts} attempts; last error {}: {}",
+            req.tool, last.code, last.message
+        ),
+    )
+    .retryable(false)
+    .with_details(json!({
+        "attempts": attempts,
+        "tab": target.to_string(),
+        "lastError": {"code": last.code, "message": last.message},
+        "history": history,
+    })))
+}
+
+/// The call's budget ran out during an attempt: MESSAGE_TIMEOUT in the caller's terms.
+fn out_of_budget(tool: &str, target: Target, budget: Duration, attempts: u32) -> Error {
+    Error::new(
+        ErrorCode::MessageTimeout,
+        format!(
+            "`{tool}` on {target} did not answer within the call's time budget of {} ms ({attempts} attempt{})",
+            budget.as_millis(),
+            if attempts == 1 { "" } else { "s" }
+        ),
+    )
+    .with_details(json!({"budgetMs": budget.as_millis() as u64}))
+}
+
+fn is_out_of_budget(e: &Error) -> bool {
+    e.details
+        .as_ref()
+        .is_some_and(|d| d.get("budgetMs").is_some())
+}
+
+/// Adds the attempt history to a final error, keeping any details it already had.
+fn with_history(mut e: Error, history: Vec<Value>, target: Target) -> Error {
+    if history.len() <= 1 && e.details.is_some() {
+        return e;
+    }
+    let mut details = match e.details.take() {
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            let mut m = serde_json::Map::new();
+            m.insert("detail".into(), other);
+            m
+        }
+        None => serde_json::Map::new(),
+    };
+    details.insert("attempts".into(), json!(history.len()));
+    details.insert("tab".into(), json!(target.to_string()));
+    details.insert("history".into(), Value::Array(history));
+    e.details = Some(Value::Object(details));
+    e
+}
+
+/// Before a retry: the target again, waiting (up to `timeout`) for its browser to come back
+/// if the connection is gone.
+async fn wait_for_route(
+    d: &Daemon,
+    target: Target,
+    tool: &str,
+    timeout: Duration,
+) -> Result<Resolved, Error> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let mut events = match d.registry.route_or_wait(target, tool)? {
+            Route::Ready(r) => return Ok(r),
+            Route::Wait(events) => events,
+        };
+        tokio::select! {
+            _ = events.recv() => {}
+            _ = tokio::time::sleep_until(deadline) => {
+                return Err(Error::new(ErrorCode::NoBrowser, format!(
+                    "browser {} did not come back within {} ms", target.browser, timeout.as_millis())));
+            }
+            _ = d.shutdown.cancelled() => return Err(shutting_down()),
+        }
+    }
+}
+
+async fn attempt_once(
+    d: &Daemon,
+    route: &Resolved,
+    tool: &str,
+    args: &RawValue,
+    timeout: Duration,
+) -> Result<Box<RawValue>, Error> {
+    let id = next_id("call");
+    let (reply, rx) = oneshot::channel();
+    let request = Request::Call {
+        id: id.clone(),
+        tab: route.target.tab,
+        tool: tool.to_owned(),
+        args: args.to_owned(),
+        reply,
+    };
+    let what = format!("callTool `{tool}` on {}", route.target);
+    let scope = Scope {
+        stop: &d.shutdown,
+        tasks: &d.tasks,
+    };
+    exchange(scope, &route.conn, Some(id), request, rx, timeout, &what).await
+}

@@ -1,0 +1,74 @@
+//! The tab commands: open, close, and discover a tab's tools afresh.
+
+use super::exchange::{exchange, shutting_down, Scope};
+use super::policy::checked_timeout;
+use crate::daemon::conn::{next_id, Request};
+use crate::daemon::context::Daemon;
+use crate::daemon::registry::Target;
+use crate::error::{Error, ErrorCode};
+use crate::protocol::bridge::TabInfo;
+use crate::protocol::control::{OpenTabRequest, TabView};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+fn scope(d: &Daemon) -> Scope<'_> {
+    Scope {
+        stop: &d.shutdown,
+        tasks: &d.tasks,
+    }
+}
+
+fn timeout(d: &Daemon, ms: Option<u64>) -> Result<Duration, Error> {
+    checked_timeout(ms, d.config().call_timeout)
+}
+
+/// Opens a tab and answers once the browser reports it (tabCreated with our requestId).
+pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error> {
+    if d.draining.is_cancelled() {
+        return Err(shutting_down());
+    }
+    let (browser, conn) = d.registry.new_tab_route(req.browser.as_deref())?;
+    let id = next_id("open");
+    let (reply, rx) = oneshot::channel();
+    let request = Request::OpenTab {
+        id: id.clone(),
+        url: req.url.clone(),
+        focus: req.focus,
+        reply,
+    };
+    let what = format!("openTab {}", req.url);
+    let limit = timeout(d, req.timeout_ms)?;
+    let tab: TabInfo = exchange(scope(d), &conn, Some(id), request, rx, limit, &what).await?;
+    d.registry
+        .tab_view(Target::tab(browser, tab.id))
+        .ok_or_else(|| Error::new(ErrorCode::TabNotFound, "the new tab closed at once"))
+}
+
+/// Closes a tab and answers once the browser reports it closed.
+pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<String, Error> {
+    let (target, tab_id, conn) = d.registry.tab_route(tab)?;
+    let (reply, rx) = oneshot::channel();
+    let what = format!("closeTab {target}");
+    let request = Request::CloseTab { tab: tab_id, reply };
+    let limit = timeout(d, timeout_ms)?;
+    exchange(scope(d), &conn, None, request, rx, limit, &what).await?;
+    Ok(target.to_string())
+}
+
+/// Asks a tab for its tools afresh (discoverTools) and returns the updated tab.
+pub async fn discover(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result<TabView, Error> {
+    let (target, tab_id, conn) = d.registry.tab_route(tab)?;
+    let id = next_id("discover");
+    let (reply, rx) = oneshot::channel();
+    let request = Request::Discover {
+        id: id.clone(),
+        tab: tab_id,
+        reply,
+    };
+    let what = format!("discoverTools on {target}");
+    let limit = timeout(d, timeout_ms)?;
+    exchange(scope(d), &conn, Some(id), request, rx, limit, &what).await?;
+    d.registry
+        .tab_view(target)
+        .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("tab {target} is gone")))
+}

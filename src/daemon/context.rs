@@ -1,0 +1,82 @@
+//! [`Daemon`]: what every task of the daemon shares — settings, the registry, counters, the
+//! calls that can be cancelled, and the two-stage shutdown.
+
+use super::args::ValidatorCache;
+use super::cancels::Cancels;
+use super::config::Config;
+use super::registry::{Limits, Registry};
+use super::stats::Stats;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Facts fixed at start.
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    pub port: u16,
+    pub socket: PathBuf,
+    pub discovery_file: PathBuf,
+    pub started_at: String,
+    pub started: Instant,
+    pub token: String,
+}
+
+pub struct Daemon {
+    // Swapped whole by a SIGHUP reload. Read it with `config()`, which clones the Arc under
+    // the lock, so no reader ever holds the lock across an `.await`.
+    config: RwLock<Arc<Config>>,
+    pub runtime: Runtime,
+    pub registry: Registry,
+    pub stats: Stats,
+    pub validators: ValidatorCache,
+    /// Calls in flight that a caller may cancel by their `callId`.
+    pub cancels: Cancels,
+    /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
+    pub draining: CancellationToken,
+    /// Last stage: close every connection (WebSockets with 1001), fail what is left. Cancelling
+    /// it also cancels `draining`.
+    pub shutdown: CancellationToken,
+    /// Every task the daemon starts; shutdown waits for them.
+    pub tasks: TaskTracker,
+}
+
+impl Daemon {
+    pub fn new(config: Config, runtime: Runtime) -> Daemon {
+        let registry = Registry::new(config.event_buffer, config.event_stream_buffer);
+        registry.set_limits(registry_limits(&config));
+        let shutdown = CancellationToken::new();
+        Daemon {
+            config: RwLock::new(Arc::new(config)),
+            runtime,
+            registry,
+            stats: Stats::default(),
+            validators: ValidatorCache::default(),
+            cancels: Cancels::default(),
+            draining: shutdown.child_token(),
+            shutdown,
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// The settings in force now (they change on SIGHUP).
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn set_config(&self, config: Arc<Config>) {
+        self.registry.set_limits(registry_limits(&config));
+        *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
+    }
+}
+
+fn registry_limits(c: &Config) -> Limits {
+    Limits {
+        tabs_per_browser: c.max_tabs_per_browser,
+        tools_per_tab: c.max_tools_per_tab,
+    }
+}

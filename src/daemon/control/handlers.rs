@@ -1,0 +1,128 @@
+//! The route handlers: each reads the registry or runs the call path, and answers with the
+//! control API's shapes ([`crate::protocol::control`]).
+
+use super::events;
+use super::routes::{parse_route, Route};
+use crate::daemon::calls;
+use crate::daemon::context::Daemon;
+use crate::daemon::http::{self, Body};
+use crate::error::{Error, ErrorCode};
+use crate::protocol::control::{
+    Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, Status, Tabs, Tools,
+};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Largest request body accepted.
+pub const MAX_BODY: usize = 8 << 20;
+
+pub async fn handle(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
+    match route(req, d).await {
+        Ok(r) => r,
+        Err(e) => http::error(e),
+    }
+}
+
+async fn read_json<T: serde::de::DeserializeOwned>(
+    req: Request<Incoming>,
+    d: &Daemon,
+) -> Result<T, Error> {
+    let body = http::read_body(req, MAX_BODY, d.config().handshake_timeout).await?;
+    http::parse_body(&body)
+}
+
+async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>, Error> {
+    let route = parse_route(req.method(), req.uri().path(), req.uri().query())?;
+    let reg = &d.registry;
+    match route {
+        Route::Status => Ok(http::ok(&status(&d))),
+        Route::Browsers => Ok(http::ok(&Browsers {
+            browsers: reg.browser_views(),
+        })),
+        Route::Tabs { browser } => {
+            let browser = browser.map(|b| reg.parse_browser(&b)).transpose()?;
+            Ok(http::ok(&Tabs {
+                tabs: reg.tab_views(browser),
+            }))
+        }
+        Route::OpenTab => {
+            let body: OpenTabRequest = read_json(req, &d).await?;
+            if body.url.is_empty() {
+                return Err(Error::bad_request("`url` is required"));
+            }
+            Ok(http::ok(&calls::open_tab(&d, body).await?))
+        }
+        Route::Tab(tab) => {
+            let target = reg.parse_tab(&tab)?;
+            reg.tab_view(target)
+                .map(|v| http::ok(&v))
+                .ok_or_else(|| Error::new(ErrorCode::TabNotFound, format!("`{tab}` is not a tab")))
+        }
+        Route::CloseTab { tab, timeout_ms } => {
+            let closed = calls::close_tab(&d, &tab, timeout_ms).await?;
+            Ok(http::ok(&Closed { closed }))
+        }
+        Route::Discover { tab, timeout_ms } => {
+            Ok(http::ok(&calls::discover(&d, &tab, timeout_ms).await?))
+        }
+        Route::Tools { tab, browser, name } => {
+            let target = tab.map(|t| reg.parse_tab(&t)).transpose()?;
+            let browser = browser.map(|b| reg.parse_browser(&b)).transpose()?;
+            Ok(http::ok(&Tools {
+                tools: reg.tool_views(target, browser, name.as_deref()),
+            }))
+        }
+        Route::Call => {
+            let body: CallRequest = read_json(req, &d).await?;
+            if body.tool.is_empty() {
+                return Err(Error::bad_request("`tool` is required"));
+            }
+            Ok(http::ok(&calls::call(&d, body).await?))
+        }
+        Route::Cancel(id) => match d.cancels.cancel(&id) {
+            true => Ok(http::ok(&Cancelled { cancelled: id })),
+            false => Err(Error::new(
+                ErrorCode::NotFound,
+                format!("no call with callId `{id}` is in flight"),
+            )),
+        },
+        Route::Events(query) => events::stream(&d, query),
+    }
+}
+
+fn status(d: &Daemon) -> Status {
+    let summary = d.registry.summary();
+    let s = &d.stats;
+    let r = &d.runtime;
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    Status {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        pid: std::process::id(),
+        port: r.port,
+        socket: r.socket.display().to_string(),
+        discovery_file: r.discovery_file.display().to_string(),
+        started_at: r.started_at.clone(),
+        uptime_ms: r.started.elapsed().as_millis() as u64,
+        browsers: summary.browsers,
+        tabs: summary.tabs,
+        tools: summary.tools,
+        calls_in_flight: get(&s.calls_in_flight),
+        pending_calls: get(&s.pending),
+        calls_total: get(&s.calls_total),
+        calls_failed: get(&s.calls_failed),
+        calls_cancelled: get(&s.calls_cancelled),
+        late_responses: get(&s.late_responses),
+        unknown_responses: get(&s.unknown_responses),
+        bad_messages: get(&s.bad_messages),
+        last_event_seq: summary.last_seq,
+        extension_connections: get(&s.extension_connections),
+        control_connections: get(&s.control_connections),
+        // Every task of the runtime, tracked or not: a leak of any kind shows here.
+        tasks: tokio::runtime::Handle::try_current()
+            .map(|h| h.metrics().num_alive_tasks() as u64)
+            .unwrap_or(0),
+        limits_exceeded: get(&s.limits_exceeded),
+    }
+}

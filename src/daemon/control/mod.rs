@@ -1,0 +1,110 @@
+//! The control API: HTTP/1.1 + JSON on a Unix socket, for browserctl and anything else local.
+//!
+//! Our own accept loop (UnixListener → TokioIo → hyper `serve_connection`, one task per
+//! connection, graceful shutdown): [`socket`] keeps the socket private and checks each peer's
+//! uid, [`routes`] parses requests, [`handlers`] answers them and [`events`] streams events.
+
+mod events;
+mod handlers;
+pub mod routes;
+mod socket;
+
+pub use socket::{bind, unlink};
+
+use super::context::Daemon;
+use super::http;
+use super::limits::{self, Admission};
+use crate::error::{Error, ErrorCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::UnixListener;
+
+pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
+    let me = nix::unistd::geteuid().as_raw();
+    // Answers to connections over the limit are capped too; beyond, a connection is closed.
+    let refusing = Arc::default();
+    loop {
+        let stream = tokio::select! {
+            _ = d.draining.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed on the control socket");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let max = d.config().max_control_connections;
+        let open = &d.stats.control_connections;
+        let slot = match limits::admit(&d.stats, open, &refusing, max, "max-control-connections") {
+            Admission::Open(slot) => Ok(slot),
+            Admission::Refuse(slot, e) => Err((slot, e)),
+            Admission::Drop => continue,
+        };
+        let allowed = match socket::peer_uid(&stream) {
+            Ok(uid) if uid == me || uid == 0 => true,
+            Ok(uid) => {
+                tracing::warn!(uid, "refused a control connection from another user");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the peer's credentials; refusing");
+                false
+            }
+        };
+        let d2 = d.clone();
+        let d3 = d.clone();
+        let keep_alive = slot.is_ok() && allowed;
+        let refusal = slot.as_ref().err().map(|(_, e)| e.clone());
+        // A client must send each request's head within this time (a half-sent request, or an
+        // idle kept-alive connection, is closed then) and its body within as long again.
+        let header_timeout = d.config().handshake_timeout;
+        d.tasks.spawn(async move {
+            let _slot = slot;
+            let d = d3;
+            let service = hyper::service::service_fn(move |req| {
+                let d = d2.clone();
+                let refusal = refusal.clone();
+                async move {
+                    if !allowed {
+                        return Ok::<_, Infallible>(http::error(Error::new(
+                            ErrorCode::Unauthorized,
+                            "this daemon belongs to another user",
+                        )));
+                    }
+                    if let Some(e) = refusal {
+                        return Ok(http::error(e));
+                    }
+                    Ok(handlers::handle(req, d).await)
+                }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .keep_alive(keep_alive)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                r = conn.as_mut() => {
+                    if let Err(e) = r {
+                        tracing::debug!(error = %e, "control connection ended with an error");
+                    }
+                }
+                _ = d.draining.cancelled() => {
+                    // A request in progress (a call in flight) is answered, then the
+                    // connection closes; at the last stage that answer is SHUTTING_DOWN.
+                    conn.as_mut().graceful_shutdown();
+                    tokio::select! {
+                        _ = conn.as_mut() => {}
+                        _ = d.shutdown.cancelled() => {
+                            let _ = tokio::time::timeout(Duration::from_secs(1), conn).await;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,130 @@
+//! What a control request asks for, read from its method, path and query alone: no state and
+//! no I/O, so malformed requests are refused before anything else happens (and the parser can
+//! be fuzzed on its own).
+
+use crate::daemon::calls::MAX_TIMEOUT_MS;
+use crate::daemon::http::{path_segments, query_param};
+use crate::error::{Error, ErrorCode};
+use crate::protocol::control::event_kind;
+use hyper::Method;
+
+/// A control request's route and parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Status,
+    Browsers,
+    Tabs {
+        browser: Option<String>,
+    },
+    OpenTab,
+    Tab(String),
+    CloseTab {
+        tab: String,
+        timeout_ms: Option<u64>,
+    },
+    Discover {
+        tab: String,
+        timeout_ms: Option<u64>,
+    },
+    Tools {
+        tab: Option<String>,
+        browser: Option<String>,
+        name: Option<String>,
+    },
+    Call,
+    Cancel(String),
+    Events(EventQuery),
+}
+
+/// The query of `GET /v1/events`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventQuery {
+    pub since: Option<u64>,
+    pub count: Option<u64>,
+    pub kinds: Option<Vec<String>>,
+    pub tab: Option<String>,
+    pub browser: Option<String>,
+}
+
+fn number(q: &dyn Fn(&str) -> Option<String>, name: &str) -> Result<Option<u64>, Error> {
+    q(name)
+        .map(|s| {
+            s.parse::<u64>()
+                .map_err(|_| Error::bad_request(format!("`{name}` must be a number, not `{s}`")))
+        })
+        .transpose()
+}
+
+fn timeout_param(q: &dyn Fn(&str) -> Option<String>) -> Result<Option<u64>, Error> {
+    match number(q, "timeoutMs")? {
+        Some(t) if t == 0 || t > MAX_TIMEOUT_MS => Err(Error::bad_request(format!(
+            "`timeoutMs` must be between 1 and {MAX_TIMEOUT_MS}"
+        ))),
+        t => Ok(t),
+    }
+}
+
+/// Parses a request line into a [`Route`]; unknown routes are NOT_FOUND, known routes with
+/// the wrong method METHOD_NOT_ALLOWED, malformed parameters BAD_REQUEST.
+pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<Route, Error> {
+    let q = |name: &str| query_param(query, name);
+    let segments = path_segments(path);
+    let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let not_allowed = || {
+        Err(Error::new(
+            ErrorCode::MethodNotAllowed,
+            format!("{method} is not allowed on {path}"),
+        ))
+    };
+    match (method, segs.as_slice()) {
+        (&Method::GET, ["v1", "status"]) => Ok(Route::Status),
+        (&Method::GET, ["v1", "browsers"]) => Ok(Route::Browsers),
+        (&Method::GET, ["v1", "tabs"]) => Ok(Route::Tabs {
+            browser: q("browser"),
+        }),
+        (&Method::POST, ["v1", "tabs"]) => Ok(Route::OpenTab),
+        (&Method::GET, ["v1", "tabs", tab]) => Ok(Route::Tab((*tab).to_owned())),
+        (&Method::DELETE, ["v1", "tabs", tab]) => Ok(Route::CloseTab {
+            tab: (*tab).to_owned(),
+            timeout_ms: timeout_param(&q)?,
+        }),
+        (&Method::POST, ["v1", "tabs", tab, "discover"]) => Ok(Route::Discover {
+            tab: (*tab).to_owned(),
+            timeout_ms: timeout_param(&q)?,
+        }),
+        (&Method::GET, ["v1", "tools"]) => Ok(Route::Tools {
+            tab: q("tab"),
+            browser: q("browser"),
+            name: q("name"),
+        }),
+        (&Method::POST, ["v1", "call"]) => Ok(Route::Call),
+        (&Method::DELETE, ["v1", "calls", id]) => Ok(Route::Cancel((*id).to_owned())),
+        (&Method::GET, ["v1", "events"]) => {
+            let kinds = q("type").map(|t| t.split(',').map(str::to_owned).collect::<Vec<_>>());
+            if let Some(bad) = kinds
+                .iter()
+                .flatten()
+                .find(|k| !event_kind::ALL.contains(&k.as_str()))
+            {
+                return Err(Error::bad_request(format!(
+                    "unknown event type `{bad}`; known: {}",
+                    event_kind::ALL.join(", ")
+                )));
+            }
+            Ok(Route::Events(EventQuery {
+                since: number(&q, "since")?,
+                count: number(&q, "count")?,
+                kinds,
+                tab: q("tab"),
+                browser: q("browser"),
+            }))
+        }
+        (_, ["v1", "calls", _]) => not_allowed(),
+        (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
+        | (_, ["v1", "tabs", ..]) => not_allowed(),
+        _ => Err(Error::new(
+            ErrorCode::NotFound,
+            format!("no route {method} {path}"),
+        )),
+    }
+}

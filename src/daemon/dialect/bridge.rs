@@ -1,0 +1,324 @@
+//! The seed-001 dialect (primary): the daemon greets with `connect {sessionId}`, the extension
+//! identifies itself with `connected {browser, tabs}` and then reports its tabs and tools; the
+//! daemon sends `callTool`, `discoverTools`, `openTab`, `closeTab`.
+
+use super::classify;
+use super::driver::{Connection, Dialect, Flow, Link};
+use crate::daemon::conn::{Request, Waiter};
+use crate::daemon::context::Daemon;
+use crate::daemon::registry::{BrowserKey, Initial, Update};
+use crate::error::{Error, ErrorCode};
+use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage, TabId};
+use crate::protocol::control::event_kind;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+
+pub const DIALECT: &str = "bridge";
+
+/// Largest `data` of a page event (`tabEvent`); our extension sends well under 2 KiB.
+const MAX_PAGE_EVENT_BYTES: usize = 8 * 1024;
+
+struct Bridge {
+    /// Ours until the extension names its own in `connected`.
+    session: String,
+    /// Whether `connected` came (the handshake of seed 001).
+    attached: bool,
+}
+
+/// Serves a seed-001 connection. `first` is the peer's first message if it already sent one
+/// (the listener reads it to tell the dialects of `GET /` apart).
+pub async fn run<S>(
+    ws: WebSocketStream<S>,
+    d: Arc<Daemon>,
+    origin: Option<String>,
+    first: Option<String>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut conn = Connection::new(d);
+    let session = format!("session_{}", conn.link.id());
+    tracing::debug!(
+        conn = conn.link.id(),
+        origin = origin.as_deref().unwrap_or("-"),
+        "extension connected"
+    );
+    conn.link.send(
+        ServerMessage::Connect {
+            session_id: &session,
+        }
+        .to_json(),
+    );
+    conn.run(
+        ws,
+        Bridge {
+            session,
+            attached: false,
+        },
+        first,
+    )
+    .await;
+}
+
+impl Dialect for Bridge {
+    const NAME: &'static str = DIALECT;
+    const PINGS: bool = false;
+
+    fn awaiting(&self) -> Option<&'static str> {
+        (!self.attached).then_some("a `connected` message")
+    }
+
+    fn text(&mut self, link: &mut Link, text: &str) -> Flow {
+        let decoded = match bridge::decode(text) {
+            Ok(d) => d,
+            Err(e) => {
+                link.bad_message(format_args!("a bad message from an extension: {e}"));
+                return Flow::Continue;
+            }
+        };
+        if let (Some(theirs), Some(_)) = (&decoded.session_id, link.key) {
+            if *theirs != self.session {
+                tracing::debug!(conn = link.id(), theirs, ours = %self.session, "message names another session");
+            }
+        }
+        let message = decoded.message;
+        if let ExtensionMessage::Connected { browser, tabs } = message {
+            self.connected(link, decoded.session_id, browser, tabs);
+            return Flow::Continue;
+        }
+        let Some(key) = link.key else {
+            match message {
+                ExtensionMessage::Ping => link.send(ServerMessage::Pong.to_json()),
+                other => {
+                    tracing::warn!(conn = link.id(), message = ?std::mem::discriminant(&other), "message before `connected`; ignored");
+                }
+            }
+            return Flow::Continue;
+        };
+        self.message(link, key, message)
+    }
+
+    fn request(&mut self, link: &mut Link, req: Request) {
+        let session = &self.session;
+        match req {
+            Request::Call {
+                tab: None, reply, ..
+            } => {
+                let _ = reply.send(Err(Error::new(
+                    ErrorCode::TabNotFound,
+                    "bridge browsers expose tools per tab; name a tab",
+                )));
+            }
+            Request::Call {
+                id,
+                tab: Some(tab_id),
+                tool,
+                args,
+                reply,
+            } => {
+                let frame = ServerMessage::CallTool {
+                    session_id: session,
+                    call_id: &id,
+                    tab_id,
+                    tool_name: &tool,
+                    args: &args,
+                }
+                .to_json();
+                link.ask(id, Waiter::Call(reply), frame);
+            }
+            Request::Discover { id, tab, reply } => {
+                let frame = ServerMessage::DiscoverTools {
+                    session_id: session,
+                    call_id: &id,
+                    tab_id: tab,
+                }
+                .to_json();
+                link.ask(id, Waiter::Discover(reply), frame);
+            }
+            Request::OpenTab {
+                id,
+                url,
+                focus,
+                reply,
+            } => {
+                let frame = ServerMessage::OpenTab {
+                    session_id: session,
+                    url: &url,
+                    focus,
+                    request_id: &id,
+                }
+                .to_json();
+                link.ask(id, Waiter::Open(reply), frame);
+            }
+            // Answered by the tabClosed that follows, whoever asked for it.
+            Request::CloseTab { tab, reply } => {
+                link.pending.insert_close(tab, reply);
+                link.send(
+                    ServerMessage::CloseTab {
+                        session_id: session,
+                        tab_id: tab,
+                    }
+                    .to_json(),
+                );
+            }
+        }
+    }
+}
+
+impl Bridge {
+    /// A message after `connected`. Refusals by a limit are logged and counted by the link;
+    /// the extension is not told (seed 001 has no message for it).
+    fn message(&mut self, link: &mut Link, key: BrowserKey, message: ExtensionMessage) -> Flow {
+        match message {
+            ExtensionMessage::Connected { .. } => unreachable!("handled by the caller"),
+            ExtensionMessage::Disconnected => {
+                tracing::info!(browser = %key, "extension says it is disconnecting");
+                return Flow::Stop;
+            }
+            ExtensionMessage::TabCreated { tab, request_id } => {
+                let info = tab.clone();
+                let _ = link.update(Update::Tab {
+                    info: tab,
+                    request_id: request_id.clone(),
+                });
+                match link.pending.take(request_id.as_deref()) {
+                    Ok(Waiter::Open(reply)) => {
+                        let _ = reply.send(Ok(info));
+                    }
+                    Ok(other) => mismatch(other, "tabCreated"),
+                    Err(_) => {}
+                }
+            }
+            ExtensionMessage::TabUpdated { tab } => {
+                let _ = link.update(Update::Tab {
+                    info: tab,
+                    request_id: None,
+                });
+            }
+            ExtensionMessage::TabClosed { tab_id } => {
+                let _ = link.update(Update::TabClosed(tab_id));
+                link.pending.tab_closed(tab_id);
+            }
+            ExtensionMessage::TabFocused {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                let _ = link.update(Update::TabFocused {
+                    tab: tab_id,
+                    tools,
+                    hidden,
+                });
+            }
+            ExtensionMessage::ToolsChanged {
+                tab_id,
+                tools,
+                hidden,
+            } => {
+                let _ = link.update(Update::Tools {
+                    tab: tab_id,
+                    tools,
+                    hidden,
+                });
+            }
+            ExtensionMessage::ToolsDiscovered {
+                call_id,
+                tab_id,
+                tools,
+                hidden,
+                error,
+            } => match (link.pending.take(Some(&call_id)), error) {
+                (Ok(w), Some(failure)) => w.fail(classify::tool_failure(failure)),
+                (Ok(Waiter::Discover(reply)), None) => {
+                    if let Some(tab) = tab_id {
+                        let tools = tools.clone();
+                        let _ = link.update(Update::Tools { tab, tools, hidden });
+                    }
+                    let _ = reply.send(Ok(tools));
+                }
+                (Ok(other), None) => mismatch(other, "toolsDiscovered"),
+                (Err(m), _) => link.stray(m, "toolsDiscovered", Some(&call_id)),
+            },
+            ExtensionMessage::ToolResult { call_id, outcome } => {
+                match link.pending.take(call_id.as_deref()) {
+                    Ok(Waiter::Call(reply)) => {
+                        let _ = reply.send(outcome.map_err(classify::tool_failure));
+                    }
+                    Ok(other) => mismatch(other, "toolResult"),
+                    Err(m) => link.stray(m, "toolResult", call_id.as_deref()),
+                }
+            }
+            ExtensionMessage::Error {
+                request_id,
+                failure,
+            } => match link.pending.take(request_id.as_deref()) {
+                Ok(w) => w.fail(classify::tool_failure(failure)),
+                Err(m) => link.stray(m, "error", request_id.as_deref()),
+            },
+            ExtensionMessage::TabEvent {
+                tab_id,
+                event,
+                data,
+            } => page_event(link, key, tab_id, &event, &data),
+            ExtensionMessage::Ping => link.send(ServerMessage::Pong.to_json()),
+            ExtensionMessage::Pong => {}
+            ExtensionMessage::Unknown { kind } => {
+                tracing::info!(browser = %key, kind, "ignored a message of unknown type");
+            }
+        }
+        Flow::Continue
+    }
+
+    /// `connected`: the browser joins the registry with its tabs, or (on a live connection)
+    /// resyncs them.
+    fn connected(
+        &mut self,
+        link: &mut Link,
+        session: Option<String>,
+        browser: bridge::BrowserInfo,
+        tabs: Vec<bridge::TabInfo>,
+    ) {
+        if link.key.is_some() {
+            let _ = link.update(Update::Resync {
+                info: browser,
+                tabs,
+            });
+            return;
+        }
+        if let Some(s) = session.filter(|s| !s.is_empty()) {
+            self.session = s;
+        }
+        let name = format!("{} {}", browser.name, browser.version);
+        let key = link.attach(DIALECT, &self.session, browser, Initial::Tabs(tabs));
+        self.attached = true;
+        tracing::info!(browser = %key, session = %self.session, name = name.trim(), "browser connected");
+    }
+}
+
+/// A page event becomes a registry event. The extension keeps its data small; bigger data,
+/// data that is not an object, or an event name we do not know is dropped with a warning.
+fn page_event(link: &mut Link, key: BrowserKey, tab: TabId, event: &str, data: &RawValue) {
+    let Some(kind) = event_kind::page(event) else {
+        tracing::info!(browser = %key, event, "ignored a page event of unknown type");
+        return;
+    };
+    let data = match serde_json::from_str::<Value>(data.get()) {
+        Ok(v @ Value::Object(_)) if data.get().len() <= MAX_PAGE_EVENT_BYTES => v,
+        _ => {
+            let bytes = data.get().len();
+            return link.bad_message(format_args!(
+                "a page event `{event}` whose data is not an object of at most \
+                 {MAX_PAGE_EVENT_BYTES} bytes ({bytes} bytes)"
+            ));
+        }
+    };
+    let _ = link.update(Update::PageEvent { tab, kind, data });
+}
+
+fn mismatch(w: Waiter, kind: &str) {
+    w.fail(Error::internal(format!(
+        "the browser answered with an unexpected {kind}"
+    )));
+}

@@ -362,7 +362,7 @@ mod tests {
         let (r, _, _) = run(&keys, KeyId::Code(code.id), secret.0.to_vec(), true).await;
         assert_eq!(r, Err(Refused(AuthErrorCode::CodeExpired)));
         // Revoked: unknown.
-        assert!(pairings.revoke(&pid).unwrap());
+        assert_eq!(pairings.revoke(&pid).unwrap(), Some(0));
         let (r, _, _) = run(&keys, KeyId::Pairing(pid), pkey.to_vec(), true).await;
         assert_eq!(r, Err(Refused(AuthErrorCode::UnknownPairing)));
     }

@@ -23,8 +23,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// How long a pairing code is valid.
 pub const CODE_TTL: Duration = Duration::from_secs(300);
@@ -125,10 +126,51 @@ impl Codes {
     }
 }
 
+/// Connections that proved a pairing, per pairing id: a revocation closes them.
+type Live = Arc<Mutex<HashMap<String, LiveEntry>>>;
+
+struct LiveEntry {
+    token: CancellationToken,
+    count: usize,
+    /// Tells this entry from a later one for the same id (a pairing revoked, then redone).
+    generation: u64,
+}
+
+/// Held by a connection that proved a pairing; `revoked()` fires when the pairing is revoked.
+pub struct LiveGuard {
+    live: Live,
+    id: String,
+    token: CancellationToken,
+    generation: u64,
+}
+
+impl LiveGuard {
+    pub fn revoked(&self) -> CancellationToken {
+        self.token.clone()
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = live.get_mut(&self.id) {
+            // A revoked entry is gone, maybe replaced by a later one: leave that alone.
+            if e.generation != self.generation {
+                return;
+            }
+            e.count -= 1;
+            if e.count == 0 {
+                live.remove(&self.id);
+            }
+        }
+    }
+}
+
 /// The pairing file and this daemon's codes.
 pub struct Pairings {
     file: PathBuf,
     codes: Mutex<Codes>,
+    live: Live,
     /// Woken whenever a code is spent (for `browserctl pair`, which waits for its code).
     changed: tokio::sync::Notify,
 }
@@ -139,7 +181,39 @@ impl Pairings {
             file,
             codes: Mutex::default(),
             changed: tokio::sync::Notify::new(),
+            live: Live::default(),
         }
+    }
+
+    /// Notes a connection that proved pairing `id`, until the guard is dropped.
+    pub fn connected(&self, id: &str) -> LiveGuard {
+        static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let e = live.entry(id.to_owned()).or_insert_with(|| LiveEntry {
+            token: CancellationToken::new(),
+            count: 0,
+            generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        });
+        e.count += 1;
+        LiveGuard {
+            live: self.live.clone(),
+            id: id.to_owned(),
+            token: e.token.clone(),
+            generation: e.generation,
+        }
+    }
+
+    /// Closes this daemon's connections that proved pairing `id`; how many there were.
+    fn disconnect(&self, id: &str) -> usize {
+        let entry = self
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        entry.map_or(0, |e| {
+            e.token.cancel();
+            e.count
+        })
     }
 
     pub fn file(&self) -> &Path {
@@ -316,8 +390,10 @@ impl Pairings {
             .collect())
     }
 
-    /// Removes a pairing; `Ok(false)` when there was none with that id.
-    pub fn revoke(&self, id: &str) -> io::Result<bool> {
+    /// Removes a pairing and closes this daemon's connections that proved it (another
+    /// daemon of the user refuses it from its next handshake on); `Ok(None)` when there was
+    /// none with that id, else how many connections were closed.
+    pub fn revoke(&self, id: &str) -> io::Result<Option<usize>> {
         let mut found = false;
         self.update(|all| {
             let before = all.len();
@@ -325,10 +401,12 @@ impl Pairings {
             found = all.len() != before;
             found
         })?;
-        if found {
-            tracing::info!(pairing = %id, "revoked a pairing");
+        if !found {
+            return Ok(None);
         }
-        Ok(found)
+        let closed = self.disconnect(id);
+        tracing::info!(pairing = %id, closed, "revoked a pairing");
+        Ok(Some(closed))
     }
 
     /// The pairings on disk; a missing file is none.
@@ -479,9 +557,13 @@ mod tests {
         let b = Pairings::new(a.file().to_path_buf());
         assert_eq!(b.pairing_key(&info.id).unwrap(), key);
         assert_eq!(b.list().unwrap().len(), 1);
-        // Revoked by one daemon, unknown to both.
-        assert!(b.revoke(&info.id).unwrap());
-        assert!(!b.revoke(&info.id).unwrap(), "only once");
+        // Revoked by one daemon, unknown to both; its live connections are told.
+        let guard = b.connected(&info.id);
+        let other = b.connected(&info.id);
+        drop(other);
+        assert_eq!(b.revoke(&info.id).unwrap(), Some(1));
+        assert!(guard.revoked().is_cancelled());
+        assert_eq!(b.revoke(&info.id).unwrap(), None, "only once");
         assert_eq!(a.pairing_key(&info.id), Err(AuthErrorCode::UnknownPairing));
         assert!(a.list().unwrap().is_empty());
         drop(tmp);

@@ -118,6 +118,10 @@ class Connection {
   }
 
   async open() {
+    // Never decide inside the constructor: the caller puts us in `conns` after it returns,
+    // and an outcome decided before that would leave a dead entry there.
+    await null;
+    if (this.closed) return;
     daemons.connecting(this.port, this.source);
     const candidates = this.candidates();
     if (!candidates.length) return this.untrusted(new auth.AuthFailure('NO_KEY', 'no key to try'), candidates);
@@ -186,7 +190,7 @@ class Connection {
       this.retryDelay = backoff(this.retryDelay);
       return;
     }
-    conns.delete(this.port);
+    if (conns.get(this.port) === this) conns.delete(this.port);
   }
 
   // Tab events that happen while the snapshot is taken are held back and sent after it, so the

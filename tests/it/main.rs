@@ -38,3 +38,4 @@ mod soak;
 mod start_failures;
 mod targeting;
 mod trust;
+mod trust_browser;

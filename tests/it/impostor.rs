@@ -66,7 +66,6 @@ fn become_nobody() -> Option<Vec<String>> {
 pub struct Impostor {
     child: Child,
     dir: tempfile::TempDir,
-    pub as_nobody: bool,
 }
 
 impl Impostor {
@@ -145,11 +144,7 @@ impl Impostor {
             c.env(k, v);
         }
         let child = c.spawn().unwrap();
-        Impostor {
-            child,
-            dir,
-            as_nobody,
-        }
+        Impostor { child, dir }
     }
 
     /// What it reported so far.

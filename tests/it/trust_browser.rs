@@ -2,7 +2,6 @@
 //! and an impostor daemon of another uid (nobody) on ports the extension scans.
 
 use crate::browser::*;
-use crate::common::*;
 use crate::extension_face::Browser;
 use crate::impostor::*;
 use std::net::TcpListener;

@@ -1,6 +1,8 @@
 // Service worker: finds browser-mcpd daemons, keeps one WebSocket to each, and answers their
 // requests. Discovery: the native-messaging host pushes the live daemons (with their tokens);
-// without a host, ports 8765–8785 on loopback are scanned.
+// without a host, ports 8765–8785 on loopback are scanned. Discovery only finds: every socket
+// starts with the trust handshake (auth.js), and a daemon that cannot prove it holds this
+// browser's token or pairing hears nothing about the browser (issue 21).
 import * as proto from './protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
@@ -9,9 +11,11 @@ import { initDialogs } from './dialogs.js';
 import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from './settings.js';
 import * as daemons from './daemons.js';
+import * as auth from './auth.js';
+import * as pairings from './pairings.js';
+import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './activity.js';
 import { siteOf } from './policy.js';
-import './ui-api.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
 // 8765–8785 unless the user chose another range in the options.
@@ -24,8 +28,13 @@ const WATCHDOG = 'browser-mcp-watchdog';
 const BACKOFF = { first: 500, max: 30_000 };
 const SCAN_MAX_MS = 10_000; // a daemon started after the browser is found within 10 s
 
+const HANDSHAKE_MS = 5_000; // a daemon answers the trust handshake at once
+
 const conns = new Map(); // port -> Connection
 const tokens = new Map(); // port -> token last heard from the native host
+// port -> what the last failed handshake there was tried with and against: a scan does not
+// knock again on a daemon that refused the same keys, until the keys or the daemon change.
+const attempted = new Map();
 let nativePort = null;
 let nativeServers = null; // Map port -> token while the native host is authoritative
 let scanTimer = null;
@@ -34,10 +43,58 @@ let ready = null; // resolves when the session id and tab state are loaded
 
 const backoff = (ms) => Math.min(ms * 2, BACKOFF.max);
 
+// A WebSocket that offers the trust handshake; resolves once open, with the queue the
+// handshake reads from. Nothing about the browser is sent on it before `auth.handshake` ends.
+function openSocket(port) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, [auth.SUBPROTOCOL]);
+    const inbox = new auth.Inbox(HANDSHAKE_MS);
+    let opened = false;
+    ws.onmessage = (e) => inbox.push(e.data);
+    ws.onopen = () => {
+      opened = true;
+      resolve({ ws, inbox });
+    };
+    ws.onclose = (event) => {
+      inbox.close(`closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
+      if (!opened) reject(event);
+    };
+    ws.onerror = () => {}; // onclose follows and decides; Chromium already logs the failure
+  });
+}
+
+function closeQuietly(ws) {
+  try {
+    ws.close(1000);
+  } catch {
+    // already closing
+  }
+}
+
+// Who this browser is, for the daemon's list of pairings.
+async function pairingLabel() {
+  const b = await proto.browserInfo();
+  return { name: b.name, version: b.version, sessionId: await proto.loadSessionId() };
+}
+
+// The trust handshake on an open socket; `null` when it succeeded, the AuthFailure otherwise.
+async function authenticate(sock, port, candidate, label) {
+  if (sock.ws.protocol !== auth.SUBPROTOCOL) {
+    return new auth.AuthFailure('NO_HANDSHAKE', 'it does not authenticate itself');
+  }
+  try {
+    const nonces = await auth.handshake({ send: (m) => sock.ws.send(JSON.stringify(m)), next: () => sock.inbox.next(), port, candidate, label });
+    return { ok: true, ...nonces };
+  } catch (e) {
+    return e instanceof auth.AuthFailure ? e : new auth.AuthFailure('MALFORMED', String(e?.message ?? e));
+  }
+}
+
 class Connection {
-  constructor(port, token) {
+  constructor(port, source) {
     this.port = port;
-    this.token = token || null;
+    this.source = source; // 'native host' | 'port scan'
+    this.token = nativeServers?.get(port) ?? null;
     this.ws = null;
     this.retryDelay = BACKOFF.first;
     this.retryTimer = null;
@@ -51,30 +108,89 @@ class Connection {
     return this.ws?.readyState === WebSocket.OPEN;
   }
 
-  open() {
-    const query = this.token ? `?token=${encodeURIComponent(this.token)}` : '';
-    const ws = new WebSocket(`ws://127.0.0.1:${this.port}/${query}`);
+  // The keys to try, best first: the token the native host gave for this port, then this
+  // profile's pairings (a scanned daemon, or one whose discovery file has no token).
+  candidates() {
+    const token = this.token ?? tokens.get(this.port);
+    const list = token ? [{ kind: 'token', keyId: 'token', token }] : [];
+    if (this.source === 'port scan' || !token) list.push(...pairings.candidates(this.port));
+    return list;
+  }
+
+  async open() {
+    // Never decide inside the constructor: the caller puts us in `conns` after it returns,
+    // and an outcome decided before that would leave a dead entry there.
+    await null;
+    if (this.closed) return;
+    daemons.connecting(this.port, this.source);
+    const candidates = this.candidates();
+    if (!candidates.length) return this.untrusted(new auth.AuthFailure('NO_KEY', 'no key to try'), candidates);
+    let failure = null;
+    for (const candidate of candidates) {
+      let sock;
+      try {
+        sock = await openSocket(this.port);
+      } catch (event) {
+        return this.unreachable(event);
+      }
+      if (this.closed) return closeQuietly(sock.ws);
+      const result = await authenticate(sock, this.port, candidate);
+      if (result.ok) return this.established(sock, candidate);
+      closeQuietly(sock.ws);
+      failure = result;
+      // Another pairing may be the one this daemon knows.
+      if (failure.code !== 'UNKNOWN_PAIRING') break;
+    }
+    if (this.closed) return;
+    if (failure.code === 'CLOSED' || failure.code === 'TIMEOUT') return this.unreachable({ code: 1006, reason: failure.message }, true);
+    this.untrusted(failure, candidates);
+  }
+
+  established(sock, candidate) {
+    const ws = sock.ws;
     this.ws = ws;
-    let wsOpened = false;
-    daemons.connecting(this.port, nativeServers?.has(this.port) ? 'native host' : 'port scan');
-    ws.onopen = async () => {
-      wsOpened = true;
-      daemons.opened(this.port);
-      this.everOpened = true;
-      this.retryDelay = BACKOFF.first;
-      console.info(`browser-mcp: connected to daemon on port ${this.port}`);
-      await this.sendConnected();
-    };
+    attempted.delete(this.port);
+    this.trust = candidate.kind === 'token' ? 'native host' : 'paired';
+    this.pairingId = candidate.kind === 'pairing' ? candidate.id : null;
+    if (this.pairingId) pairings.used(this.pairingId);
     ws.onmessage = (event) => this.receive(event.data);
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.ws = null;
-      const retryInMs = !this.closed && nativeServers?.has(this.port) ? this.retryDelay : null;
-      daemons.closed(this.port, event, { wasOpen: wsOpened, retryInMs });
-      if (this.everOpened) console.info(`browser-mcp: daemon on port ${this.port} went away`);
+      const retryInMs = !this.closed && this.source === 'native host' ? this.retryDelay : null;
+      daemons.closed(this.port, event, { wasOpen: true, retryInMs });
+      console.info(`browser-mcp: daemon on port ${this.port} went away`);
       this.lost();
     };
-    ws.onerror = () => {}; // onclose follows and decides; Chromium already logs the failure
+    daemons.opened(this.port, this.trust, candidate.id);
+    this.everOpened = true;
+    this.retryDelay = BACKOFF.first;
+    console.info(`browser-mcp: connected to daemon on port ${this.port} (${this.trust})`);
+    this.sendConnected();
+  }
+
+  // Nothing to talk to (or it hung up during the handshake): as a lost connection.
+  unreachable(event, wasOpen = false) {
+    if (this.closed) return;
+    const retryInMs = this.source === 'native host' ? this.retryDelay : null;
+    daemons.closed(this.port, event, { wasOpen, retryInMs });
+    this.lost();
+  }
+
+  // It answered but did not prove it is the user's daemon, or knows none of our keys.
+  untrusted(failure, candidates) {
+    if (this.closed) return;
+    const unpaired = failure.code === 'UNKNOWN_PAIRING' || failure.code === 'NO_KEY';
+    if (unpaired) daemons.unpaired(this.port, failure.code === 'NO_KEY' ? 'none' : 'unknown');
+    else daemons.refused(this.port, failure.code);
+    console.warn(`browser-mcp: port ${this.port}: ${unpaired ? 'not paired' : 'refused'} (${failure.code})`);
+    attempted.set(this.port, signature(this.port, candidates));
+    if (this.source === 'native host') {
+      this.retryTimer = setTimeout(() => !this.closed && this.open(), this.retryDelay);
+      this.retryDelay = backoff(this.retryDelay);
+      return;
+    }
+    if (conns.get(this.port) === this) conns.delete(this.port);
   }
 
   // Tab events that happen while the snapshot is taken are held back and sent after it, so the
@@ -88,6 +204,7 @@ class Connection {
     for (const m of [msg, ...held]) this.send(m);
   }
 
+  // Only on an authenticated socket: `this.ws` is set by `established` alone.
   send(msg) {
     if (this.held) this.held.push(msg);
     else if (this.isOpen) this.ws.send(JSON.stringify(msg));
@@ -96,25 +213,21 @@ class Connection {
   close() {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    conns.delete(this.port);
+    if (conns.get(this.port) === this) conns.delete(this.port);
     daemons.forget(this.port);
-    try {
-      this.ws?.close(1000);
-    } catch {
-      // already closing
-    }
+    if (this.ws) closeQuietly(this.ws);
   }
 
   // A daemon the native host told us about is retried with backoff; a scanned port is dropped
   // and left to the next scan, which also covers a daemon that restarts on another port.
   lost() {
     if (this.closed) return;
-    if (nativeServers?.has(this.port)) {
+    if (this.source === 'native host' && nativeServers?.has(this.port)) {
       this.retryTimer = setTimeout(() => !this.closed && this.open(), this.retryDelay);
       this.retryDelay = backoff(this.retryDelay);
       return;
     }
-    conns.delete(this.port);
+    if (conns.get(this.port) === this) conns.delete(this.port);
     if (this.everOpened) scanSoon();
   }
 
@@ -133,6 +246,71 @@ class Connection {
     }
   }
 }
+
+// What a handshake at `port` would be tried with, and what the port said it is.
+function signature(port, candidates) {
+  return JSON.stringify([candidates.map((c) => c.keyId), daemons.identity(port)]);
+}
+
+// --- pairing (popup → worker) -----------------------------------------------------------------
+
+const PAIR_WORDS = {
+  BAD_CODE: null, // parseCode's own words
+  NO_DAEMON: null,
+  UNKNOWN_CODE: 'No daemon knows this code: check it for a typo, or run `browserctl pair` again.',
+  CODE_USED: 'This code was already used. Run `browserctl pair` for a new one.',
+  CODE_EXPIRED: 'This code has expired. Run `browserctl pair` for a new one.',
+  UNAVAILABLE: 'The daemon could not save the pairing (see its log).',
+};
+
+// Tries a code printed by `browserctl pair` with every daemon found that this browser does not
+// trust yet; the one that proves it holds the code is paired with. Another user's program
+// answering on a port learns the code's id and a nonce, nothing it can use.
+async function pairWithCode(typed) {
+  const secret = auth.parseCode(typed);
+  const keyId = await auth.codeKeyId(secret);
+  const label = await pairingLabel();
+  const found = daemons.pairable();
+  if (!found.length) {
+    const { first, last } = settings().scanPorts;
+    throw new auth.AuthFailure('NO_DAEMON', `No daemon found on ports ${first}–${last}. Start browser-mcpd, then try again.`);
+  }
+  const failures = [];
+  for (const port of found) {
+    let sock;
+    try {
+      sock = await openSocket(port);
+    } catch {
+      continue;
+    }
+    const result = await authenticate(sock, port, { kind: 'code', keyId, secret }, label);
+    closeQuietly(sock.ws);
+    if (!result.ok) {
+      failures.push(result.code);
+      continue;
+    }
+    const pairing = await auth.pairingFromCode(secret, result.browserNonce, result.daemonNonce);
+    await pairings.addPairing({ ...pairing, port });
+    console.info(`browser-mcp: paired with the daemon on port ${port} (pairing ${pairing.id})`);
+    attempted.delete(port);
+    conns.get(port)?.close();
+    const source = nativeServers?.has(port) ? 'native host' : 'port scan';
+    conns.set(port, new Connection(port, source));
+    return { paired: true, port, id: pairing.id };
+  }
+  // The most telling answer: a daemon that knew the code beats one that did not.
+  const code = ['CODE_USED', 'CODE_EXPIRED', 'UNAVAILABLE', 'UNKNOWN_CODE'].find((c) => failures.includes(c));
+  if (code) throw new auth.AuthFailure(code, PAIR_WORDS[code]);
+  throw new auth.AuthFailure('NO_DAEMON', 'No daemon that answered could prove it printed this code. Is browser-mcpd running as you?');
+}
+
+setPairHandler(async (typed) => {
+  try {
+    return await pairWithCode(typed);
+  } catch (e) {
+    return { paired: false, code: e.code || 'ERROR', message: e.message };
+  }
+});
 
 async function handle(conn, msg) {
   switch (msg.type) {
@@ -220,11 +398,11 @@ function applyServers(servers) {
   clearTimeout(scanTimer);
   scanTimer = null;
   for (const [port, conn] of conns) {
-    if (!nativeServers.has(port) || nativeServers.get(port) !== conn.token) conn.close();
+    if (conn.source !== 'native host' || !nativeServers.has(port) || nativeServers.get(port) !== conn.token) conn.close();
   }
   for (const [port, token] of nativeServers) {
     if (token) tokens.set(port, token);
-    if (!conns.has(port)) conns.set(port, new Connection(port, token));
+    if (!conns.has(port)) conns.set(port, new Connection(port, 'native host'));
   }
 }
 
@@ -257,10 +435,16 @@ async function probe(port) {
   probing.add(port);
   try {
     const response = await fetch(`http://127.0.0.1:${port}/`, { cache: 'no-store', credentials: 'omit', signal: AbortSignal.timeout(2000) });
-    daemons.probed(port, response);
-    if (!nativeServers && !conns.has(port)) conns.set(port, new Connection(port, tokens.get(port)));
+    await daemons.probed(port, response);
+    if (nativeServers || conns.has(port) || !daemons.identity(port)) return;
+    // Found: whether it is trusted is for the handshake to say. A daemon that refused the
+    // same keys before is not asked again until the keys or the daemon change.
+    const candidates = [...(tokens.has(port) ? [{ keyId: 'token' }] : []), ...pairings.candidates(port)];
+    if (attempted.get(port) === signature(port, candidates)) return;
+    conns.set(port, new Connection(port, 'port scan'));
   } catch {
     // nothing listening (or not HTTP): try again next round
+    if (!conns.has(port)) daemons.gone(port);
   } finally {
     probing.delete(port);
   }
@@ -321,7 +505,17 @@ initObserve(broadcast);
 initDialogs();
 chrome.tabs.onRemoved.addListener(forgetTab);
 // No daemon hears of a tab before the site policy (and the scan range) is known.
-const settingsLoaded = loadSettings().catch((e) => console.warn('browser-mcp: loading settings', e));
+const settingsLoaded = Promise.all([
+  loadSettings().catch((e) => console.warn('browser-mcp: loading settings', e)),
+  pairings.loadPairings().catch((e) => console.warn('browser-mcp: loading pairings', e)),
+]);
+// A pairing made or forgotten elsewhere (options page): knock again on the daemons found.
+pairings.onPairingsChanged(() => {
+  attempted.clear();
+  const kept = new Set(pairings.list().map((p) => p.id));
+  for (const [, conn] of conns) if (conn.pairingId && !kept.has(conn.pairingId)) conn.close();
+  if (!nativeServers) scanSoon();
+});
 ready = (async () => {
   await settingsLoaded;
   await loadActivity().catch((e) => console.warn('browser-mcp: loading the activity log', e));

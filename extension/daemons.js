@@ -1,5 +1,8 @@
 // What the user is told about the daemons: every port we are connected to, or were until
-// recently, with its version, since when, and why it went away. background.js owns the
+// recently, with its version, since when, why it went away, and whether it is trusted (issue
+// 21): `trust` is 'native host' (proved the token the native host gave us), 'paired' (proved
+// a pairing), 'unpaired' (found, but shares no key with this browser: pair it) or 'refused'
+// (answered, but could not prove it is the user's browser-mcpd). background.js owns the
 // connections and reports to this module; the popup, the options page and the badge read it.
 import * as badge from './badge.js';
 import { settings } from './settings.js';
@@ -11,7 +14,7 @@ let native = { state: 'starting', detail: 'asking the native-messaging host', si
 const entry = (port) => {
   let e = entries.get(port);
   if (!e) {
-    e = { port, state: 'connecting', source: 'port scan', version: null, since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: false };
+    e = { port, state: 'connecting', source: 'port scan', version: null, since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: false, identity: null, trust: null, pairingId: null };
     entries.set(port, e);
   }
   return e;
@@ -27,10 +30,52 @@ export function connecting(port, source) {
   publish();
 }
 
-export function opened(port) {
+export function opened(port, trust, pairingId = null) {
   const e = entry(port);
-  Object.assign(e, { state: 'connected', since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: true });
+  Object.assign(e, { state: 'connected', since: Date.now(), reason: null, refusal: null, attempts: 0, retryAt: null, identified: true, trust, pairingId });
   publish();
+}
+
+// Found, but it knows none of this browser's keys (`why`: 'none' when the browser has none to
+// offer, 'unknown' when the daemon knew none of them, e.g. a revoked pairing).
+export function unpaired(port, why) {
+  const e = entry(port);
+  const reason = why === 'unknown' ? 'it knows none of this browser’s pairings (revoked?)' : 'this browser is not paired with it';
+  if (e.state !== 'unpaired' || e.reason !== reason) e.since = Date.now();
+  Object.assign(e, { state: 'unpaired', trust: 'unpaired', reason, retryAt: null, identified: true, pairingId: null });
+  publish();
+}
+
+// Answered, but did not prove it holds the key it was asked for: another user's program, or
+// something that is not browser-mcpd. Our words only: what an unproven daemon says is not shown.
+export function refused(port, code) {
+  const e = entry(port);
+  const reason = code === 'NO_HANDSHAKE'
+    ? 'refused: it does not authenticate itself (not browser-mcpd, or an older one)'
+    : code === 'BAD_PROOF'
+      ? 'refused: it did not accept this browser’s proof'
+      : 'refused: it could not prove it is your browser-mcpd (another user’s program?)';
+  if (e.state !== 'refused' || e.reason !== reason) e.since = Date.now();
+  Object.assign(e, { state: 'refused', trust: 'refused', reason, retryAt: null, identified: true, pairingId: null });
+  publish();
+}
+
+// Nothing answers on a scanned port any more.
+export function gone(port) {
+  const e = entries.get(port);
+  if (e && ['unpaired', 'refused'].includes(e.state)) forget(port);
+}
+
+// What `GET /` said the daemon on `port` is (name, version, start), or null when it did not
+// say it is browser-mcpd: only those are asked for the handshake.
+export const identity = (port) => entries.get(port)?.identity ?? null;
+
+// The ports a pairing code is tried on: daemons found that this browser does not trust yet,
+// or, when there are none, every daemon found.
+export function pairable() {
+  const found = [...entries.values()].filter((e) => e.identified && e.identity);
+  const untrusted = found.filter((e) => e.state !== 'connected');
+  return (untrusted.length ? untrusted : found).map((e) => e.port);
 }
 
 // A WebSocket close: `retryInMs` when background.js will try this port again by itself.
@@ -75,11 +120,14 @@ export async function probed(port, response) {
   if (!e) return;
   if (body?.name === 'browser-mcpd') {
     e.identified = true;
+    e.identity = JSON.stringify([body.name, body.version ?? null, body.startedAt ?? null]);
     if (body.version) e.version = String(body.version);
   } else if (body?.error?.code) {
     e.identified = true;
     e.version = null; // whoever answered before on this port may not be who refuses now
-    e.refusal = `refused: ${body.error.code} — ${body.error.message || 'no reason given'}`;
+    e.identity = null;
+    // The code only: the message is the words of a program that has not proved who it is.
+    e.refusal = `refused: ${body.error.code}`;
     if (e.state !== 'connected') Object.assign(e, { state: 'failed', reason: e.refusal });
   }
   publish();
@@ -142,7 +190,7 @@ function publish() {
   prune();
   const all = [...entries.values()];
   const up = all.filter((e) => e.state === 'connected');
-  const bad = all.filter((e) => ['reconnecting', 'lost', 'failed'].includes(e.state));
+  const bad = all.filter((e) => ['reconnecting', 'lost', 'failed', 'unpaired', 'refused'].includes(e.state));
   const name = (e) => `127.0.0.1:${e.port}${e.version ? ` (v${e.version})` : ''}`;
   if (up.length) {
     badge.setConnection('connected', up.length === 1 ? `connected to ${name(up[0])}` : `connected to ${up.length} daemons`);

@@ -3,7 +3,7 @@
 // service worker picks them up at once (settings.js).
 import { DEFAULTS, normalize } from './settings.js';
 import { MODES, siteOf } from './policy.js';
-import { ask, clock, daemonList, duration, el, live, outcome, replace } from './ui.js';
+import { ago, ask, clock, daemonList, duration, el, live, outcome, replace, wirePairForm } from './ui.js';
 
 const $ = (id) => document.getElementById(id);
 const MODE_WORDS = { allow: 'Allow', ask: 'Ask each time', off: 'Off' };
@@ -23,9 +23,23 @@ async function render() {
   const native = `${state.native.state}: ${state.native.detail}`;
   if ($('native').textContent !== native) $('native').textContent = native;
   $('native-hint').hidden = state.native.state === 'connected';
+  renderPairings(state.pairings);
   await renderSites();
   await renderDefaults();
   renderActivity(state.calls);
+}
+
+// This profile's pairings; forgetting one here stops this browser using it (`browserctl pair
+// --revoke ID` removes it on the daemons' side).
+function renderPairings(list) {
+  const now = Date.now();
+  replace($('pairings'), list.length
+    ? list.map((p) => el('li', { class: 'pairing', dataset: { pairing: p.id } },
+        el('span', { class: 'mono', text: p.id }),
+        el('span', { class: 'muted', text: ` paired ${ago(p.pairedAt, now)}, last used ${ago(p.lastUsedAt, now)} ` }),
+        el('button', { type: 'button', dataset: { key: `forget-${p.id}` }, 'aria-label': `Forget pairing ${p.id}`, text: 'Forget',
+          onclick: () => ask({ type: 'face:forgetPairing', id: p.id }) })))
+    : [el('li', { class: 'muted empty', text: 'This browser is not paired with any daemon.' })]);
 }
 
 async function renderSites() {
@@ -125,4 +139,5 @@ $('ports-form').addEventListener('submit', async (e) => {
 $('clear-activity').addEventListener('click', () => ask({ type: 'face:clearActivity' }));
 
 chrome.storage.local.get('sessionId').then(({ sessionId }) => ($('session').textContent = sessionId || ''));
+wirePairForm();
 live(render);

@@ -1,7 +1,7 @@
 // The toolbar popup: what this browser is connected to, what the current tab exposes, the
 // site switches, prompts waiting for an answer, and the tab's recent calls.
 // `popup.html?tab=ID` shows another tab (the popup opened in a tab of its own, e.g. in tests).
-import { ask, clock, daemonList, duration, el, live, outcome, replace, toolChips, ago } from './ui.js';
+import { ask, clock, daemonList, duration, el, live, outcome, replace, toolChips, ago, wirePairForm } from './ui.js';
 
 const $ = (id) => document.getElementById(id);
 const param = Number.parseInt(new URLSearchParams(location.search).get('tab') ?? '', 10);
@@ -30,6 +30,10 @@ async function render() {
     const { first, last } = state.scanPorts;
     replace($('daemons'), el('li', { class: 'muted empty', text: `No daemon found. Start browser-mcpd (it is looked for on ports ${first}–${last}${state.native.state === 'connected' ? ' and through the native host' : ''}).` }));
   }
+  // Pairing is offered while no daemon is trusted, or a daemon found is not paired.
+  const trusted = state.daemons.some((d) => d.state === 'connected');
+  const unpaired = state.daemons.some((d) => ['unpaired', 'refused'].includes(d.state));
+  $('pair-section').hidden = trusted && !unpaired && !$('pair-status').textContent;
   renderSite(state.tab);
   renderPending(state.pending);
   renderTools(state.tab);
@@ -136,4 +140,5 @@ $('expose').addEventListener('change', (e) => setSite({ mode: e.target.checked ?
 $('ask').addEventListener('change', (e) => setSite({ mode: e.target.checked ? 'ask' : 'allow' }));
 $('builtins').addEventListener('change', (e) => setSite({ builtins: e.target.checked }));
 
+wirePairForm();
 live(render);

@@ -3,6 +3,7 @@
 import * as daemons from './daemons.js';
 import * as consent from './consent.js';
 import * as activity from './activity.js';
+import * as pairings from './pairings.js';
 import { badgeState } from './badge.js';
 import { BUILTIN_TOOLS } from './builtins.js';
 import { isWebUrl } from './page.js';
@@ -27,12 +28,19 @@ async function tabView(tabId) {
   };
 }
 
+// Set by background.js, which owns the sockets a pairing is tried on.
+let pairHandler = null;
+export function setPairHandler(fn) {
+  pairHandler = fn;
+}
+
 async function answer(msg) {
   switch (msg.type) {
     case 'face:state': {
       const tabId = Number.isInteger(msg.tabId) ? msg.tabId : null;
       return {
         ...daemons.snapshot(),
+        pairings: pairings.list().map(({ id, port, pairedAt, lastUsedAt }) => ({ id, port, pairedAt, lastUsedAt })),
         badge: badgeState(),
         tab: tabId == null ? null : await tabView(tabId),
         pending: consent.list(tabId),
@@ -41,6 +49,11 @@ async function answer(msg) {
     }
     case 'face:answer':
       return { answered: consent.answer(msg.id, msg.allow === true) };
+    case 'face:pair':
+      return pairHandler ? pairHandler(String(msg.code ?? '')) : { paired: false, code: 'ERROR', message: 'not ready yet' };
+    case 'face:forgetPairing':
+      await pairings.forgetPairing(String(msg.id));
+      return { forgotten: true };
     case 'face:clearActivity':
       await activity.clearActivity();
       return { cleared: true };

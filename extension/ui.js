@@ -91,6 +91,14 @@ const STATE_WORDS = {
   lost: 'lost',
   stopped: 'stopped',
   failed: 'failed',
+  unpaired: 'found, not paired',
+  refused: 'refused',
+};
+
+// Whether a daemon is trusted, in words (issue 21).
+const TRUST_WORDS = {
+  'native host': 'via native host',
+  paired: 'paired',
 };
 
 // One list item per daemon: address, version, state, since when, why.
@@ -101,16 +109,50 @@ export function daemonList(list, daemons) {
     if (d.state === 'connected') detail = `since ${clock(d.since)} (${ago(d.since, now).replace(' ago', '')})`;
     else if (d.state === 'reconnecting') detail = `${d.reason || 'not connected'}; next try ${d.retryAt > now ? `in ${Math.ceil((d.retryAt - now) / 1000)} s` : 'now'}`;
     else if (d.state === 'connecting') detail = 'opening the connection';
+    else if (d.state === 'unpaired') detail = `${d.reason}: run browserctl pair in a terminal and enter its code here`;
     else detail = `${d.reason || ''} — ${ago(d.since, now)}`;
+    const trust = d.state === 'connected' && TRUST_WORDS[d.trust] ? ` · ${TRUST_WORDS[d.trust]}` : '';
     return el('li', { class: `daemon state-${d.state}` },
       el('span', { class: 'dot', 'aria-hidden': 'true' }),
       el('span', { class: 'daemon-main' },
         el('strong', { text: `127.0.0.1:${d.port}` }),
         d.version ? el('span', { class: 'muted', text: ` v${d.version}` }) : null,
-        el('span', { class: `state state-${d.state}`, text: ` ${STATE_WORDS[d.state] || d.state}` })),
+        el('span', { class: `state state-${d.state}`, text: ` ${STATE_WORDS[d.state] || d.state}${trust}` })),
       el('span', { class: 'daemon-detail muted', text: `${detail} · ${d.source}` }));
   });
   replace(list, items.length ? items : [el('li', { class: 'muted empty', text: 'No daemon connected.' })]);
+}
+
+// The pairing form (#pair-form, #pair-code, #pair, #pair-status in the page's HTML): the code
+// `browserctl pair` printed goes to the service worker, which tries it on the daemons found.
+export function wirePairForm(onDone) {
+  const form = document.getElementById('pair-form');
+  const input = document.getElementById('pair-code');
+  const status = document.getElementById('pair-status');
+  const button = document.getElementById('pair');
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    button.disabled = true;
+    status.className = 'muted';
+    status.textContent = 'Pairing…';
+    try {
+      const r = await ask({ type: 'face:pair', code: input.value });
+      if (r.paired) {
+        status.className = 'ok';
+        status.textContent = `Paired with the daemon on port ${r.port}.`;
+        input.value = '';
+      } else {
+        status.className = 'bad';
+        status.textContent = r.message;
+      }
+    } catch (err) {
+      status.className = 'bad';
+      status.textContent = String(err?.message ?? err);
+    } finally {
+      button.disabled = false;
+      onDone?.();
+    }
+  });
 }
 
 const HINTS = [

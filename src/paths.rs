@@ -26,6 +26,27 @@ pub fn private_discovery_dir() -> PathBuf {
     }
 }
 
+/// The user's pairings with browser profiles (issue 21): `$XDG_STATE_HOME/browser-mcp/
+/// pairings.json`, else `~/.local/state/browser-mcp/pairings.json`, else (no home) next to the
+/// control socket.
+pub fn default_pairing_file() -> PathBuf {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        });
+    match state {
+        Some(dir) => dir.join("browser-mcp/pairings.json"),
+        None => default_socket_path()
+            .parent()
+            .map(|d| d.join("pairings.json"))
+            .unwrap_or_else(|| PathBuf::from("pairings.json")),
+    }
+}
+
 /// Parses a human duration: `500ms`, `2s`, `1.5s`, `3m`; a bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();

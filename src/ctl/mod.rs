@@ -19,6 +19,7 @@ pub mod listing;
 pub mod mcp;
 pub mod native_host;
 pub mod output;
+pub mod pair;
 pub mod setup;
 pub mod wait;
 
@@ -175,6 +176,15 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
+    /// Pair a browser with your daemons: prints a one-time code to enter in the extension.
+    ///
+    /// Without the native-messaging host, the extension finds daemons by scanning ports, and
+    /// any local program can answer there; it talks only to a daemon that proves it holds a
+    /// key the browser holds too. `browserctl pair` makes that key: enter the code it prints
+    /// in the extension's popup (or settings page). The pairing is per browser profile, works
+    /// with every daemon of your user and survives restarts. --list shows the pairings,
+    /// --revoke ID removes one and disconnects its browser.
+    Pair(pair::PairArgs),
     /// The browser's native-messaging host (the browser starts it; see install-native-host).
     NativeHost(native_host::NativeHostArgs),
     /// Register `browserctl native-host` with this user's browsers (Chromium family, Firefox).
@@ -213,6 +223,7 @@ impl Command {
             Command::Events(_) => "events",
             Command::Mcp(_) => "mcp",
             Command::Wait(_) => "wait",
+            Command::Pair(_) => "pair",
             Command::NativeHost(_) => "native-host",
             Command::InstallNativeHost(_) => "install-native-host",
             Command::Completions(_) => "completions",
@@ -236,6 +247,7 @@ impl Command {
             Command::Events(a) => Some(&a.socket),
             Command::Mcp(a) => Some(&a.socket),
             Command::Wait(a) => Some(&a.socket),
+            Command::Pair(a) => Some(&a.socket),
             Command::NativeHost(_)
             | Command::InstallNativeHost(_)
             | Command::Completions(_)
@@ -258,6 +270,7 @@ impl Command {
             Command::Events(a) => Some(a.json),
             Command::Mcp(a) => Some(a.json),
             Command::Wait(a) => Some(a.json),
+            Command::Pair(a) => Some(a.json),
             Command::InstallNativeHost(a) => Some(a.json),
             Command::Completions(a) => Some(a.json),
             Command::Setup(a) => Some(a.json),
@@ -448,6 +461,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Events(args) => events::run(&client, args, json).await,
         Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
+        Command::Pair(args) => pair::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
@@ -491,6 +505,7 @@ mod tests {
         ("events", &[]),
         ("mcp", &[]),
         ("wait", &["--tool", "x"]),
+        ("pair", &[]),
         ("native-host", &[]),
         ("install-native-host", &[]),
         ("completions", &["bash"]),

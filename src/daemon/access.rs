@@ -1,10 +1,19 @@
-//! Who may use the loopback port: the `Host` must be a loopback name (a page elsewhere cannot
-//! reach us through DNS rebinding), an `Origin`, when present, must be allowed (extension
-//! origins by default; web pages never), and the daemon's token must match when presented (or
-//! when required).
+//! Who may use the loopback port: the peer must be a program of our own user (issue 21), the
+//! `Host` must be a loopback name (a page elsewhere cannot reach us through DNS rebinding), an
+//! `Origin`, when present, must be allowed (extension origins by default; web pages never),
+//! and the daemon's token must match when presented (or when required).
+//!
+//! Per dialect, who is admitted on what evidence (README, "Threat model"):
+//! - every route: the uid owning the peer's socket is ours (the kernel says so, [`PeerUser`]);
+//!   another uid is refused before anything else, token or not;
+//! - where the uid cannot be learned, and with `--require-token`: proof of the user's secret,
+//!   the token presented (`?token=`, `Authorization: Bearer`) or, on `GET /`, the trust
+//!   handshake (token or pairing) announced by the `browser-mcp.auth.v1` subprotocol;
+//! - `/mcp` and JSON-RPC agents: the token as well (their own rule), whoever asks.
 
 use super::config::Config;
 use super::http::{self, Body};
+pub use super::peer::PeerUser;
 use crate::error::{Error, ErrorCode};
 use hyper::header;
 use hyper::{Request, Response, StatusCode};
@@ -50,8 +59,36 @@ pub fn loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether the peer may talk to us at all: only programs of our own user. Checked before the
+/// request is looked at.
+pub fn admit_peer(peer: &PeerUser) -> Result<(), Refusal> {
+    match peer {
+        PeerUser::Other(uid) => Err(Refusal::forbidden(format!(
+            "browser-mcpd serves only its own user (uid {}); a program of uid {uid} may not \
+             connect to it",
+            nix::unistd::geteuid()
+        ))),
+        PeerUser::Same | PeerUser::Unknown(_) => Ok(()),
+    }
+}
+
+/// What else a request has to show for itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Demands {
+    /// The peer's uid could not be learned: it must prove the user's secret.
+    pub peer_unknown: bool,
+    /// It needs no token: the trust handshake follows (an upgrade of `GET /` offering the
+    /// subprotocol), or it is the plain `GET /` that only says who we are.
+    pub token_optional: bool,
+}
+
 /// Checks Host, Origin and token.
-pub fn admit<B>(req: &Request<B>, config: &Config, token: &str) -> Result<(), Refusal> {
+pub fn admit<B>(
+    req: &Request<B>,
+    config: &Config,
+    token: &str,
+    demands: Demands,
+) -> Result<(), Refusal> {
     let mut hosts = req.headers().get_all(header::HOST).iter();
     let host = hosts.next().and_then(|h| h.to_str().ok()).unwrap_or("");
     // Two Host headers are malformed (RFC 9112 §3.2), and the second may be the real one.
@@ -75,9 +112,14 @@ pub fn admit<B>(req: &Request<B>, config: &Config, token: &str) -> Result<(), Re
     }
     match presented_token(req) {
         Some(t) if !tokens_match(&t, token) => Err(Refusal::unauthorized("wrong token")),
-        None if config.require_token => Err(Refusal::unauthorized(
-            "this daemon requires a token (see the discovery file)",
-        )),
+        None if (config.require_token || demands.peer_unknown) && !demands.token_optional => {
+            Err(Refusal::unauthorized(if demands.peer_unknown {
+                "this system cannot tell whose program you are: present the token (see the \
+                 discovery file), or pair (browserctl pair)"
+            } else {
+                "this daemon requires a token (see the discovery file)"
+            }))
+        }
         _ => Ok(()),
     }
 }

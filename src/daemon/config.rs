@@ -43,9 +43,18 @@ pub struct Config {
     )]
     pub allow_origins: Vec<String>,
 
-    /// Require extensions to present the daemon's token (from the discovery file).
+    /// Require every connection on the loopback port to prove the daemon's token (from the
+    /// discovery file): presented as `?token=` or `Authorization: Bearer`, or proved in the
+    /// trust handshake (which also accepts a pairing). Connections from another user are
+    /// refused whatever this says.
     #[arg(long, env = "BROWSER_MCP_REQUIRE_TOKEN")]
     pub require_token: bool,
+
+    /// The user's pairings with browser profiles (`browserctl pair`), shared by all of the
+    /// user's daemons [default: $XDG_STATE_HOME/browser-mcp/pairings.json, or
+    /// ~/.local/state/browser-mcp/pairings.json].
+    #[arg(long, env = "BROWSER_MCP_PAIRING_FILE", value_name = "PATH")]
+    pub pairing_file: Option<PathBuf>,
 
     /// How MCP clients authenticate on /mcp: `bearer` (the daemon's token, from the discovery
     /// file, as `Authorization: Bearer TOKEN`) or `none` (any local process; for experiments).
@@ -201,12 +210,19 @@ impl Config {
         self.bind = started.bind;
         self.socket.clone_from(&started.socket);
         self.discovery_dir.clone_from(&started.discovery_dir);
+        self.pairing_file.clone_from(&started.pairing_file);
         self.event_buffer = started.event_buffer;
         self.event_stream_buffer = started.event_stream_buffer;
         self.log_format = started.log_format;
         self.log_file.clone_from(&started.log_file);
         self.log_file_max_bytes = started.log_file_max_bytes;
         self.threads = started.threads;
+    }
+
+    pub fn pairing_path(&self) -> PathBuf {
+        self.pairing_file
+            .clone()
+            .unwrap_or_else(paths::default_pairing_file)
     }
 
     pub fn socket_path(&self) -> PathBuf {

@@ -4,6 +4,7 @@
 use super::args::ValidatorCache;
 use super::cancels::Cancels;
 use super::config::Config;
+use super::pairing::Pairings;
 use super::registry::{Limits, Registry};
 use super::stats::Stats;
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ pub struct Daemon {
     pub validators: ValidatorCache,
     /// Calls in flight that a caller may cancel by their `callId`.
     pub cancels: Cancels,
+    /// The user's pairings with browser profiles, and this daemon's pairing codes.
+    pub pairings: Pairings,
     /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
     pub draining: CancellationToken,
     /// Last stage: close every connection (WebSockets with 1001), fail what is left. Cancelling
@@ -44,6 +47,7 @@ pub struct Daemon {
 
 impl Daemon {
     pub fn new(config: Config, runtime: Runtime) -> Daemon {
+        let pairing_file = config.pairing_path();
         let registry = Registry::new(config.event_buffer, config.event_stream_buffer);
         registry.set_limits(registry_limits(&config));
         let shutdown = CancellationToken::new();
@@ -54,6 +58,7 @@ impl Daemon {
             stats: Stats::default(),
             validators: ValidatorCache::default(),
             cancels: Cancels::default(),
+            pairings: Pairings::new(pairing_file),
             draining: shutdown.child_token(),
             shutdown,
             tasks: TaskTracker::new(),

@@ -10,9 +10,12 @@ use super::context::Daemon;
 use super::dialect::{bridge, driver, jsonrpc, register};
 use super::http::{self, Body};
 use super::limits::{self, Admission, Slot};
-use super::{access, mcp_http};
+use super::{access, auth, mcp_http};
 use crate::error::{Error, ErrorCode};
+use crate::protocol::auth as auth_proto;
 use crate::protocol::jsonrpc::ConnectParams;
+use access::PeerUser;
+use auth::Evidence;
 use futures_util::StreamExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
@@ -27,6 +30,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
 
 /// What the routes of the port share.
 struct Port {
@@ -80,8 +84,17 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         let draining = d.draining.clone();
         let keep_alive = slot.is_ok();
         d.tasks.spawn(async move {
+            // Whose program this is, asked of the kernel once per connection (issue 21).
+            let who = Arc::new(match stream.local_addr() {
+                Ok(local) => PeerUser::of(local, peer),
+                Err(e) => PeerUser::Unknown(e.to_string()),
+            });
+            if let PeerUser::Unknown(why) = &*who {
+                tracing::debug!(%peer, "cannot tell whose program this is ({why}); it must prove the token");
+            }
             let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
                 let port = port.clone();
+                let who = who.clone();
                 let slot = slot.as_ref().map(Arc::clone).map_err(|(_, e)| e.clone());
                 async move {
                     let slot = match slot {
@@ -90,7 +103,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
                     };
                     // An upgraded WebSocket takes the slot with it.
                     req.extensions_mut().insert(slot);
-                    Ok(route(req, port).await)
+                    Ok(route(req, port, &who).await)
                 }
             });
             let conn = hyper::server::conn::http1::Builder::new()
@@ -115,9 +128,24 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
     }
 }
 
-async fn route(req: Request<Incoming>, port: Arc<Port>) -> Response<Body> {
+async fn route(req: Request<Incoming>, port: Arc<Port>, who: &PeerUser) -> Response<Body> {
     let d = &port.d;
-    if let Err(refusal) = access::admit(&req, &d.config(), &d.runtime.token) {
+    // Another user's program is refused before anything else, on every route.
+    if let Err(refusal) = access::admit_peer(who) {
+        tracing::warn!(
+            path = req.uri().path(),
+            "refused a connection of another user: {}",
+            refusal.error.message
+        );
+        return refusal.response();
+    }
+    let root = req.method() == Method::GET && req.uri().path() == "/";
+    let handshake = root && is_upgrade(&req) && offers_auth(&req);
+    let demands = access::Demands {
+        peer_unknown: matches!(who, PeerUser::Unknown(_)),
+        token_optional: handshake || (root && !is_upgrade(&req)),
+    };
+    if let Err(refusal) = access::admit(&req, &d.config(), &d.runtime.token, demands) {
         // Never the raw query: it may carry the token.
         tracing::warn!(path = req.uri().path(), query = %access::redacted_query(req.uri().query()),
             status = %refusal.status, "refused an extension request");
@@ -126,7 +154,9 @@ async fn route(req: Request<Incoming>, port: Arc<Port>) -> Response<Body> {
     match (req.method(), req.uri().path()) {
         (_, "/mcp") => mcp_http::serve(req, d.clone(), &port.mcp).await,
         // Bridge (seed 001) or register (seed 002): told apart by the first message.
-        (&Method::GET, "/") if is_upgrade(&req) => upgrade(req, port.clone(), Dialect::Root),
+        (&Method::GET, "/") if is_upgrade(&req) => {
+            upgrade(req, port.clone(), Dialect::Root { handshake })
+        }
         (&Method::POST, "/register") => register::handle_register(req, d, &port.instances).await,
         (&Method::GET, "/ws") => {
             let token = access::presented_token(&req).is_some();
@@ -144,9 +174,11 @@ async fn route(req: Request<Incoming>, port: Arc<Port>) -> Response<Body> {
                 }
             }
         }
+        // Who we are, for an extension's port scan; `startedAt` tells one run from the next.
         (&Method::GET, "/") => http::json(
             StatusCode::UPGRADE_REQUIRED,
             &serde_json::json!({"name": "browser-mcpd", "version": env!("CARGO_PKG_VERSION"),
+                "startedAt": d.runtime.started_at, "auth": auth_proto::SUBPROTOCOL,
                 "hint": "connect with a WebSocket (seed-001 bridge protocol)"}),
         ),
         _ => http::error(Error::new(
@@ -167,10 +199,23 @@ fn is_upgrade(req: &Request<Incoming>) -> bool {
     has(header::CONNECTION, "upgrade") && has(header::UPGRADE, "websocket")
 }
 
+/// Whether an upgrade offers the trust handshake's subprotocol.
+fn offers_auth(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == auth_proto::SUBPROTOCOL)
+}
+
 #[derive(Debug, Clone)]
 enum Dialect {
-    /// `GET /`: seed 001 or seed 002, see [`sniff`].
-    Root,
+    /// `GET /`: seed 001 or seed 002, see [`sniff`]; after the trust handshake when the
+    /// upgrade offered it.
+    Root {
+        handshake: bool,
+    },
     JsonRpc(ConnectParams),
 }
 
@@ -204,6 +249,28 @@ where
     }
 }
 
+/// The trust handshake, first thing on a socket that offered it; `None` when it failed (the
+/// socket is closed then).
+async fn prove<S>(ws: &mut WebSocketStream<S>, d: &Daemon, timeout: Duration) -> Option<Evidence>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let first = match sniff(ws, timeout).await {
+        Ok(Some(first)) => first,
+        Ok(None) => {
+            driver::close(ws, CloseCode::Policy, "expected the trust handshake (auth)").await;
+            return None;
+        }
+        Err(_) => return None,
+    };
+    let keys = auth::Keys {
+        token: &d.runtime.token,
+        pairings: &d.pairings,
+        port: d.runtime.port,
+    };
+    auth::handshake(ws, &first, &keys, timeout).await.ok()
+}
+
 fn upgrade(mut req: Request<Incoming>, port: Arc<Port>, dialect: Dialect) -> Response<Body> {
     let Some(key) = req.headers().get(header::SEC_WEBSOCKET_KEY).cloned() else {
         return http::error(Error::bad_request("missing Sec-WebSocket-Key"));
@@ -223,6 +290,7 @@ fn upgrade(mut req: Request<Incoming>, port: Arc<Port>, dialect: Dialect) -> Res
         .get(header::ORIGIN)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let dialect_shown = dialect.clone();
     let on_upgrade = hyper::upgrade::on(&mut req);
     let slot = req.extensions_mut().remove::<Arc<Slot>>();
     let tasks = port.d.tasks.clone();
@@ -244,25 +312,46 @@ fn upgrade(mut req: Request<Incoming>, port: Arc<Port>, dialect: Dialect) -> Res
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;
         match dialect {
-            Dialect::Root => match sniff(&mut ws, c.sniff_window).await {
-                Ok(Some(first)) if crate::protocol::register::is_hello(&first) => {
-                    register::run(ws, d, port.instances.clone(), first).await
+            Dialect::Root { handshake } => {
+                // A connection that proved a pairing is closed when the pairing is revoked.
+                let mut _live = None;
+                let mut revoked = CancellationToken::new();
+                if handshake {
+                    let Some(evidence) = prove(&mut ws, &d, c.handshake_timeout).await else {
+                        return;
+                    };
+                    if let Evidence::Pairing(id) | Evidence::Paired(id) = &evidence {
+                        let guard = d.pairings.connected(id);
+                        revoked = guard.revoked();
+                        _live = Some(guard);
+                    }
                 }
-                Ok(first) => bridge::run(ws, d, origin, first).await,
-                Err(NoFirst::Gone) => {
-                    tracing::debug!("a WebSocket closed before its first message")
+                match sniff(&mut ws, c.sniff_window).await {
+                    Ok(Some(first)) if crate::protocol::register::is_hello(&first) => {
+                        register::run(ws, d, port.instances.clone(), first, revoked).await
+                    }
+                    Ok(first) => bridge::run(ws, d, origin, first, revoked).await,
+                    Err(NoFirst::Gone) => {
+                        tracing::debug!("a WebSocket closed before its first message")
+                    }
+                    Err(NoFirst::TooBig) => {
+                        tracing::warn!("a first message over --max-frame-bytes; closing with 1009");
+                        driver::close(&mut ws, CloseCode::Size, "message too big").await;
+                    }
                 }
-                Err(NoFirst::TooBig) => {
-                    tracing::warn!("a first message over --max-frame-bytes; closing with 1009");
-                    driver::close(&mut ws, CloseCode::Size, "message too big").await;
-                }
-            },
+            }
             Dialect::JsonRpc(params) => jsonrpc::run(ws, d, params).await,
         }
     });
     let mut r = Response::new(http::full(bytes::Bytes::new()));
     *r.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let h = r.headers_mut();
+    if let Dialect::Root { handshake: true } = dialect_shown {
+        h.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static(auth_proto::SUBPROTOCOL),
+        );
+    }
     h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
     h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     if let Ok(v) = HeaderValue::from_str(&derive_accept_key(key.as_bytes())) {

@@ -12,6 +12,9 @@
 //! - [`context`]: the [`Daemon`](context::Daemon) every task shares.
 //! - [`registry`] (browsers → tabs → tools, events), [`conn`] (a connection's handle and
 //!   pending calls), [`limits`], [`args`] (tool arguments), [`cancels`].
+//! - [`auth`]: the daemon's side of the trust handshake, over [`pairing`] (the user's
+//!   pairings and the codes that make them); [`peer`]: the uid at the other end of a
+//!   loopback TCP connection (issue 21).
 //! - Leaves: [`http`] (JSON answers, bodies, queries), [`access`] (Host, Origin, token),
 //!   [`upload`] (files a call uploads), [`stats`], [`config`].
 //!
@@ -21,6 +24,7 @@
 
 pub(crate) mod access;
 pub(crate) mod args;
+pub(crate) mod auth;
 pub(crate) mod calls;
 pub(crate) mod cancels;
 pub(crate) mod config;
@@ -34,6 +38,8 @@ pub(crate) mod limits;
 pub(crate) mod listener;
 pub(crate) mod logging;
 pub(crate) mod mcp_http;
+pub(crate) mod pairing;
+pub(crate) mod peer;
 pub(crate) mod registry;
 pub(crate) mod sd;
 pub(crate) mod service;

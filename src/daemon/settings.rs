@@ -20,6 +20,7 @@ pub const RESTART_ONLY: &[&str] = &[
     "bind",
     "socket",
     "discovery-dir",
+    "pairing-file",
     "event-buffer",
     "event-stream-buffer",
     "log-format",

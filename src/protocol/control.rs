@@ -308,3 +308,53 @@ pub mod event_kind {
         PAGE.iter().copied().find(|k| *k == name)
     }
 }
+
+/// Pairing (issue 21): `POST /v1/pairing/codes` answers a fresh one-time code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingCode {
+    /// `ABCD-EFGH-JKMN-PQRS`, for the person to enter in the browser.
+    pub code: String,
+    /// Its public id, for `GET /v1/pairing/codes/{codeId}`.
+    pub code_id: String,
+    pub expires_in_ms: u64,
+}
+
+/// `GET /v1/pairing/codes/{codeId}[?waitMs=N]`: what became of a code (waiting up to `waitMs`
+/// while it is pending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingCodeState {
+    /// `pending`, `paired`, `expired`, `burned` (a browser failed to prove it, or too many
+    /// tries) or `unknown`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<PairingInfo>,
+}
+
+/// One pairing, without its key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingInfo {
+    pub id: String,
+    pub created_at: String,
+    pub browser: crate::protocol::auth::BrowserLabel,
+}
+
+/// `GET /v1/pairings`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingList {
+    pub pairings: Vec<PairingInfo>,
+    /// The user's pairing file, shared by all of the user's daemons.
+    pub file: String,
+}
+
+/// `DELETE /v1/pairings/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PairingRevoked {
+    pub revoked: String,
+    /// Connections that had proved this pairing, closed now.
+    pub closed: usize,
+}

@@ -1,5 +1,6 @@
 //! Wire types only: serde structs for each protocol, no I/O and no daemon state.
 //!
+//! - [`auth`]: the trust handshake that precedes a dialect on the loopback port (issue 21).
 //! - [`bridge`]: seed 001, the primary extension protocol (`GET /` upgrade).
 //! - [`control`]: the daemon's Unix-socket HTTP/JSON API under `/v1/`.
 //! - [`register`]: seed 002, the register/hello dialect (`POST /register`, then `hello`).
@@ -7,6 +8,7 @@
 //! - [`tool`]: the MCP tool schema every dialect shares.
 //! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
 
+pub mod auth;
 pub mod bridge;
 pub mod control;
 pub mod jsonrpc;

@@ -10,7 +10,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const DEFAULT_CHROMIUM: &str = "/usr/lib/chromium/chromium";
 /// Fixed by the `key` in extension/manifest.json.
@@ -195,4 +195,103 @@ fn serve(stream: TcpStream, content: &Content) {
         body.len()
     );
     let _ = out.write_all(&body);
+}
+
+/// Pairs the browser whose profile is `profile` (launched with `--remote-debugging-port=0`)
+/// with `d` the way a person does (issue 21): `browserctl pair` prints a code, the code goes
+/// into the extension's settings page, Pair is pressed, and the page says it is paired. A
+/// daemon the scan has not found yet makes the page say so; then the person tries again.
+pub fn pair_browser(profile: &Path, d: &TestDaemon) -> String {
+    let printed = d.ctl_json(&["pair", "--no-wait"]);
+    let code = printed["code"].as_str().expect("a code").to_owned();
+    let endpoint = crate::common::wait_until(Duration::from_secs(30), "DevToolsActivePort", || {
+        let text = std::fs::read_to_string(profile.join("DevToolsActivePort")).ok()?;
+        let mut lines = text.lines();
+        Some(format!("ws://127.0.0.1:{}{}", lines.next()?, lines.next()?))
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut ws, _) = tokio_tungstenite::connect_async(endpoint.as_str())
+            .await
+            .expect("DevTools");
+        let mut id = 0u64;
+        let url = format!("chrome-extension://{EXTENSION_ID}/options.html");
+        let target = cdp(&mut ws, &mut id, None, "Target.createTarget", serde_json::json!({"url": url})).await["targetId"].clone();
+        let session = cdp(&mut ws, &mut id, None, "Target.attachToTarget", serde_json::json!({"targetId": target, "flatten": true})).await["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // Types the code, presses Pair, and waits for the page's verdict.
+        let attempt = format!(
+            r#"(async () => {{
+                for (let i = 0; i < 200 && !document.getElementById('pair-form'); i++) await new Promise((r) => setTimeout(r, 50));
+                const input = document.getElementById('pair-code');
+                const status = document.getElementById('pair-status');
+                input.value = {code};
+                status.textContent = '';
+                document.getElementById('pair').click();
+                for (let i = 0; i < 400; i++) {{
+                    const t = status.textContent;
+                    if (t && t !== 'Pairing…') return t;
+                    await new Promise((r) => setTimeout(r, 50));
+                }}
+                return 'no verdict';
+            }})()"#,
+            code = serde_json::json!(code)
+        );
+        let start = Instant::now();
+        loop {
+            let r = cdp(&mut ws, &mut id, Some(&session), "Runtime.evaluate", serde_json::json!({"expression": attempt, "awaitPromise": true, "returnByValue": true})).await;
+            let verdict = r["result"]["value"].as_str().unwrap_or("").to_owned();
+            if verdict.starts_with("Paired with the daemon on port") {
+                break;
+            }
+            // Nothing yet: the page is still loading, or the scan has not found the daemon.
+            let again = verdict.is_empty() || verdict.starts_with("No daemon found");
+            assert!(
+                again && start.elapsed() < Duration::from_secs(60),
+                "pairing failed: {verdict:?} ({r})\n--- daemon ---\n{}",
+                d.log()
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        cdp(&mut ws, &mut id, None, "Target.closeTarget", serde_json::json!({"targetId": target})).await;
+    });
+    code
+}
+
+type DevTools =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// One DevTools command; events are skipped.
+async fn cdp(
+    ws: &mut DevTools,
+    id: &mut u64,
+    session: Option<&str>,
+    method: &str,
+    params: Value,
+) -> Value {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    *id += 1;
+    let mut msg = serde_json::json!({"id": *id, "method": method, "params": params});
+    if let Some(s) = session {
+        msg["sessionId"] = s.into();
+    }
+    ws.send(Message::text(msg.to_string())).await.unwrap();
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("DevTools answers")
+            .expect("DevTools open")
+            .unwrap();
+        let Message::Text(t) = frame else { continue };
+        let v: Value = serde_json::from_str(t.as_str()).unwrap();
+        if v["id"] == *id {
+            return v["result"].clone();
+        }
+    }
 }

@@ -114,6 +114,11 @@ impl DaemonBuilder {
             .arg(&socket)
             .arg("--discovery-dir")
             .arg(&discovery_dir)
+            // The user's pairings (issue 21): per test, and kept across a restart.
+            .env(
+                "BROWSER_MCP_PAIRING_FILE",
+                dir.path().join("state/pairings.json"),
+            )
             .args(&self.args)
             .env("BROWSER_MCP_LOG_LEVEL", "debug")
             .env_remove("RUST_LOG")

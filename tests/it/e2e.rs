@@ -63,7 +63,7 @@ fn port_scan_with_shim() {
 struct Chromium {
     child: Child,
     log: PathBuf,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
     _logdir: tempfile::TempDir,
 }
 
@@ -83,6 +83,7 @@ impl Chromium {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            "--remote-debugging-port=0",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--load-extension={}", extension.display()));
@@ -100,7 +101,7 @@ impl Chromium {
         Chromium {
             child,
             log,
-            _profile: profile,
+            profile,
             _logdir: logdir,
         }
     }
@@ -252,6 +253,10 @@ fn scenario(test: &str, discovery: Discovery, webmcp: WebMcp) {
     }
     let host_marker = d.discovery_dir.to_str().unwrap().to_owned();
     let chromium = Chromium::launch(&exe, profile, webmcp, &pages.url("search.html"));
+    if discovery == Discovery::PortScan {
+        // Found by the scan, trusted once paired (issue 21).
+        pair_browser(chromium.profile.path(), &d);
+    }
     let mut run = Run {
         daemon: Some(d),
         chromium,

@@ -54,6 +54,8 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
+    // Found by the scan, trusted once paired (issue 21).
+    pair_browser(profile.path(), &d);
     let shots = artifacts_dir();
 
     // The extension found the daemon by its port scan and reported the page with its tools.
@@ -462,6 +464,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     let profile = tempfile::tempdir().unwrap();
     let url = pages.url("recipes");
     let mut b = Browser::launch(&exe, profile.path(), &url);
+    pair_browser(profile.path(), &d);
     let shots = artifacts_dir();
     let tab = wait_for_tab(&d, &b, &url, |n| {
         n.contains(&"search_recipes") && n.contains(&"browser_snapshot")

@@ -28,7 +28,7 @@ struct Chromium {
     child: Child,
     log: PathBuf,
     downloads: tempfile::TempDir,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
     _logdir: tempfile::TempDir,
 }
 
@@ -65,6 +65,7 @@ impl Chromium {
                 "--disable-component-update",
                 "--disable-sync",
                 "--window-size=1000,700",
+                "--remote-debugging-port=0",
                 "--enable-logging=stderr",
                 "--v=0",
             ])
@@ -81,7 +82,7 @@ impl Chromium {
             child,
             log,
             downloads,
-            _profile: profile,
+            profile,
             _logdir: logdir,
         }
     }
@@ -257,6 +258,8 @@ fn console_network_downloads_screenshots_and_tabs_in_chromium() {
     // extension keeps those lines until one is.
     let chromium = Chromium::launch(&exe, &pages.url("eyes-console.html?early"));
     let d = daemon_in_scan_range(&[]);
+    // Found by the scan, trusted once paired (issue 21).
+    pair_browser(chromium.profile.path(), &d);
     let mut eyes = Eyes {
         d,
         chromium,

@@ -168,6 +168,8 @@ fn hands_and_bounded_snapshots_on_pages_written_by_others() {
     let profile = tempfile::tempdir().unwrap();
     let start_url = format!("{}/hands-names.html", server.origin());
     let mut b = Browser::launch(&exe, profile.path(), "about:blank");
+    // Found by the scan, trusted once paired (issue 21).
+    pair_browser(profile.path(), &d);
     let page = b.open(&start_url);
     let tab = wait_until(
         Duration::from_secs(60),

@@ -6,9 +6,11 @@ use super::routes::{parse_route, Route};
 use crate::daemon::calls;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::{self, Body};
+use crate::daemon::pairing::CodeState;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
-    Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, Status, Tabs, Tools,
+    Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,
+    PairingList, PairingRevoked, Status, Tabs, Tools,
 };
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -89,7 +91,65 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             )),
         },
         Route::Events(query) => events::stream(&d, query),
+        Route::NewPairingCode => {
+            let c = d.pairings.new_code();
+            Ok(http::ok(&PairingCode {
+                code: c.code,
+                code_id: c.id,
+                expires_in_ms: c.expires_in.as_millis() as u64,
+            }))
+        }
+        Route::PairingCode { id, wait_ms } => {
+            let state = match wait_ms {
+                Some(ms) => {
+                    let wait = d
+                        .pairings
+                        .wait_code(&id, std::time::Duration::from_millis(ms));
+                    // A daemon that shuts down answers rather than leaving the waiter hanging.
+                    tokio::select! {
+                        s = wait => s,
+                        _ = d.draining.cancelled() => d.pairings.code_state(&id),
+                    }
+                }
+                None => d.pairings.code_state(&id),
+            };
+            let (state, pairing) = match state {
+                CodeState::Pending => ("pending", None),
+                CodeState::Paired(p) => ("paired", Some(p)),
+                CodeState::Expired => ("expired", None),
+                CodeState::Burned => ("burned", None),
+                CodeState::Unknown => {
+                    return Err(Error::new(
+                        ErrorCode::NotFound,
+                        format!("no pairing code `{id}` at this daemon"),
+                    ))
+                }
+            };
+            Ok(http::ok(&PairingCodeState {
+                state: state.to_owned(),
+                pairing,
+            }))
+        }
+        Route::Pairings => Ok(http::ok(&PairingList {
+            pairings: d.pairings.list().map_err(unavailable)?,
+            file: d.pairings.file().display().to_string(),
+        })),
+        Route::Revoke(id) => match d.pairings.revoke(&id).map_err(unavailable)? {
+            Some(closed) => Ok(http::ok(&PairingRevoked {
+                revoked: id,
+                closed,
+            })),
+            None => Err(Error::new(
+                ErrorCode::NotFound,
+                format!("no pairing `{id}`; see browserctl pair --list"),
+            )),
+        },
     }
+}
+
+/// The pairing file could not be read or written.
+fn unavailable(e: std::io::Error) -> Error {
+    Error::internal(format!("the pairing file: {e}"))
 }
 
 fn status(d: &Daemon) -> Status {

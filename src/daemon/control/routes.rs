@@ -34,7 +34,21 @@ pub enum Route {
     Call,
     Cancel(String),
     Events(EventQuery),
+    /// `POST /v1/pairing/codes`: a one-time pairing code (issue 21).
+    NewPairingCode,
+    /// `GET /v1/pairing/codes/{id}[?waitMs=N]`.
+    PairingCode {
+        id: String,
+        wait_ms: Option<u64>,
+    },
+    /// `GET /v1/pairings`.
+    Pairings,
+    /// `DELETE /v1/pairings/{id}`.
+    Revoke(String),
 }
+
+/// The longest `waitMs` of `GET /v1/pairing/codes/{id}`: a code's lifetime and a bit.
+pub const MAX_PAIRING_WAIT_MS: u64 = 10 * 60 * 1000;
 
 /// The query of `GET /v1/events`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,6 +133,14 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
                 browser: q("browser"),
             }))
         }
+        (&Method::POST, ["v1", "pairing", "codes"]) => Ok(Route::NewPairingCode),
+        (&Method::GET, ["v1", "pairing", "codes", id]) => Ok(Route::PairingCode {
+            id: (*id).to_owned(),
+            wait_ms: number(&q, "waitMs")?.map(|w| w.min(MAX_PAIRING_WAIT_MS)),
+        }),
+        (&Method::GET, ["v1", "pairings"]) => Ok(Route::Pairings),
+        (&Method::DELETE, ["v1", "pairings", id]) => Ok(Route::Revoke((*id).to_owned())),
+        (_, ["v1", "pairing", "codes", ..] | ["v1", "pairings", ..]) => not_allowed(),
         (_, ["v1", "calls", _]) => not_allowed(),
         (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
         | (_, ["v1", "tabs", ..]) => not_allowed(),

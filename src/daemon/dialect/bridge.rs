@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
 
 pub const DIALECT: &str = "bridge";
 
@@ -35,10 +36,11 @@ pub async fn run<S>(
     d: Arc<Daemon>,
     origin: Option<String>,
     first: Option<String>,
+    revoked: CancellationToken,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut conn = Connection::new(d);
+    let mut conn = Connection::new(d).revoked_by(revoked);
     let session = format!("session_{}", conn.link.id());
     tracing::debug!(
         conn = conn.link.id(),

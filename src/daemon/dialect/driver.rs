@@ -224,6 +224,8 @@ pub struct Connection {
     pub link: Link,
     commands: mpsc::Receiver<Command>,
     replies: mpsc::Receiver<String>,
+    /// Fires when the pairing this connection proved is revoked (issue 21): closed with 1008.
+    revoked: CancellationToken,
 }
 
 impl Connection {
@@ -246,7 +248,14 @@ impl Connection {
             link,
             commands,
             replies,
+            revoked: CancellationToken::new(),
         }
+    }
+
+    /// Closes the connection (1008) when `revoked` fires: the pairing it proved was revoked.
+    pub fn revoked_by(mut self, revoked: CancellationToken) -> Connection {
+        self.revoked = revoked;
+        self
     }
 
     /// Serves the connection until it ends. What the handshake queued goes out first; then
@@ -260,6 +269,7 @@ impl Connection {
             mut link,
             mut commands,
             mut replies,
+            revoked,
         } = self;
         let d = link.d.clone();
         let mut close_with: Option<(CloseCode, String)> = None;
@@ -288,6 +298,10 @@ impl Connection {
                     _ = d.shutdown.cancelled() => {
                         close_with = Some((CloseCode::Away, "browser-mcpd is shutting down".into()));
                         break 'run "daemon shutdown".into();
+                    }
+                    _ = revoked.cancelled() => {
+                        close_with = Some((CloseCode::Policy, "pairing revoked".into()));
+                        break 'run "its pairing was revoked".into();
                     }
                     Some(cmd) = commands.recv() => {
                         let mut flow = command(&mut dialect, &mut link, cmd, &mut close_with);

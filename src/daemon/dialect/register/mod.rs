@@ -29,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
 
 pub const DIALECT: &str = "register";
 
@@ -86,6 +87,7 @@ pub async fn run<S>(
     d: Arc<Daemon>,
     instances: Arc<Instances>,
     first: String,
+    revoked: CancellationToken,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -96,7 +98,7 @@ pub async fn run<S>(
             return;
         }
     };
-    let mut conn = Connection::new(d);
+    let mut conn = Connection::new(d).revoked_by(revoked);
     let claimed = match instances.claim(&instance_id, conn.link.id()) {
         Ok(c) => c,
         Err(refused) => return refuse(ws, &instance_id, refused).await,

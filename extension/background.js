@@ -16,6 +16,7 @@ import * as pairings from './pairings.js';
 import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './activity.js';
 import { siteOf } from './policy.js';
+import { watched } from './call-watch.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
 // 8765–8785 unless the user chose another range in the options.
@@ -335,7 +336,7 @@ async function handle(conn, msg) {
       return;
     case 'callTool':
       try {
-        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => callTool(msg))));
+        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => watched(msg.tabId, msg.toolName, () => callTool(msg)))));
       } catch (e) {
         conn.send(proto.toolResult(msg.callId, null, e));
       }

@@ -16,6 +16,8 @@ export const Code = Object.freeze({
   NAVIGATION_FAILED: 'NAVIGATION_FAILED',
   TOOL_NOT_FOUND: 'TOOL_NOT_FOUND',
   TAB_NOT_FOUND: 'TAB_NOT_FOUND',
+  // The page the call ran on navigated away before the call finished (call-watch.js).
+  PAGE_NAVIGATED: 'PAGE_NAVIGATED',
   INVALID_ARGUMENTS: 'INVALID_ARGUMENTS',
   EVALUATE_DISABLED: 'EVALUATE_DISABLED',
   WAIT_TIMEOUT: 'WAIT_TIMEOUT',

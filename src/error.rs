@@ -22,6 +22,8 @@ pub enum ErrorCode {
     MaxRetriesExceeded,
     /// The tool ran in the browser and reported a failure.
     ToolError,
+    /// The call's tab was closed or its browser has no such tab (a tab closed mid-call says
+    /// so in the message: the call did not finish).
     TabNotFound,
     ToolNotFound,
     /// Several tabs or browsers match; `details.candidates` lists them.
@@ -43,6 +45,9 @@ pub enum ErrorCode {
     /// The CLI could not reach the daemon.
     DaemonUnavailable,
     Internal,
+    /// The page the call ran on navigated away before the call finished; retryable when the
+    /// tool is read-only or idempotent.
+    PageNavigated,
 }
 
 impl ErrorCode {
@@ -67,6 +72,7 @@ impl ErrorCode {
         ErrorCode::LimitExceeded,
         ErrorCode::DaemonUnavailable,
         ErrorCode::Internal,
+        ErrorCode::PageNavigated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -91,6 +97,7 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::DaemonUnavailable => "DAEMON_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::PageNavigated => "PAGE_NAVIGATED",
         }
     }
 
@@ -118,6 +125,7 @@ impl ErrorCode {
             | ErrorCode::NoBrowser
             | ErrorCode::NotFound => 404,
             ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::PageNavigated => 410,
             ErrorCode::AmbiguousTarget => 409,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::ToolError => 422,
@@ -146,6 +154,7 @@ impl ErrorCode {
             ErrorCode::ShuttingDown => 11,
             ErrorCode::LimitExceeded => 12,
             ErrorCode::Cancelled => 13,
+            ErrorCode::PageNavigated => 14,
         }
     }
 

@@ -49,6 +49,7 @@ Exit codes:
   11  the daemon is shutting down (SHUTTING_DOWN)
   12  a limit was hit (LIMIT_EXCEEDED)
   13  the call was cancelled (CANCELLED)
+  14  the page navigated away before the call finished (PAGE_NAVIGATED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[derive(Debug, Parser)]

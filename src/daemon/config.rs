@@ -65,6 +65,13 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_CALL_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub call_timeout: Duration,
 
+    /// How long a call whose browser's connection dropped waits for that browser to come
+    /// back (same session, as after a service-worker restart); when it does not, the call
+    /// fails at once with NO_BROWSER instead of waiting out its timeout. A retry of a
+    /// read-only or idempotent tool goes to the reconnected browser only within this time.
+    #[arg(long, env = "BROWSER_MCP_RECONNECT_GRACE", default_value = "1s", value_parser = parse_duration)]
+    pub reconnect_grace: Duration,
+
     /// Retries of a failed call (only for errors that are safe to retry).
     #[arg(long, env = "BROWSER_MCP_RETRIES", default_value_t = 2)]
     pub retries: u32,

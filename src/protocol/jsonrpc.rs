@@ -180,7 +180,9 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::Unauthorized
         | ErrorCode::DaemonUnavailable
         | ErrorCode::Cancelled => code::CONNECTION_ERROR,
-        ErrorCode::ToolError | ErrorCode::Internal => code::INTERNAL_ERROR,
+        ErrorCode::ToolError | ErrorCode::PageNavigated | ErrorCode::Internal => {
+            code::INTERNAL_ERROR
+        }
     }
 }
 

@@ -121,6 +121,75 @@ async fn a_killed_browser_fails_its_call_at_once_with_websocket_error() {
     assert_eq!(s["callsInFlight"], 0);
 }
 
+/// A read-only tool: a call to it is retried after its connection drops (issue 20).
+fn read_tool() -> Value {
+    json!({"name": "read", "annotations": {"readOnlyHint": true},
+        "inputSchema": {"type": "object"}})
+}
+
+/// Issue 20: a retried call waits `--reconnect-grace` for its browser and no longer — it
+/// fails with NO_BROWSER about a grace after the drop, not after its 60 s timeout — and a
+/// browser back within the grace gets the retry.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_call_waits_only_the_reconnect_grace_for_its_browser() {
+    for (grace, flag) in [
+        (Duration::from_secs(1), None),
+        (Duration::from_millis(200), Some("200ms")),
+    ] {
+        let d = match flag {
+            None => TestDaemon::start(), // the default grace, 1 s
+            Some(g) => TestDaemon::builder()
+                .args(&["--reconnect-grace", g])
+                .start(),
+        };
+        let body = json!({"tool": "read", "tab": "b1:1", "args": {}, "timeoutMs": 60000});
+        // Gone for good: NO_BROWSER a grace after the drop, retryable, the drop in its history.
+        let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_tool()])]).await;
+        let call = call_in_flight(&d, body.clone()).await;
+        ext.expect("callTool").await;
+        let killed = Instant::now();
+        kill(ext.ws, Kill::Rst);
+        let (code, v, answered) = call.await.unwrap();
+        let took = answered - killed;
+        eprintln!("grace {grace:?}: browser gone mid-call → NO_BROWSER after {took:?}");
+        assert_eq!(
+            (code, &v["error"]["code"]),
+            (404, &json!("NO_BROWSER")),
+            "{v}"
+        );
+        assert_eq!(v["error"]["retryable"], true, "{v}");
+        assert_eq!(
+            v["error"]["details"]["history"][0]["code"], "WEBSOCKET_ERROR",
+            "{v}"
+        );
+        assert_eq!(
+            v["error"]["details"]["reconnectGraceMs"],
+            grace.as_millis() as u64,
+            "{v}"
+        );
+        assert!(took >= grace && took < grace + FAIL_FAST, "{took:?}");
+
+        // Back within the grace: the retry goes to the new connection of the same session.
+        let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_tool()])]).await;
+        let call = call_in_flight(&d, body.clone()).await;
+        ext.expect("callTool").await;
+        kill(ext.ws, Kill::Fin);
+        let mut back = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_tool()])]).await;
+        back.answer_call(json!("again")).await;
+        let (code, v, _) = call.await.unwrap();
+        assert_eq!(
+            (code, &v["result"], &v["attempts"]),
+            (200, &json!("again"), &json!(2)),
+            "{v}"
+        );
+        let s = status(&d).await;
+        assert_eq!(
+            (s["pendingCalls"].as_u64(), s["callsInFlight"].as_u64()),
+            (Some(0), Some(0))
+        );
+    }
+}
+
 fn tab_refs(tabs: &Value) -> Vec<String> {
     let mut refs: Vec<String> = tabs["tabs"]
         .as_array()

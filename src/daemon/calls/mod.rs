@@ -8,10 +8,12 @@
 //! run, so those are retried only for tools annotated read-only or idempotent, or when the
 //! caller asks for it. A tool's own failure is retried only when it reads as transient.
 //! Retries go to the same browser and tab; when the browser reconnects (same session) within
-//! the attempt's timeout, the retry uses the new connection.
+//! `--reconnect-grace`, the retry uses the new connection, else the call fails with NO_BROWSER
+//! (see [`reconnect`]).
 
 mod exchange;
 mod policy;
+mod reconnect;
 mod tabs;
 
 pub use policy::MAX_TIMEOUT_MS;
@@ -20,12 +22,13 @@ pub use tabs::{close_tab, discover, open_tab};
 use crate::daemon::conn::{next_id, Request};
 use crate::daemon::context::Daemon;
 use crate::daemon::limits;
-use crate::daemon::registry::{Resolved, Route, Target};
+use crate::daemon::registry::{Resolved, Target};
 use crate::daemon::stats::Stats;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse};
 use exchange::{exchange, shutting_down, Scope};
 use policy::{should_retry, Policy};
+use reconnect::{connection_lost, departed, wait_for_route};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -128,7 +131,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         };
         let outcome = match route.take() {
             Some(r) => Ok(r),
-            None => wait_for_route(d, target, &req.tool, timeout).await,
+            None => wait_for_route(d, target, &req.tool, timeout, policy.grace).await,
         };
         let outcome = match outcome {
             Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,
@@ -140,7 +143,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             (outcome, _) => outcome,
         };
-        let e = match outcome {
+        let mut e = match outcome {
             Ok(result) => {
                 return Ok(CallResponse {
                     tab: target.to_string(),
@@ -152,8 +155,17 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
             Err(e) => e,
         };
+        if e.code == ErrorCode::PageNavigated {
+            // Running it again on the new page is safe only for a tool that changes nothing.
+            e.retryable = tool.safe_to_repeat();
+        }
         let repeatable = should_retry(&e, &tool, policy.retry_on_timeout) && !is_out_of_budget(&e);
-        let delay = policy.delay(attempt);
+        // A lost connection is retried as soon as the browser is back: its new connection
+        // owes nothing to the old one's trouble.
+        let delay = match connection_lost(&e) {
+            true => Duration::ZERO,
+            false => policy.delay(attempt),
+        };
         // A retry must have room for its backoff and then some time to run.
         let fits = left().is_none_or(|rest| rest > delay);
         let retry = attempt < policy.retries && repeatable && fits;
@@ -193,8 +205,11 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             return Err(with_history(e, history, target));
         }
         last = Some(e);
+        // A browser that leaves meanwhile ends the backoff: the retry then waits for it only
+        // as long as `--reconnect-grace`.
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
+            _ = departed(d, target.browser) => {}
             _ = d.shutdown.cancelled() => return Err(with_history(shutting_down(), history, target)),
         }
     }
@@ -254,31 +269,6 @@ fn with_history(mut e: Error, history: Vec<Value>, target: Target) -> Error {
     details.insert("history".into(), Value::Array(history));
     e.details = Some(Value::Object(details));
     e
-}
-
-/// Before a retry: the target again, waiting (up to `timeout`) for its browser to come back
-/// if the connection is gone.
-async fn wait_for_route(
-    d: &Daemon,
-    target: Target,
-    tool: &str,
-    timeout: Duration,
-) -> Result<Resolved, Error> {
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let mut events = match d.registry.route_or_wait(target, tool)? {
-            Route::Ready(r) => return Ok(r),
-            Route::Wait(events) => events,
-        };
-        tokio::select! {
-            _ = events.recv() => {}
-            _ = tokio::time::sleep_until(deadline) => {
-                return Err(Error::new(ErrorCode::NoBrowser, format!(
-                    "browser {} did not come back within {} ms", target.browser, timeout.as_millis())));
-            }
-            _ = d.shutdown.cancelled() => return Err(shutting_down()),
-        }
-    }
 }
 
 async fn attempt_once(

@@ -22,6 +22,8 @@ pub struct Policy {
     pub multiplier: f64,
     pub max_delay: Duration,
     pub retry_on_timeout: bool,
+    /// How long a retry waits for a browser whose connection dropped (`--reconnect-grace`).
+    pub grace: Duration,
 }
 
 /// The most retries one call may ask for: each costs an attempt's timeout plus a backoff, and
@@ -64,6 +66,7 @@ impl Policy {
             multiplier: c.backoff_multiplier,
             max_delay: c.backoff_max,
             retry_on_timeout: req.retry_on_timeout,
+            grace: c.reconnect_grace,
         })
     }
 
@@ -79,7 +82,8 @@ impl Policy {
 pub fn should_retry(e: &Error, tool: &Tool, retry_on_timeout: bool) -> bool {
     match e.code {
         ErrorCode::SendError => true,
-        ErrorCode::MessageTimeout | ErrorCode::WebsocketError => {
+        // The tool may have run (part way, for a page that navigated away mid-call).
+        ErrorCode::MessageTimeout | ErrorCode::WebsocketError | ErrorCode::PageNavigated => {
             retry_on_timeout || tool.safe_to_repeat()
         }
         ErrorCode::ToolError => e.retryable,
@@ -102,6 +106,7 @@ mod tests {
             multiplier: 2.0,
             max_delay: Duration::from_millis(5000),
             retry_on_timeout: false,
+            grace: Duration::from_secs(1),
         };
         let delays: Vec<u64> = (0..5).map(|a| p.delay(a).as_millis() as u64).collect();
         assert_eq!(delays, vec![1000, 2000, 4000, 5000, 5000]);

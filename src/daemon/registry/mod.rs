@@ -160,6 +160,13 @@ impl Registry {
         }
     }
 
+    /// Whether a browser is connected now, with a subscription taken at the same instant to
+    /// learn of its departure or return without missing it.
+    pub fn presence(&self, key: BrowserKey) -> (bool, broadcast::Receiver<Arc<Published>>) {
+        let s = self.lock();
+        (s.browsers.contains_key(&key), s.events.subscribe(None).live)
+    }
+
     /// Where a session's call goes (see [`State::resolve_in_session`]).
     pub fn resolve_in_session(
         &self,

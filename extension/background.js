@@ -481,6 +481,12 @@ chrome.alarms.onAlarm.addListener((alarm) => {
   });
 });
 
+// Pages hold a port to the worker only so that connecting it again restarts a stopped worker
+// (content.js); nothing is said on it.
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name !== 'browser-mcp:wake') return;
+});
+
 chrome.alarms.get(WATCHDOG).then((a) => a || chrome.alarms.create(WATCHDOG, { periodInMinutes: 0.5 }));
 
 // The user changed a site's policy (popup, options): the tabs it covers tell the daemons at

@@ -25,11 +25,13 @@ export async function watched(tabId, toolName, call) {
     closed = resolve;
   });
   const onRemoved = (id) => id === tabId && closed();
-  const onCommitted = (d) => {
+  // From its start: the old page may stop answering before the new one commits.
+  const onNavigation = (d) => {
     if (d.tabId === tabId && d.frameId === 0) navigated = true;
   };
   chrome.tabs.onRemoved.addListener(onRemoved);
-  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  chrome.webNavigation.onBeforeNavigate.addListener(onNavigation);
+  chrome.webNavigation.onCommitted.addListener(onNavigation);
   // Read now, compared on failure: the failure may arrive before the commit event does.
   const before = topDocument(tabId);
   const closedError = () => new ToolError(Code.TAB_NOT_FOUND, `tab ${tabId} was closed while ${toolName} ran; the call did not finish`);
@@ -52,6 +54,7 @@ export async function watched(tabId, toolName, call) {
     throw e;
   } finally {
     chrome.tabs.onRemoved.removeListener(onRemoved);
-    chrome.webNavigation.onCommitted.removeListener(onCommitted);
+    chrome.webNavigation.onBeforeNavigate.removeListener(onNavigation);
+    chrome.webNavigation.onCommitted.removeListener(onNavigation);
   }
 }

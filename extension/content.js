@@ -83,4 +83,25 @@
   toPage({ kind: 'sync' });
   // A page restored from the back/forward cache keeps its tools but the registry forgot them.
   addEventListener('pageshow', (e) => e.persisted && toPage({ kind: 'sync' }));
+
+  // The worker's lifeline (issue 20). Chromium stops a service worker that idles or misbehaves
+  // (and DevTools can stop it); its daemons then lose the browser until some event starts it
+  // again, such as the 30 s alarm. This port breaks when the worker stops, and connecting again
+  // is such an event: the worker comes back, reconnects and reports its tabs within a second.
+  // A port that breaks at once (the worker cannot start) is retried with backoff.
+  const wake = (delay) => {
+    let port;
+    try {
+      port = chrome.runtime.connect({ name: 'browser-mcp:wake' });
+    } catch {
+      return; // the extension was reloaded or removed: this script is an orphan now
+    }
+    const opened = Date.now();
+    port.onDisconnect.addListener(() => {
+      void chrome.runtime.lastError;
+      const next = Date.now() - opened > 5000 ? 100 : Math.min(delay * 2, 30_000);
+      setTimeout(() => wake(next), next + Math.random() * 100);
+    });
+  };
+  wake(100);
 })();

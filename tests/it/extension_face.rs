@@ -829,6 +829,11 @@ impl Browser {
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
+    /// The browser's process id, which is also its process group's.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// One DevTools command; events are skipped.
     pub(crate) fn try_send(
         &mut self,

@@ -6,6 +6,7 @@ mod attacks;
 mod bidi;
 mod bridge;
 mod browser;
+mod browser_faults;
 mod calls;
 mod cancel;
 mod cli;

@@ -7,6 +7,7 @@ mod bidi;
 mod bridge;
 mod browser;
 mod browser_faults;
+mod browser_soak;
 mod calls;
 mod cancel;
 mod cli;

@@ -190,6 +190,32 @@ async fn a_retried_call_waits_only_the_reconnect_grace_for_its_browser() {
     }
 }
 
+/// A browser that leaves while a call backs off before its retry ends the backoff: the call
+/// fails a grace after the departure, not after the backoff.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_browser_leaving_during_a_backoff_ends_the_call_a_grace_later() {
+    let args = ["--backoff-base", "20s", "--reconnect-grace", "200ms"];
+    let d = TestDaemon::builder().args(&args).start();
+    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_tool()])]).await;
+    let body = json!({"tool": "read", "tab": "b1:1", "args": {}, "timeoutMs": 60000});
+    let call = call_in_flight(&d, body).await;
+    let first = ext.expect("callTool").await;
+    // A transient failure: retried after a 20 s backoff.
+    ext.send(
+        json!({"type": "toolResult", "callId": first["callId"], "result": null,
+        "error": {"code": "NETWORK_ERROR", "message": "offline for a moment"}}),
+    )
+    .await;
+    status_until(&d, "the call backing off", |s| s["pendingCalls"] == 0).await;
+    let killed = Instant::now();
+    kill(ext.ws, Kill::Fin);
+    let (_, v, answered) = call.await.unwrap();
+    let took = answered - killed;
+    eprintln!("browser gone during a 20 s backoff → NO_BROWSER after {took:?}");
+    assert_eq!(v["error"]["code"], "NO_BROWSER", "{v}");
+    assert!(took < Duration::from_millis(200) + FAIL_FAST, "{took:?}");
+}
+
 fn tab_refs(tabs: &Value) -> Vec<String> {
     let mut refs: Vec<String> = tabs["tabs"]
         .as_array()

@@ -216,6 +216,64 @@ async fn a_browser_leaving_during_a_backoff_ends_the_call_a_grace_later() {
     assert!(took < Duration::from_millis(200) + FAIL_FAST, "{took:?}");
 }
 
+/// A read-only call whose page navigated away is retried on the new page once that page
+/// offers the tool again (within the grace); a page that never does ends it with
+/// TOOL_NOT_FOUND, and a tool that may change things is not retried at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_navigated_page_gets_the_retry_once_it_offers_the_tool_again() {
+    let args = ["--backoff-base", "10ms", "--reconnect-grace", "2s"];
+    let d = TestDaemon::builder().args(&args).start();
+    let mut ext =
+        FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_tool(), tool("act")])]).await;
+    let navigated = |call: &Value| {
+        json!({"type": "toolResult", "callId": call["callId"], "result": null,
+            "error": {"code": "PAGE_NAVIGATED", "message": "the page in tab 1 navigated away"}})
+    };
+    for comes_back in [true, false] {
+        let body = json!({"tool": "read", "tab": "b1:1", "args": {}, "timeoutMs": 60000});
+        let call = call_in_flight(&d, body).await;
+        let first = ext.expect("callTool").await;
+        // The new page has no tools yet when the failure arrives.
+        ext.send(json!({"type": "toolsChanged", "tabId": 1, "tools": []}))
+            .await;
+        ext.send(navigated(&first)).await;
+        if comes_back {
+            ext.send(
+                json!({"type": "toolsChanged", "tabId": 1, "tools": [read_tool(), tool("act")]}),
+            )
+            .await;
+            ext.answer_call(json!("on the new page")).await;
+        }
+        let (code, v, _) = call.await.unwrap();
+        match comes_back {
+            true => assert_eq!(
+                (code, &v["result"], &v["attempts"]),
+                (200, &json!("on the new page"), &json!(2)),
+                "{v}"
+            ),
+            false => {
+                assert_eq!(v["error"]["code"], "TOOL_NOT_FOUND", "{v}");
+                assert_eq!(
+                    v["error"]["details"]["history"][0]["code"], "PAGE_NAVIGATED",
+                    "{v}"
+                );
+            }
+        }
+    }
+    ext.send(json!({"type": "toolsChanged", "tabId": 1, "tools": [read_tool(), tool("act")]}))
+        .await;
+    status_until(&d, "the tools back", |s| s["tools"] == 2).await;
+    let call = call_in_flight(&d, json!({"tool": "act", "tab": "b1:1", "args": {}})).await;
+    let first = ext.expect("callTool").await;
+    ext.send(navigated(&first)).await;
+    let (code, v, _) = call.await.unwrap();
+    assert_eq!(
+        (code, &v["error"]["code"], &v["error"]["retryable"]),
+        (410, &json!("PAGE_NAVIGATED"), &json!(false)),
+        "{v}"
+    );
+}
+
 fn tab_refs(tabs: &Value) -> Vec<String> {
     let mut refs: Vec<String> = tabs["tabs"]
         .as_array()

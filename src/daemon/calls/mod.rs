@@ -129,9 +129,13 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             Some(rest) if rest < policy.timeout => (rest.max(Duration::from_millis(1)), true),
             _ => (policy.timeout, false),
         };
-        let outcome = match route.take() {
-            Some(r) => Ok(r),
-            None => wait_for_route(d, target, &req.tool, timeout, policy.grace).await,
+        let outcome = match (route.take(), &last) {
+            (Some(r), _) => Ok(r),
+            (None, last) => {
+                let after = last.as_ref().map_or(ErrorCode::Internal, |e| e.code);
+                let limits = (timeout, policy.grace);
+                wait_for_route(d, target, &req.tool, after, limits).await
+            }
         };
         let outcome = match outcome {
             Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,

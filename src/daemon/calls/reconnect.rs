@@ -18,19 +18,24 @@ pub fn connection_lost(e: &Error) -> bool {
     matches!(e.code, ErrorCode::WebsocketError | ErrorCode::SendError)
 }
 
-/// Before a retry: the target again, waiting up to `grace` (or `timeout`, if shorter) for
-/// its browser to come back if its connection is gone.
+/// Before a retry after `last`: the target again, waiting up to `grace` (or `timeout`, if
+/// shorter) for its browser to come back if its connection is gone, or, after the page
+/// navigated away, for the new page to offer the tool.
 pub async fn wait_for_route(
     d: &Daemon,
     target: Target,
     tool: &str,
-    timeout: Duration,
-    grace: Duration,
+    last: ErrorCode,
+    (timeout, grace): (Duration, Duration),
 ) -> Result<Resolved, Error> {
     let wait = timeout.min(grace);
     let deadline = tokio::time::Instant::now() + wait;
+    let also: &[ErrorCode] = match last {
+        ErrorCode::PageNavigated => &[ErrorCode::ToolNotFound],
+        _ => &[],
+    };
     loop {
-        let mut events = match d.registry.route_or_wait(target, tool)? {
+        let mut events = match d.registry.route_or_wait(target, tool, also)? {
             Route::Ready(r) => return Ok(r),
             Route::Wait(events) => events,
         };
@@ -41,7 +46,13 @@ pub async fn wait_for_route(
                     tokio::time::sleep_until(deadline).await;
                 }
             }
-            _ = tokio::time::sleep_until(deadline) => return Err(gone(target.browser, wait)),
+            _ = tokio::time::sleep_until(deadline) => {
+                // Time is up: the browser is still away, or the registry says what else is wrong.
+                return match d.registry.route_or_wait(target, tool, &[])? {
+                    Route::Ready(r) => Ok(r),
+                    Route::Wait(_) => Err(gone(target.browser, wait)),
+                };
+            }
             _ = d.shutdown.cancelled() => return Err(shutting_down()),
         }
     }

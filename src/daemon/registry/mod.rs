@@ -147,13 +147,19 @@ impl Registry {
         self.lock().resolve_call(&req.tool, tab, browser)
     }
 
-    /// A retry's route to its target, or, while its browser is away, a subscription taken at
-    /// the same instant to wait for its return without missing it.
-    pub fn route_or_wait(&self, target: Target, tool: &str) -> Result<Route, Error> {
+    /// A retry's route to its target, or, while its browser is away (or while the target
+    /// fails with one of `also`), a subscription taken at the same instant to wait for a
+    /// change without missing it.
+    pub fn route_or_wait(
+        &self,
+        target: Target,
+        tool: &str,
+        also: &[ErrorCode],
+    ) -> Result<Route, Error> {
         let s = self.lock();
         match s.resolve_target(target, tool) {
             Ok(r) => Ok(Route::Ready(r)),
-            Err(e) if e.code == ErrorCode::NoBrowser => {
+            Err(e) if e.code == ErrorCode::NoBrowser || also.contains(&e.code) => {
                 Ok(Route::Wait(s.events.subscribe(None).live))
             }
             Err(e) => Err(e),

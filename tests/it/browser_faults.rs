@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub(crate) const PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Faults</title>
 <p>A page whose tools wait.</p><script>
 window.hanging = 0;
+if (location.pathname === '/done') document.body.append('Arrived.');
 const mc = navigator.modelContext || document.modelContext;
 const wait = () => { window.hanging++; return new Promise(() => {}); };
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
@@ -30,6 +31,9 @@ mc.registerTool({ name: 'hang_act', description: 'Waits until the page goes', in
 mc.registerTool({ name: 'echo', description: 'Answers at once', inputSchema: schema,
   annotations: { readOnlyHint: true }, execute: ({ n }) => text(`echo ${n} ${location.pathname}`) });
 </script>"#;
+
+/// `browser_wait_for` arguments for a text that never appears (a minute at most).
+const WAIT_FOREVER: &str = r#"{"text": "a text this page never shows", "timeout": 60000}"#;
 
 /// A call's end well within this is "at once" on a loaded CI machine, and far from the 30 s
 /// attempt timeout a call used to wait out.
@@ -94,6 +98,14 @@ impl Rig {
         let what = format!("call {n} to reach the page");
         self.b
             .wait_for(page, &what, &format!("window.hanging === {n}"));
+    }
+
+    /// Waits until `n` calls wait for the browser's answer (it has them).
+    pub(crate) fn pending(&self, n: u64) {
+        let d = self.d();
+        wait_until(RECOVERY, &format!("{n} calls pending"), || {
+            (d.status()["pendingCalls"] == n).then_some(())
+        });
     }
 
     /// What went wrong, for an assertion's message.
@@ -196,8 +208,23 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
     let (page, tab) = rig.open("closed");
     let running = call(rig.d(), "hang", &tab, &[]);
     rig.reached(&page, 1);
+    let waiting = call(rig.d(), "browser_wait_for", &tab, &["--args", WAIT_FOREVER]);
+    rig.pending(2);
     let t0 = Instant::now();
     rig.b.send(Some(&page.session), "Page.close", json!({}));
+    let end = waiting.end();
+    assert_eq!(
+        (end.code, &end.error()["code"]),
+        (4, &json!("TAB_NOT_FOUND")),
+        "{}",
+        end.json
+    );
+    timed(
+        "tab closed mid-call → TAB_NOT_FOUND (browser_wait_for)",
+        end.at - t0,
+        AT_ONCE,
+        &rig,
+    );
     let end = running.end();
     let ctx = rig.context();
     assert_eq!(
@@ -263,6 +290,29 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
         AT_ONCE + Duration::from_secs(1),
         &rig,
     );
+
+    // The same with a built-in: browser_wait_for cut off by the navigation, retried on /done.
+    let (page, tab) = rig.open("moving-three");
+    let arrived = r#"{"text": "Arrived.", "timeout": 60000}"#;
+    let running = call(rig.d(), "browser_wait_for", &tab, &["--args", arrived]);
+    rig.pending(1);
+    let t0 = Instant::now();
+    rig.b
+        .eval(&page, "setTimeout(() => location.assign('/done'), 0), true");
+    let end = running.end();
+    let ctx = rig.context();
+    assert_eq!(
+        (end.code, &end.json["attempts"]),
+        (0, &json!(2)),
+        "{}\n{ctx}",
+        end.json
+    );
+    timed(
+        "browser_wait_for, page navigated → retried on the new page",
+        end.at - t0,
+        AT_ONCE + Duration::from_secs(1),
+        &rig,
+    );
     let s = rig.d().status();
     assert_eq!(
         (s["pendingCalls"].as_u64(), s["callsInFlight"].as_u64()),
@@ -281,6 +331,9 @@ fn a_killed_browser_ends_its_calls_within_the_reconnect_grace() {
     rig.reached(&page, 1);
     let acting = call(rig.d(), "hang_act", &tab, &[]);
     rig.reached(&page, 2);
+    // The built-in the issue saw wait 31-61 s for a browser that was gone.
+    let waiting = call(rig.d(), "browser_wait_for", &tab, &["--args", WAIT_FOREVER]);
+    rig.pending(3);
     let t0 = Instant::now();
     let group = nix::unistd::Pid::from_raw(rig.b.pid() as i32);
     nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
@@ -321,6 +374,20 @@ fn a_killed_browser_ends_its_calls_within_the_reconnect_grace() {
     assert!(took >= Duration::from_secs(1), "waited the grace: {took:?}");
     timed(
         "browser killed → NO_BROWSER (read-only hang, 1 s grace)",
+        took,
+        AT_ONCE + Duration::from_secs(1),
+        &rig,
+    );
+    let end = waiting.end();
+    assert_eq!(
+        (end.code, &end.error()["code"]),
+        (4, &json!("NO_BROWSER")),
+        "{}",
+        end.json
+    );
+    let took = end.at - t0;
+    timed(
+        "browser killed → NO_BROWSER (browser_wait_for, 1 s grace)",
         took,
         AT_ONCE + Duration::from_secs(1),
         &rig,

@@ -776,9 +776,6 @@ impl Browser {
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--load-extension={}", extension.display()))
             .arg(url)
-            // Chromium's own temp files (org.chromium.Chromium.*), which a killed browser
-            // leaves behind, go with the test's temp dir.
-            .env("TMPDIR", logdir.path())
             .process_group(0)
             .stdin(Stdio::null())
             .stdout(out.try_clone().unwrap())

@@ -152,6 +152,12 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         ),
     );
     assert_eq!(range, json!(["Saved.", {"first": d.port, "last": d.port}]));
+    // Firefox's WebCrypto computes the handshake's HMACs as the daemon does.
+    assert_eq!(
+        ff.eval(&options, crate::trust::AUTH_SELF_TEST),
+        crate::trust::auth_vectors(),
+        "extension/auth.js in Firefox against src/protocol/auth.rs"
+    );
     // The pairing made at launch is listed, and the daemon is trusted because of it.
     let listed = ff.wait_for(
         &options,

@@ -40,6 +40,12 @@ fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing()
     let profile = tempfile::tempdir().unwrap();
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("secret"));
     let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    // Chromium's WebCrypto computes the handshake's HMACs as the daemon does.
+    assert_eq!(
+        b.eval(&options, crate::trust::AUTH_SELF_TEST),
+        crate::trust::auth_vectors(),
+        "extension/auth.js in Chromium against src/protocol/auth.rs"
+    );
     // Both found, neither paired; the real daemon hears nothing either.
     let shown = b.wait_for(
         &options,

@@ -75,13 +75,19 @@ fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing()
     });
     assert!(!tabs.is_empty());
     // The extension now offers its pairing to the impostor too, which fails to prove it.
-    b.wait_for(
+    let refused = b.wait_for(
         &options,
         "the impostor shown as refused",
         &format!(
-            "[...document.querySelectorAll('#daemons li.state-refused')].some((l) => l.textContent.includes('127.0.0.1:{}'))",
+            "[...document.querySelectorAll('#daemons li.state-refused')].map((l) => l.textContent).find((t) => t.includes('127.0.0.1:{}'))",
             impostor_port(&impostor)
         ),
+    );
+    assert!(
+        refused.as_str().is_some_and(
+            |t| t.contains(" refused") && t.contains("could not prove it is your browser-mcpd")
+        ),
+        "in words: {refused}"
     );
     let after = impostor.assert_learned_nothing("after pairing");
     assert!(

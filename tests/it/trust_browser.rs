@@ -235,3 +235,103 @@ fn impostor_beside_the_native_host(test: &str, host_delay_s: Option<u32>) {
     assert!(types.is_empty(), "no key to offer, so no socket: {types:?}");
     assert_eq!(d.status()["browsers"], 1);
 }
+
+/// (c) and (d) in Firefox: the same extension, so the same promise. Unpaired, neither daemon
+/// hears about the browser; once paired, the real daemon gets the tab and the impostor (which
+/// relays to the real daemon, and is refused there) only key ids and nonces.
+#[test]
+fn in_firefox_an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing() {
+    let test = "trust_browser::in_firefox_an_impostor_daemon_learns_nothing";
+    let Some(exe) = crate::firefox::firefox_or_skip(test) else {
+        return;
+    };
+    let Some(()) = other_user_or_skip(test) else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::page("<!doctype html><title>Secret page</title><p>account 12345</p>");
+    let d = daemon_in_scan_range(&[]);
+    let impostor = Impostor::daemon(free_scan_port(d.port), Some(d.port));
+    let impostor_at = format!("127.0.0.1:{}", impostor_port(&impostor));
+    let mut ff = crate::firefox::Firefox::launch(&exe, &crate::firefox::Options::default());
+    let url = pages.url("secret");
+    ff.show(&url);
+    let options = ff.open_extension_page("options.html");
+    let shown = ff.wait_for(
+        &options,
+        "both daemons shown as found, not paired",
+        &format!(
+            r#"(() => {{
+            const li = [...document.querySelectorAll('#daemons li.state-unpaired')].map((l) => l.textContent);
+            return li.some((t) => t.includes('127.0.0.1:{port}')) && li.some((t) => t.includes('{impostor_at}')) && li;
+        }})()"#,
+            port = d.port
+        ),
+    );
+    assert!(
+        shown.to_string().contains("found, not paired")
+            && shown.to_string().contains("browserctl pair"),
+        "{shown}"
+    );
+    assert_eq!(d.status()["browsers"], 0);
+    let before = impostor.assert_learned_nothing("Firefox, before pairing");
+    assert!(
+        before.is_empty(),
+        "no key to offer, so no socket: {before:?}"
+    );
+
+    // Paired the way a person does: the real daemon gets the tab.
+    ff.pair(&d);
+    let tab = wait_until(WAIT, "the secret page on the real daemon", || {
+        let tabs = d.ctl_json(&["tabs"]);
+        tabs["tabs"]
+            .as_array()?
+            .iter()
+            .find(|t| t["url"] == url.as_str() && tool_names(t).contains(&"browser_snapshot"))
+            .cloned()
+    });
+    let snap = d.ctl_json(&[
+        "call",
+        "browser_snapshot",
+        "--tab",
+        tab["ref"].as_str().unwrap(),
+    ]);
+    assert!(snap.to_string().contains("account 12345"), "{snap}");
+    // The extension offers its pairing to the impostor too, which fails to prove it.
+    let refused = ff.wait_for(
+        &options,
+        "the impostor shown as refused",
+        &format!(
+            "[...document.querySelectorAll('#daemons li.state-refused')].map((l) => l.textContent).find((t) => t.includes('{impostor_at}'))"
+        ),
+    );
+    assert!(
+        refused.as_str().is_some_and(
+            |t| t.contains(" refused") && t.contains("could not prove it is your browser-mcpd")
+        ),
+        "in words: {refused}"
+    );
+    let paired = ff.wait_for(
+        &options,
+        "the real daemon shown as connected",
+        &format!(
+            "[...document.querySelectorAll('#daemons li.state-connected')].filter((li) => li.textContent.includes('127.0.0.1:{}')).map((li) => li.querySelector('.state').textContent.trim())[0]",
+            d.port
+        ),
+    );
+    assert_eq!(paired, "connected · paired");
+    let after = impostor.assert_learned_nothing("Firefox, after pairing");
+    assert!(
+        after.contains(&"auth".to_owned()),
+        "it was asked to prove the pairing: {after:?}"
+    );
+    assert!(
+        impostor
+            .reports()
+            .iter()
+            .any(|r| r["event"] == "relay" && r["refused"].is_string()),
+        "relaying to the real daemon is refused (another uid): {:?}",
+        impostor.reports()
+    );
+    assert_eq!(d.status()["browsers"], 1);
+}

@@ -787,6 +787,8 @@ impl Browser {
                 "--remote-debugging-port=0",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
+            // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
+            .env("TMPDIR", profile)
             .arg(format!("--load-extension={}", extension.display()))
             .arg(url)
             .process_group(0)

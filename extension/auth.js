@@ -200,8 +200,8 @@ export class Inbox {
   }
 }
 
-// Checks this file against the vectors of src/protocol/auth.rs (run by tests/it/trust.rs in
-// the real extension).
+// Checks this file against the vectors of src/protocol/auth.rs (tests/it/trust_browser.rs and
+// firefox_face.rs run it in the real extension and compare with the daemon's own code).
 export async function selfTest() {
   const secret = parseCode('K7QM-2XHD-9RTA-4FNV');
   const keyId = await codeKeyId(secret);

@@ -31,7 +31,7 @@ pub struct PairArgs {
     #[arg(long, conflicts_with_all = ["list", "revoke"])]
     pub no_wait: bool,
     #[command(flatten)]
-    pub socket: super::SocketArg,
+    pub socket: super::args::SocketArg,
     /// Print JSON instead of text (errors too, on stderr). Waiting, two lines: the code, then
     /// what became of it.
     #[arg(long)]

@@ -304,15 +304,20 @@ mod tests {
         (r, last, nonces)
     }
 
+    /// The daemon's keys in these tests: the token "tok", the given pairings, port 8765.
+    fn test_keys(pairings: &Pairings) -> Keys<'_> {
+        Keys {
+            token: "tok",
+            pairings,
+            port: 8765,
+        }
+    }
+
     #[tokio::test]
     async fn token_pairing_and_code_and_their_failures() {
         let tmp = tempfile::tempdir().unwrap();
         let pairings = Pairings::new(tmp.path().join("p/pairings.json"));
-        let keys = Keys {
-            token: "tok",
-            pairings: &pairings,
-            port: 8765,
-        };
+        let keys = test_keys(&pairings);
         // The token.
         let (r, last, _) = run(&keys, KeyId::Token, b"tok".to_vec(), true).await;
         assert_eq!(r, Ok(Evidence::Token));
@@ -371,11 +376,7 @@ mod tests {
     async fn anything_but_auth_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let pairings = Pairings::new(tmp.path().join("p/pairings.json"));
-        let keys = Keys {
-            token: "tok",
-            pairings: &pairings,
-            port: 8765,
-        };
+        let keys = test_keys(&pairings);
         for first in [
             r#"{"type":"connected","sessionId":"s","tabs":[]}"#,
             r#"{"type":"auth","v":2,"key":"token","nonce":"AA=="}"#,

@@ -453,8 +453,8 @@ mod tests {
         assert!(!swapped.daemon_proof_ok(&d));
     }
 
-    /// The values extension/auth.js is checked against (tests/it/trust.rs runs the same
-    /// computation in the real extension).
+    /// The values extension/auth.js is checked against (tests/it/trust.rs computes them with
+    /// this code; trust_browser.rs and firefox_face.rs compare auth.js's in the real extension).
     #[test]
     fn test_vectors() {
         let code = CodeSecret::parse(VECTOR_CODE).unwrap();

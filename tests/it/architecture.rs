@@ -41,12 +41,17 @@ fn module_of(rel: &Path) -> String {
 }
 
 /// The file's code without comments, string contents and test modules.
+/// `#[cfg(test)]`, `#[cfg(all(test, …))]`: an attribute that keeps what follows out of the build.
+fn is_test_cfg(line: &str) -> bool {
+    line.starts_with("#[cfg(test)]") || line.starts_with("#[cfg(all(test,")
+}
+
 fn code(text: &str) -> String {
     let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") {
+        if is_test_cfg(t) {
             match lines.peek().map(|n| n.trim()) {
                 // An inline test module: the rest of the file.
                 Some(n) if n.starts_with("mod ") && n.ends_with('{') => break,
@@ -183,7 +188,7 @@ fn graph() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, usize>) {
         let mut prev = "";
         for line in text.lines() {
             let t = line.trim();
-            if prev.starts_with("#[cfg(test)]") && t.starts_with("mod ") && t.ends_with(';') {
+            if is_test_cfg(prev) && t.starts_with("mod ") && t.ends_with(';') {
                 let name = t.trim_start_matches("mod ").trim_end_matches(';');
                 tests.insert(if module.is_empty() {
                     name.to_owned()

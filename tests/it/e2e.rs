@@ -86,6 +86,8 @@ impl Chromium {
             "--remote-debugging-port=0",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
+        // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
+        .env("TMPDIR", profile.path())
         .arg(format!("--load-extension={}", extension.display()));
         if webmcp == WebMcp::Native {
             cmd.arg("--enable-features=WebMCP");

@@ -426,29 +426,42 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     assert_eq!(b.eval(&popup, "chrome.action.getBadgeText({})"), "!");
     b.screenshot(&popup, &shots.join("popup-daemon-lost.png"));
 
-    // A daemon that wants its token, which a port scan cannot know: failed, and why.
-    let strict = daemon_in_scan_range(&["--require-token"]);
-    let (first, last) = (d.port.min(strict.port), d.port.max(strict.port));
+    // A second daemon, with pairings of its own that do not include this browser: the scan
+    // finds it, it gets nothing, and the popup says so and how to pair (issue 21).
+    let other = daemon_in_scan_range(&[]);
+    let (first, last) = (d.port.min(other.port), d.port.max(other.port));
     b.eval(
         &options,
         &format!("chrome.storage.local.set({{ scanPorts: {{ first: {first}, last: {last} }} }})"),
     );
-    let failed = b.wait_for(
+    let unpaired = b.wait_for(
         &popup,
-        "the popup to show the refusing daemon",
+        "the popup to show the daemon it is not paired with",
         &format!(
             "(() => {{ const li = [...document.querySelectorAll('#daemons li.daemon')]
                 .find((li) => li.textContent.includes('127.0.0.1:{}'));
-                return li?.classList.contains('state-failed') && li.textContent; }})()",
-            strict.port
+                return li?.classList.contains('state-unpaired') && li.textContent; }})()",
+            other.port
         ),
     );
+    let text = unpaired.as_str().unwrap();
+    assert!(text.contains("found, not paired"), "{unpaired}");
+    assert!(text.contains("browserctl pair"), "{unpaired}");
     assert!(
-        failed.as_str().unwrap().contains("refused: UNAUTHORIZED"),
-        "{failed}"
+        b.eval(&popup, "document.body.innerText")
+            .as_str()
+            .unwrap()
+            .contains("Pairing code"),
+        "the popup offers to pair"
     );
-    assert_eq!(b.eval(&popup, "chrome.action.getBadgeText({})"), "!");
-    b.screenshot(&popup, &shots.join("popup-daemon-refused.png"));
+    // It learned nothing about this browser.
+    let seen = other.ctl_json(&["tabs"]);
+    assert_eq!(
+        seen["tabs"],
+        json!([]),
+        "an unpaired daemon sees no tab: {seen}"
+    );
+    b.screenshot(&popup, &shots.join("popup-daemon-unpaired.png"));
 }
 
 #[test]
@@ -774,6 +787,8 @@ impl Browser {
                 "--remote-debugging-port=0",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
+            // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
+            .env("TMPDIR", profile)
             .arg(format!("--load-extension={}", extension.display()))
             .arg(url)
             .process_group(0)

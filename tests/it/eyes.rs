@@ -70,6 +70,8 @@ impl Chromium {
                 "--v=0",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
+            .env("TMPDIR", profile.path())
             .arg(format!("--load-extension={}", extension.display()))
             .arg(url)
             .process_group(0)

@@ -9,7 +9,7 @@
 //! The process group is killed and both directories removed on drop.
 
 use crate::bidi::{Bidi, Context};
-use crate::common::skip;
+use crate::common::{skip, TestDaemon};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
@@ -350,6 +350,56 @@ impl Firefox {
                 _ => std::thread::sleep(Duration::from_millis(50)),
             }
         }
+    }
+
+    /// Pairs this Firefox with `d` the way a person does (issue 21), as `pair_browser` does for
+    /// Chromium: `browserctl pair` prints a code, the code goes into the extension's settings
+    /// page (opened as a tab, closed afterwards), Pair is pressed, and the page says it is
+    /// paired. While the scan has not found the daemon the page says so; then the person tries
+    /// again. Returns the code.
+    pub fn pair(&mut self, d: &TestDaemon) -> String {
+        let printed = d.ctl_json(&["pair", "--no-wait"]);
+        let code = printed["code"].as_str().expect("a code").to_owned();
+        let options = self.open_extension_page("options.html");
+        // Types the code, presses Pair, and waits for the page's verdict.
+        let attempt = format!(
+            r#"(async () => {{
+                for (let i = 0; i < 200 && !document.getElementById('pair-form'); i++) await new Promise((r) => setTimeout(r, 50));
+                const input = document.getElementById('pair-code');
+                const status = document.getElementById('pair-status');
+                input.value = {code};
+                status.textContent = '';
+                document.getElementById('pair').click();
+                for (let i = 0; i < 400; i++) {{
+                    const t = status.textContent;
+                    if (t && t !== 'Pairing…') return t;
+                    await new Promise((r) => setTimeout(r, 50));
+                }}
+                return 'no verdict';
+            }})()"#,
+            code = serde_json::json!(code)
+        );
+        let start = std::time::Instant::now();
+        loop {
+            let verdict = self.eval(&options, &attempt);
+            let verdict = verdict.as_str().unwrap_or("").to_owned();
+            if verdict.starts_with("Paired with the daemon on port") {
+                break;
+            }
+            // Nothing yet: the scan has not found the daemon.
+            let again = verdict.is_empty() || verdict.starts_with("No daemon found");
+            assert!(
+                again && start.elapsed() < FIREFOX_WAIT,
+                "pairing failed: {verdict:?}\n--- daemon ---\n{}\n--- firefox ---\n{}",
+                d.log(),
+                self.log_tail()
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.bidi
+            .close(&options)
+            .unwrap_or_else(|e| panic!("close the options page: {e}"));
+        code
     }
 
     /// SIGKILL to the browser process alone (see [`Process::kill`]).

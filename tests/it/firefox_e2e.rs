@@ -225,6 +225,10 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         ..Options::default()
     };
     let mut ff = Firefox::launch_with_home(&exe, &options, home);
+    if discovery == Discovery::PortScan {
+        // Found by the scan, trusted once paired (issue 21).
+        ff.pair(&d);
+    }
     let mut daemon = Some(d);
     fn ctl<'a>(d: &'a Option<TestDaemon>, what: &str) -> Ctl<'a> {
         Ctl {

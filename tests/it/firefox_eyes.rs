@@ -121,6 +121,7 @@ fn console_network_downloads_screenshots_and_tabs_in_firefox() {
         ..Options::default()
     };
     let mut ff = Firefox::launch(&exe, &options);
+    ff.pair(&d);
     let start = pages.url("eyes-console.html?early");
     ff.show(&start);
     let tab = wait_until(FIREFOX_WAIT, "the tab with the eyes", || {

@@ -67,6 +67,35 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     let pages = PageServer::page(PAGE);
     let mut d = daemon_in_scan_range(&[]);
     let mut ff = Firefox::launch(&exe, &Options::default());
+    // Found by the scan but not paired (issue 21): the popup says so in words, offers the
+    // pairing form, and the daemon has heard of no tab.
+    let popup = ff.open_extension_page("popup.html");
+    let unpaired = ff.wait_for(
+        &popup,
+        "the popup to show the daemon found, not paired",
+        &format!(
+            r#"(() => {{
+            const li = [...document.querySelectorAll('#daemons li.daemon')].find((li) => li.textContent.includes('127.0.0.1:{port}'));
+            return li?.classList.contains('state-unpaired') && {{ text: li.textContent,
+                pairOffered: !document.getElementById('pair-section').hidden }};
+        }})()"#,
+            port = d.port
+        ),
+    );
+    let text = unpaired["text"].as_str().unwrap();
+    assert!(
+        text.contains("found, not paired") && text.contains("run browserctl pair"),
+        "{unpaired}"
+    );
+    assert_eq!(unpaired["pairOffered"], true, "{unpaired}");
+    assert_eq!(
+        d.ctl_json(&["tabs"])["tabs"],
+        json!([]),
+        "no tab for an unpaired daemon"
+    );
+    ff.bidi.close(&popup).unwrap();
+    // Trusted once paired.
+    ff.pair(&d);
     let url = pages.url("recipes");
     ff.show(&url);
     let c = Ctl {
@@ -123,6 +152,29 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         ),
     );
     assert_eq!(range, json!(["Saved.", {"first": d.port, "last": d.port}]));
+    // Firefox's WebCrypto computes the handshake's HMACs as the daemon does.
+    assert_eq!(
+        ff.eval(&options, crate::trust::AUTH_SELF_TEST),
+        crate::trust::auth_vectors(),
+        "extension/auth.js in Firefox against src/protocol/auth.rs"
+    );
+    // The pairing made at launch is listed, and the daemon is trusted because of it.
+    let listed = ff.wait_for(
+        &options,
+        "the options page to list the pairing and the paired daemon",
+        r#"(() => {
+            const pairings = [...document.querySelectorAll('#pairings li.pairing')].map((li) => li.dataset.pairing);
+            const daemons = [...document.querySelectorAll('#daemons li.daemon .state')].map((s) => s.textContent.trim());
+            return pairings.length === 1 && daemons.length === 1 && { pairings, daemons };
+        })()"#,
+    );
+    assert_eq!(listed["daemons"], json!(["connected · paired"]), "{listed}");
+    let pairing_id = listed["pairings"][0].as_str().unwrap().to_owned();
+    let on_daemon = d.ctl_json(&["pair", "--list"]);
+    assert!(
+        on_daemon.to_string().contains(&pairing_id),
+        "the daemon knows pairing {pairing_id}: {on_daemon}"
+    );
     ff.eval(&options, "document.getElementById('evaluate').click()");
     wait_until(
         Duration::from_secs(20),
@@ -170,14 +222,19 @@ fn popup_options_badge_site_policy_and_ask_mode() {
             name: li.dataset.tool, hidden: li.classList.contains('hidden'),
             chips: [...li.querySelectorAll('.chip')].map((c) => c.textContent) }}));
         const calls = [...document.querySelectorAll('#calls tr')].map((tr) => [...tr.cells].map((c) => c.textContent));
-        const ok = daemons.length === 1 && daemons[0].includes('{daemon}') && daemons[0].includes('connected')
+        const ok = daemons.length === 1 && daemons[0].includes('{daemon}') && daemons[0].includes('connected · paired')
             && tools.some((t) => t.name === 'search_recipes') && calls.length >= 2;
         return ok && {{ pill: document.getElementById('conn-pill').textContent, daemons, tools, calls,
-            site: document.getElementById('site').textContent, expose: document.getElementById('expose').checked }};
+            site: document.getElementById('site').textContent, expose: document.getElementById('expose').checked,
+            pairOffered: !document.getElementById('pair-section').hidden }};
     }})()"#));
     assert_eq!(shown["pill"], "Connected", "{shown}");
     assert_eq!(shown["site"], pages.origin(), "{shown}");
     assert_eq!(shown["expose"], true, "{shown}");
+    assert_eq!(
+        shown["pairOffered"], false,
+        "paired: no pairing form: {shown}"
+    );
     assert_eq!(
         shown["calls"][0][0], "search_recipes",
         "newest first: {shown}"

@@ -143,6 +143,7 @@ fn every_built_in_in_firefox() {
     let server = SiteServer::start();
     let d = daemon_in_scan_range(&[]);
     let mut ff = Firefox::launch(&exe, &Options::default());
+    ff.pair(&d);
     let start_url = format!("{}/hands-names.html", server.origin());
     let page = ff.show(&start_url);
     let tab = wait_until(FIREFOX_WAIT, "the tab with the built-ins", || {

@@ -58,7 +58,12 @@ impl Machine {
             let bin = base.path().join("bin");
             std::fs::create_dir(&bin).unwrap();
             for (from, name) in [(DAEMON, "browser-mcpd"), (CTL, "browserctl")] {
-                std::fs::copy(from, bin.join(name)).unwrap();
+                // A hard link where the file system allows: a copy is a file open for writing,
+                // which a child forked meanwhile by another test thread holds until its exec,
+                // and exec'ing it then fails with "Text file busy".
+                if std::fs::hard_link(from, bin.join(name)).is_err() {
+                    std::fs::copy(from, bin.join(name)).unwrap();
+                }
                 mode(&bin.join(name), 0o755);
             }
             let tmp = base.path().join("tmp");

@@ -17,6 +17,34 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
+/// What extension/auth.js's `selfTest()` must give, computed here by the daemon's own code
+/// (src/protocol/auth.rs) from the same fixed inputs: a code, nonces of ones and twos, port
+/// 8765. The browser tests run `selfTest()` in the real extension ([`AUTH_SELF_TEST`]) and
+/// compare, so WebCrypto in each browser is held to the daemon's HMACs.
+pub fn auth_vectors() -> Value {
+    let code = CodeSecret::parse("K7QM-2XHD-9RTA-4FNV").unwrap();
+    let (nb, nd) = ([1u8; 32], [2u8; 32]);
+    let id = KeyId::Code(code.id());
+    let t = Transcript {
+        key: &code.0,
+        key_id: &id,
+        port: 8765,
+        browser_nonce: &nb,
+        daemon_nonce: &nd,
+    };
+    let (key, pairing) = pairing_from_code(&code, &nb, &nd);
+    json!({
+        "codeId": code.id(),
+        "daemonProof": b64(&t.daemon_proof()),
+        "browserProof": b64(&t.browser_proof()),
+        "pairingKey": b64(&key),
+        "pairingId": pairing,
+    })
+}
+
+/// Runs auth.js's `selfTest()` in one of the extension's pages.
+pub const AUTH_SELF_TEST: &str = "import('./auth.js').then((m) => m.selfTest())";
+
 #[test]
 fn another_user_is_refused_on_every_route_and_ours_is_admitted_as_before() {
     let Some(()) = other_user_or_skip("trust::another_user_is_refused_on_every_route") else {

@@ -6,9 +6,11 @@
 //! meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
 //! - [`expose`]: which tools are in scope and the names clients see.
+//! - [`log`]: `logging/setLevel` and the messages a client asked for.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
 
 pub mod expose;
+pub mod log;
 pub mod server;
 
 pub use expose::{Scope, Snapshot};

@@ -2,6 +2,7 @@
 //! cancellation, and `notifications/tools/list_changed`.
 
 use super::expose::{expose, Exposed, Scope, Snapshot};
+use super::log::{ClientLog, Level};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
 use rmcp::model::{
@@ -70,6 +71,7 @@ struct Inner<B> {
     /// What the client last listed: names → tools, and a fingerprint of the whole list.
     listed: Mutex<Listed>,
     watching: AtomicBool,
+    log: ClientLog,
 }
 
 #[derive(Default)]
@@ -89,6 +91,7 @@ impl<B: Backend> McpServer<B> {
                 stop: stop.clone(),
                 listed: Mutex::new(Listed::default()),
                 watching: AtomicBool::new(false),
+                log: ClientLog::default(),
             }),
             _stop: stop.drop_guard(),
         }
@@ -490,8 +493,12 @@ impl<B: Backend> Inner<B> {
                         }
                         stale
                     };
-                    if notify && peer.notify_tool_list_changed().await.is_err() {
-                        return;
+                    if notify {
+                        if peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                        let data = json!({"event": "toolsChanged", "tools": tools.len()});
+                        self.log.send(&peer, Level::Info, data).await;
                     }
                 }
                 tokio::select! {
@@ -504,11 +511,13 @@ impl<B: Backend> Inner<B> {
 }
 
 impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
+    #[allow(deprecated)] // enable_logging: see super::log
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(
@@ -551,14 +560,34 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let inner = &self.inner;
+        let (peer, tool) = (&context.peer, request.name.as_ref());
+        inner
+            .log
+            .send(peer, Level::Debug, json!({"event": "call", "tool": tool}))
+            .await;
         let outcome = match request.name.as_ref() {
             LIST_TABS => inner.list_tabs().await,
             OPEN_TAB => inner.open_tab(&args).await,
             CLOSE_TAB => inner.close_tab(&args).await,
             name => inner.call_tab_tool(name, args, &context.ct).await,
         };
+        if let Err(e) = &outcome {
+            let data =
+                json!({"event": "callFailed", "tool": tool, "code": e.code, "message": e.message});
+            inner.log.send(peer, Level::Warning, data).await;
+        }
         let result = outcome.unwrap_or_else(|e| error_result(&e));
         Ok(result.into())
+    }
+
+    #[allow(deprecated)] // logging: a 2025-11-25 feature, see super::log
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.log.set(request.level);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -32,6 +32,8 @@ mod impostor;
 mod limits;
 mod man;
 mod mcp;
+mod mcp_conformance;
+mod mcp_front;
 mod multi_user;
 mod native_host;
 mod packaging;

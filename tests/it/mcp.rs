@@ -415,7 +415,8 @@ async fn raw_status(port: u16, host: &str, headers: &[(&str, &str)]) -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens() {
+async fn the_http_transport_takes_loopback_origins_and_refuses_foreign_hosts_web_origins_and_missing_tokens(
+) {
     let d = TestDaemon::start();
     let host = format!("127.0.0.1:{}", d.port);
     let bearer = format!("Bearer {}", d.token);
@@ -438,6 +439,25 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
         raw_status(d.port, &host, &[("Authorization", "Bearer wrong")]).await,
         401
     );
+    // Pages served from this machine may ask (DNS rebinding cannot fake a loopback Origin),
+    // with the token all the same; any other web origin is refused whatever it presents.
+    for origin in [
+        format!("http://localhost:{}", d.port),
+        "http://127.0.0.1:3000".to_owned(),
+        "http://[::1]:8080".to_owned(),
+    ] {
+        let o = ("Origin", origin.as_str());
+        assert_eq!(raw_status(d.port, &host, &[auth, o]).await, 200, "{origin}");
+        assert_eq!(raw_status(d.port, &host, &[o]).await, 401, "{origin}");
+    }
+    for origin in [
+        "http://localhost.evil.example",
+        "null",
+        "http://localhost@evil.example",
+    ] {
+        let o = ("Origin", origin);
+        assert_eq!(raw_status(d.port, &host, &[auth, o]).await, 403, "{origin}");
+    }
 
     // A session ends with DELETE (204), after which its id is unknown (404).
     let (status, head) = raw(d.port, "POST", &host, &[auth]).await;
@@ -456,6 +476,15 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
     assert_eq!(raw_status(open.port, &host, &[]).await, 200);
     assert_eq!(
         raw_status(open.port, &host, &[("Origin", "http://localhost:3000")]).await,
+        200
+    );
+    assert_eq!(
+        raw_status(open.port, &host, &[("Origin", "https://evil.example")]).await,
+        403
+    );
+    let rebinding = [("Origin", "http://evil.example:80")];
+    assert_eq!(
+        raw_status(open.port, "evil.example:80", &rebinding).await,
         403
     );
 }

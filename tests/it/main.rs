@@ -34,6 +34,7 @@ mod man;
 mod mcp;
 mod mcp_conformance;
 mod mcp_front;
+mod mcp_sessions;
 mod multi_user;
 mod native_host;
 mod packaging;

@@ -347,6 +347,8 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
             "browserctl_list_tabs",
             "browserctl_open_tab",
             "browserctl_close_tab",
+            "browserctl_list_tools",
+            "browserctl_call_tool",
             "search"
         ]
     );
@@ -362,11 +364,11 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let tools = client.list_all_tools().await.unwrap();
     find(&tools, "search");
     find(&tools, "fill_form");
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 7, "two tab tools and the five meta tools");
     client.cancel().await.unwrap();
 
     let (client, _) = stdio_client(&d, &["--session", "nobody"]).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 3);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
     client.cancel().await.unwrap();
 }
 
@@ -530,7 +532,7 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Watcher(tx).serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 3, "only the meta tools");
+    assert_eq!(tools.len(), 5, "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await

@@ -180,6 +180,23 @@ impl<B: Backend> Inner<B> {
         self.call_exposed(target, args, ct).await
     }
 
+    /// [`Inner::call_page`], with a failure the page worded labelled like its results when
+    /// the page marks them untrusted.
+    async fn call_exposed(
+        &self,
+        target: Exposed,
+        args: JsonObject,
+        ct: &CancellationToken,
+    ) -> Result<CallToolResult, Error> {
+        let view = untrusted(&target.view).then(|| (target.view.clone(), target.tab_url.clone()));
+        match (self.call_page(target, args, ct).await, view) {
+            (Err(e), Some((view, url))) if e.code == ErrorCode::ToolError => {
+                Ok(label_untrusted(error_result(&e), &view, url.as_deref()))
+            }
+            (outcome, _) => outcome,
+        }
+    }
+
     /// A page's answer as the client gets it: see super::result.
     fn page_result(target: &Exposed, resp: CallResponse) -> CallToolResult {
         let r = tool_result(&resp.result);
@@ -191,7 +208,7 @@ impl<B: Backend> Inner<B> {
         answered_by(r, &resp.tab)
     }
 
-    async fn call_exposed(
+    async fn call_page(
         &self,
         target: Exposed,
         args: JsonObject,

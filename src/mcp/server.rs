@@ -4,6 +4,7 @@
 use super::expose::{expose, Exposed, Scope, Snapshot};
 use super::log::{ClientLog, Level};
 use super::meta::{self, arg_str, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB};
+use super::progress;
 use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
@@ -512,14 +513,19 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             .log
             .send(peer, Level::Debug, json!({"event": "call", "tool": tool}))
             .await;
-        let outcome = match request.name.as_ref() {
-            LIST_TABS => inner.list_tabs().await,
-            OPEN_TAB => inner.open_tab(&args).await,
-            CLOSE_TAB => inner.close_tab(&args).await,
-            LIST_TOOLS => inner.list_tools(&args).await,
-            CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
-            name => inner.call_tab_tool(name, args, &context.ct).await,
-        };
+        let token = context.meta.get_progress_token();
+        let what = || format!("the browser to finish `{tool}`");
+        let outcome = progress::reporting(peer, token, what, async {
+            match tool {
+                LIST_TABS => inner.list_tabs().await,
+                OPEN_TAB => inner.open_tab(&args).await,
+                CLOSE_TAB => inner.close_tab(&args).await,
+                LIST_TOOLS => inner.list_tools(&args).await,
+                CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
+                name => inner.call_tab_tool(name, args.clone(), &context.ct).await,
+            }
+        })
+        .await;
         if let Err(e) = &outcome {
             let data =
                 json!({"event": "callFailed", "tool": tool, "code": e.code, "message": e.message});

@@ -5,10 +5,11 @@
 
 use crate::common::*;
 use rmcp::model::{
-    CallToolRequestParams, JsonObject, LoggingLevel, LoggingMessageNotificationParam,
-    SetLevelRequestParams,
+    CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, LoggingLevel,
+    LoggingMessageNotificationParam, NumberOrString, ProgressNotificationParam, ProgressToken,
+    RequestMetaObject, SetLevelRequestParams,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, ServiceExt};
@@ -20,6 +21,7 @@ use tokio::sync::mpsc;
 #[derive(Debug)]
 pub enum Heard {
     Log(LoggingMessageNotificationParam),
+    Progress(ProgressNotificationParam),
     ToolsChanged,
 }
 
@@ -34,6 +36,14 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         let _ = self.0.send(Heard::Log(params));
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.0.send(Heard::Progress(params));
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -349,5 +359,97 @@ async fn results_say_the_same_in_content_and_structured_content() {
         serde_json::to_value(&r.content).unwrap(),
         json!([{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}])
     );
+    client.cancel().await.unwrap();
+}
+
+/// The next progress notification heard (other notifications are skipped).
+async fn next_progress(heard: &mut mpsc::UnboundedReceiver<Heard>) -> ProgressNotificationParam {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if let Heard::Progress(p) = heard.recv().await.expect("client alive") {
+                return p;
+            }
+        }
+    })
+    .await
+    .expect("a progress notification within 10 s")
+}
+
+/// Asks for progress (rmcp's client replaces the token with one of its own).
+fn with_progress(mut p: CallToolRequestParams, token: &str) -> CallToolRequestParams {
+    let mut meta = RequestMetaObject::new();
+    meta.set_progress_token(ProgressToken(NumberOrString::String(token.into())));
+    p.meta = Some(meta);
+    p
+}
+
+/// A slow page tool: a client that sent a progress token hears the call is alive (the time
+/// waited, always increasing) until the answer; cancelling such a call still works.
+#[tokio::test(flavor = "multi_thread")]
+async fn long_calls_report_progress_and_can_still_be_cancelled() {
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "T", vec![tool("browser_wait_for")])]).await;
+    d.wait_tabs("one tab", |t| t.len() == 1);
+    let (client, mut heard) = client(&d).await;
+    client.list_all_tools().await.unwrap();
+
+    let call = client.call_tool(with_progress(params("browser_wait_for", json!({})), "p1"));
+    let page = async {
+        let call = ext.expect("callTool").await;
+        // The page takes its time: the client hears twice that the call goes on.
+        let first = next_progress(&mut heard).await;
+        let second = next_progress(&mut heard).await;
+        ext.send(json!({"type": "toolResult", "sessionId": ext.session,
+            "callId": call["callId"], "result": "appeared", "error": null}))
+            .await;
+        (first, second)
+    };
+    let (r, (first, second)) = tokio::join!(call, page);
+    assert_eq!(texts(&r.unwrap()), ["appeared"]);
+    // (rmcp's client puts its own token in the request's _meta.)
+    assert_eq!(first.progress_token, second.progress_token);
+    for p in [&first, &second] {
+        assert!(
+            p.message.as_deref().unwrap().contains("`browser_wait_for`"),
+            "{p:?}"
+        );
+    }
+    assert!(
+        second.progress > first.progress && first.progress > 0.0,
+        "{first:?} {second:?}"
+    );
+
+    // Without a token, nothing is reported: the next notification is the next call's.
+    let (r, _) = tokio::join!(
+        client.call_tool(params("browser_wait_for", json!({}))),
+        ext.answer_call(json!("quick"))
+    );
+    assert_eq!(texts(&r.unwrap()), ["quick"]);
+
+    // Cancelled while progress is reported: the daemon ends the call with CANCELLED.
+    let before = d.status();
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(with_progress(
+                params("browser_wait_for", json!({})),
+                "p2",
+            ))),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    ext.expect("callTool").await;
+    let p = next_progress(&mut heard).await;
+    assert_ne!(
+        p.progress_token, first.progress_token,
+        "none of the first call's left"
+    );
+    handle.cancel(Some("enough".into())).await.unwrap();
+    let want = before["callsCancelled"].as_u64().unwrap() + 1;
+    wait_until(Duration::from_secs(10), "the call to be cancelled", || {
+        let s = d.status();
+        (s["callsCancelled"] == want && s["callsInFlight"] == 0).then_some(())
+    });
     client.cancel().await.unwrap();
 }

@@ -12,7 +12,7 @@ use super::config::McpAuth;
 use super::context::Daemon;
 use super::http::{self, Body};
 use super::limits::{self, Slot};
-use super::mcp_sessions::Sessions;
+use super::mcp_sessions::{self, Sessions};
 use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
@@ -131,6 +131,9 @@ fn build(d: &Arc<Daemon>) -> Service {
 /// Closes idle sessions, checking a few times per `--mcp-session-idle` (read afresh each
 /// time: SIGHUP may change it), until the daemon shuts down.
 async fn close_idle(sessions: Arc<Sessions>, d: Weak<Daemon>) {
+    // Closed sessions free their memory as their tasks wind down, after the close returns:
+    // the pages go back to the system one tick later.
+    let mut freed = false;
     loop {
         let (idle, shutdown) = match d.upgrade() {
             Some(d) => (d.config().mcp_session_idle, d.shutdown.clone()),
@@ -141,7 +144,11 @@ async fn close_idle(sessions: Arc<Sessions>, d: Weak<Daemon>) {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep(tick) => {}
         }
+        if std::mem::take(&mut freed) {
+            mcp_sessions::release_freed_memory();
+        }
         let closed = sessions.close_idle(idle).await;
+        freed = closed > 0;
         if closed > 0 {
             tracing::debug!(
                 closed,

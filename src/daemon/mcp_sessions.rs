@@ -122,9 +122,6 @@ impl Sessions {
                 tracing::debug!(session = %id, error = %e, "could not close an idle MCP session");
             }
         }
-        if !stale.is_empty() && (stale.len() >= 16 || self.len() == 0) {
-            release_freed_memory();
-        }
         stale.len()
     }
 }
@@ -132,7 +129,7 @@ impl Sessions {
 /// Gives the pages that closed sessions freed back to the system. glibc's malloc keeps freed
 /// memory in its heaps for reuse; after a flood of sessions that would leave the daemon
 /// holding the flood's peak for good. Other allocators return memory on their own.
-fn release_freed_memory() {
+pub fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
     unsafe {

@@ -9,11 +9,11 @@ use super::result::{answered_by, error_result, label_untrusted, tool_result, unt
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -48,9 +48,19 @@ pub trait Backend: Send + Sync + 'static {
     }
 }
 
-/// The newest protocol revision with the `initialize` handshake and sessions. Later ones
-/// drop sessions, and with them the stream that carries `list_changed` to our clients.
+/// The newest protocol revision with the `initialize` handshake and sessions: what an
+/// `initialize` is answered with. 2025-11-25 clients get sessions, logging and
+/// `list_changed` on their session's stream.
 pub const PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The newest revision served: 2026-07-28 clients start with `server/discover` and send
+/// stateless requests (rmcp serves them without a session on the same endpoint); they learn
+/// of new tools through `subscriptions/listen` and the `ttlMs`/`cacheScope` of lists.
+pub const NEWEST: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// How long a tool list may be reused: not at all, since a tab may open or close any time
+/// (and asking again costs a local round trip). Private: it is this user's browser.
+const LIST_TTL_MS: u64 = 0;
 
 /// How long a cancelled call may take to confirm before we answer anyway.
 const CANCEL_CONFIRM: Duration = Duration::from_secs(5);
@@ -404,6 +414,29 @@ impl<B: Backend> Inner<B> {
         Ok(CallToolResult::structured(json!({ "closed": closed })))
     }
 
+    /// A 2026-07-28 `subscriptions/listen` stream: `list_changed` each time the tools differ
+    /// from the last ones announced (those at the start first), until the client cancels.
+    async fn listen(&self, ctx: &SubscriptionContext) {
+        let Ok(mut changes) = self.backend.changes().await else {
+            return ctx.cancelled().await;
+        };
+        let fingerprint = async || self.current().await.ok().map(|(t, _, _)| fingerprint(&t));
+        let mut announced = fingerprint().await;
+        loop {
+            tokio::select! {
+                _ = ctx.cancelled() => return,
+                signal = changes.recv() => if signal.is_none() { return ctx.cancelled().await },
+            }
+            let now = fingerprint().await;
+            if now.is_some() && now != announced {
+                announced = now;
+                if ctx.sink().notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
     /// Sends `list_changed` when the tools differ from what the client last listed (once per
     /// distinct change). Follows the backend's change signal; reconnects if it breaks.
     async fn watch(self: Arc<Self>, peer: Peer<RoleServer>) {
@@ -482,7 +515,7 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&PROTOCOL))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&NEWEST))
     }
 
     async fn list_tools(
@@ -493,7 +526,9 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
         // The whole list in one page: a few hundred tools at most, and a cursor would go
         // stale as tabs come and go.
         match self.inner.list().await {
-            Ok(tools) => Ok(ListToolsResult::with_all_items(tools)),
+            Ok(tools) => Ok(ListToolsResult::with_all_items(tools)
+                .with_ttl_ms(LIST_TTL_MS)
+                .with_cache_scope(CacheScope::Private)),
             Err(e) => Err(ErrorData::internal_error(
                 format!("{}: {}", e.code, e.message),
                 None,
@@ -542,6 +577,19 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.inner.log.set(request.level);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Tool list changes are all this server announces.
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.inner.listen(&context).await;
         Ok(())
     }
 

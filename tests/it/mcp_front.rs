@@ -453,3 +453,84 @@ async fn long_calls_report_progress_and_can_still_be_cancelled() {
     });
     client.cancel().await.unwrap();
 }
+
+/// A 2026-07-28 client (rmcp's, started with `server/discover`) on the same `/mcp`: no
+/// session, lists with cache hints, calls, and hears of a new tab on `subscriptions/listen`;
+/// meanwhile a 2025-11-25 client keeps its session.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_2026_07_28_client_is_served_statelessly_beside_a_2025_11_25_one() {
+    use rmcp::model::{CacheScope, ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("one tab", |t| t.len() == 1);
+    let (legacy, _) = client(&d).await;
+    assert_eq!(
+        legacy.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2025_11_25
+    );
+
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{}/mcp", d.port))
+            .auth_header(d.token.clone());
+    let (tx, _heard) = mpsc::unbounded_channel();
+    let modern = Recorder(tx)
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_config(config),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover");
+    let info = modern.peer_info().unwrap();
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+    assert_eq!(info.server_info.as_ref().unwrap().name, "browser-mcp");
+    // Stateless: only the legacy client holds a session.
+    assert_eq!(d.status()["mcpSessions"], 1);
+
+    let page = modern.list_tools(None).await.expect("tools/list");
+    assert_eq!(page.ttl_ms, Some(0));
+    assert_eq!(page.cache_scope, Some(CacheScope::Private));
+    assert!(page.tools.iter().any(|t| t.name == "search"));
+    let (r, seen) = tokio::join!(
+        modern.call_tool(params("search", json!({"query": "q"}))),
+        ext.answer_call(json!("hits")),
+    );
+    assert_eq!(texts(&r.unwrap()), ["hits"]);
+    assert_eq!(seen["args"], json!({"query": "q"}));
+
+    // A tab opens: the subscription hears of it.
+    let mut sub = modern
+        .peer()
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .expect("subscriptions/listen");
+    assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
+    ext.send(json!({"type": "tabCreated", "sessionId": ext.session,
+        "tab": tab(11, "Fresh", vec![tool("fresh")])}))
+        .await;
+    let heard = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .expect("list_changed within 10 s")
+        .expect("the subscription")
+        .expect("a notification");
+    assert!(
+        matches!(heard, ServerNotification::ToolListChangedNotification(_)),
+        "{heard:?}"
+    );
+    let tools = modern.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "fresh"));
+    assert_eq!(d.status()["mcpSessions"], 1);
+    drop(sub);
+    modern.cancel().await.unwrap();
+    // The legacy session still works.
+    assert!(legacy
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .any(|t| t.name == "fresh"));
+    legacy.cancel().await.unwrap();
+}

@@ -200,7 +200,14 @@ async fn a_flood_of_initialize_is_bounded_and_its_memory_returns() {
     assert!(created >= 256, "{created} created");
 
     mcp_sessions_until(&d, "the flood's sessions to close", |n| n == 0).await;
-    let after = rss(&d);
+    // The memory goes back soon after (the daemon hands freed pages back a tick later).
+    let back = idle + (peak - idle) / 2 + 2048;
+    let start = Instant::now();
+    let mut after = rss(&d);
+    while after > back && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        after = rss(&d);
+    }
     eprintln!(
         "mcp session flood: {FLOOD} initialize in {flood_time:?}: {created} sessions, {refused} \
          refused; RSS idle {idle} KiB, peak {peak} KiB ({:.2}× idle), after expiry {after} KiB \
@@ -215,7 +222,7 @@ async fn a_flood_of_initialize_is_bounded_and_its_memory_returns() {
         "RSS grew from {idle} to {peak} KiB"
     );
     assert!(
-        after <= idle + (peak - idle) / 2 + 2048,
+        after <= back,
         "RSS stayed at {after} KiB after the sessions closed (idle {idle}, peak {peak})"
     );
 }

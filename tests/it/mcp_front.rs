@@ -534,3 +534,40 @@ async fn a_2026_07_28_client_is_served_statelessly_beside_a_2025_11_25_one() {
         .any(|t| t.name == "fresh"));
     legacy.cancel().await.unwrap();
 }
+
+/// `browserctl mcp` on stdio speaks 2026-07-28 too (rmcp's client, started with discover).
+#[tokio::test(flavor = "multi_thread")]
+async fn browserctl_mcp_on_stdio_serves_a_2026_07_28_client() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let d = TestDaemon::start();
+    let _ext = FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("one tab", |t| t.len() == 1);
+    let socket = d.socket.clone();
+    let cmd = tokio::process::Command::new(CTL).configure(|c| {
+        c.arg("--socket").arg(&socket).arg("mcp");
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let (tx, _heard) = mpsc::unbounded_channel();
+    let modern = Recorder(tx)
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover over stdio");
+    assert_eq!(
+        modern.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2026_07_28
+    );
+    let tools = modern.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "search"));
+    assert!(tools.iter().any(|t| t.name == "browserctl_call_tool"));
+    modern.cancel().await.unwrap();
+}

@@ -1,6 +1,7 @@
 //! An independent MCP client: the official Python SDK (`pip install mcp`) launches
-//! `browserctl mcp` over stdio (tests/python/mcp_stdio_client.py) while this side scripts the
-//! extension.
+//! `browserctl mcp` over stdio (tests/python/mcp_stdio_client.py), and talks to the daemon's
+//! `/mcp` in both protocol revisions (tests/python/mcp_http_client.py), while this side
+//! scripts the extension.
 //!
 //! Its own test binary with libtest-mimic's harness, because libtest cannot decide at run
 //! time that a test is skipped: without the package this test reports itself as ignored
@@ -17,6 +18,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 const NAME: &str = "the_official_python_sdk_drives_browserctl_mcp_over_stdio";
+const HTTP: &str = "the_official_python_sdk_drives_mcp_over_http_in_both_revisions";
 
 fn python_has_mcp() -> bool {
     std::process::Command::new("python3")
@@ -36,6 +38,7 @@ fn main() -> std::process::ExitCode {
     }
     let trials = vec![
         Trial::test(NAME, run).with_ignored_flag(skip),
+        Trial::test(HTTP, run_http).with_ignored_flag(skip),
         Trial::test(
             "without_the_sdk_the_test_reports_itself_ignored",
             ignored_without_sdk,
@@ -141,5 +144,79 @@ async fn drive() {
         .expect("the Python client finishes within 60 s")
         .expect("python3 ran");
     let ok = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("client: ok");
+    assert!(ok, "{}", report(out));
+}
+
+fn run_http() -> Result<(), Failed> {
+    if !python_has_mcp() {
+        return Err(
+            "CI must have the Python MCP SDK: .ci/run installs it with `pip install mcp`".into(),
+        );
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(drive_http());
+    Ok(())
+}
+
+/// tests/python/mcp_http_client.py against /mcp: one call per revision, each answered with
+/// "results for QUERY".
+async fn drive_http() {
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/mcp_http_client.py"
+    );
+    let child = tokio::process::Command::new("python3")
+        .arg(script)
+        .env(
+            "BROWSER_MCP_URL",
+            format!("http://127.0.0.1:{}/mcp", d.port),
+        )
+        .env("BROWSER_MCP_TOKEN", &d.token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run python3");
+    let output = child.wait_with_output();
+    tokio::pin!(output);
+    let report = |out: std::process::Output| {
+        format!(
+            "the Python HTTP client failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    for want in ["legacy", "modern"] {
+        let answer = async {
+            let call = ext.expect("callTool").await;
+            let query = call["args"]["query"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            ext.send(json!({"type": "toolResult", "sessionId": ext.session,
+                "callId": call["callId"], "result": format!("results for {query}"), "error": null}))
+                .await;
+            query
+        };
+        let query = tokio::select! {
+            q = answer => q,
+            out = &mut output => panic!("{}", report(out.expect("python3 ran"))),
+        };
+        assert_eq!(query, want);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), output)
+        .await
+        .expect("the Python client finishes within 60 s")
+        .expect("python3 ran");
+    let ok =
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("HTTP client: ok");
     assert!(ok, "{}", report(out));
 }

@@ -17,7 +17,8 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
          control socket  {}\n\
          discovery file  {}\n\
          browsers {}  tabs {}  tools {}\n\
-         calls: {} in flight, {} total, {} failed, {} cancelled; late answers {}, unknown answers {}, bad messages {}",
+         calls: {} in flight, {} total, {} failed, {} cancelled; late answers {}, unknown answers {}, bad messages {}\n\
+         mcp sessions {}",
         s.version,
         s.pid,
         s.uptime_ms / 1000,
@@ -33,7 +34,8 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
         s.calls_cancelled,
         s.late_responses,
         s.unknown_responses,
-        s.bad_messages
+        s.bad_messages,
+        s.mcp_sessions
     ))
 }
 

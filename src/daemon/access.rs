@@ -1,7 +1,8 @@
 //! Who may use the loopback port: the peer must be a program of our own user (issue 21), the
 //! `Host` must be a loopback name (a page elsewhere cannot reach us through DNS rebinding), an
-//! `Origin`, when present, must be allowed (extension origins by default; web pages never),
-//! and the daemon's token must match when presented (or when required).
+//! `Origin`, when present, must be allowed (extension origins by default; web pages never,
+//! except on `/mcp` pages served from a loopback host, which DNS rebinding cannot fake), and
+//! the daemon's token must match when presented (or when required).
 //!
 //! Per dialect, who is admitted on what evidence (README, "Threat model"):
 //! - every route: the uid owning the peer's socket is ours (the kernel says so, [`PeerUser`]);
@@ -59,6 +60,20 @@ pub fn loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// An Origin naming a loopback host (`http://localhost:3000`, `http://127.0.0.1:8765`,
+/// `http://[::1]`): a page served from this machine, never one reached through DNS
+/// rebinding, whose Origin names the attacker's host. Only a bare origin counts (scheme,
+/// host, optional port), as browsers send it.
+pub fn loopback_origin(origin: &str) -> bool {
+    let Some((scheme, host)) = origin.split_once("://") else {
+        return false;
+    };
+    matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+        && !host.is_empty()
+        && !host.contains(['/', '?', '#', '@'])
+        && loopback_host(host)
+}
+
 /// Whether the peer may talk to us at all: only programs of our own user. Checked before the
 /// request is looked at.
 pub fn admit_peer(peer: &PeerUser) -> Result<(), Refusal> {
@@ -80,6 +95,9 @@ pub struct Demands {
     /// It needs no token: the trust handshake follows (an upgrade of `GET /` offering the
     /// subprotocol), or it is the plain `GET /` that only says who we are.
     pub token_optional: bool,
+    /// Loopback origins are welcome too (`/mcp`, as the MCP transport's DNS-rebinding
+    /// guidance says); the token rules are unchanged.
+    pub loopback_origins: bool,
 }
 
 /// Checks Host, Origin and token.
@@ -104,7 +122,8 @@ pub fn admit<B>(
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("<invalid>");
-        if !config.origin_allowed(origin) {
+        let loopback = demands.loopback_origins && loopback_origin(origin);
+        if !loopback && !config.origin_allowed(origin) {
             return Err(Refusal::forbidden(format!(
                 "Origin `{origin}` may not connect to browser-mcpd"
             )));
@@ -190,6 +209,32 @@ mod tests {
             "[::2]:1",
         ] {
             assert!(!loopback_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1:8765",
+            "https://localhost",
+            "http://[::1]:9",
+            "HTTP://LOCALHOST:1",
+        ] {
+            assert!(loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://localhost@evil.example",
+            "http://localhost:1/path",
+            "null",
+            "chrome-extension://abc",
+            "file://localhost",
+            "http://",
+            "localhost:3000",
+        ] {
+            assert!(!loopback_origin(bad), "{bad}");
         }
     }
 

@@ -61,6 +61,16 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_MCP_AUTH", value_enum, default_value_t = McpAuth::Bearer)]
     pub mcp_auth: McpAuth,
 
+    /// MCP sessions on /mcp live at once; an `initialize` over this is answered 429
+    /// LIMIT_EXCEEDED (and counted in `limitsExceeded` of status).
+    #[arg(long, env = "BROWSER_MCP_MCP_MAX_SESSIONS", default_value_t = 256)]
+    pub mcp_max_sessions: usize,
+
+    /// An MCP session on /mcp with no request in progress and no stream open for this long
+    /// is closed; its client gets 404 and starts a new one, as the MCP transport says.
+    #[arg(long, env = "BROWSER_MCP_MCP_SESSION_IDLE", default_value = "10m", value_parser = parse_duration)]
+    pub mcp_session_idle: Duration,
+
     /// Per-attempt timeout of a tool call.
     #[arg(long, env = "BROWSER_MCP_CALL_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub call_timeout: Duration,

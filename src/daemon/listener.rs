@@ -144,6 +144,7 @@ async fn route(req: Request<Incoming>, port: Arc<Port>, who: &PeerUser) -> Respo
     let demands = access::Demands {
         peer_unknown: matches!(who, PeerUser::Unknown(_)),
         token_optional: handshake || (root && !is_upgrade(&req)),
+        loopback_origins: req.uri().path() == "/mcp",
     };
     if let Err(refusal) = access::admit(&req, &d.config(), &d.runtime.token, demands) {
         // Never the raw query: it may carry the token.

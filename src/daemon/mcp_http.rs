@@ -2,7 +2,8 @@
 //! named by `Mcp-Session-Id`), served by rmcp's `StreamableHttpService`.
 //!
 //! In front of it: the listener's Host/Origin checks (DNS rebinding), then the daemon's
-//! token as `Authorization: Bearer` unless `--mcp-auth none`. Behind it, each session's
+//! token as `Authorization: Bearer` unless `--mcp-auth none`, then the session bounds
+//! ([`Sessions`]: `--mcp-max-sessions`, `--mcp-session-idle`). Behind it, each session's
 //! [`McpServer`] reads the registry and runs calls in this process (no socket hop).
 
 use super::access;
@@ -11,21 +12,27 @@ use super::config::McpAuth;
 use super::context::Daemon;
 use super::http::{self, Body};
 use super::limits::{self, Slot};
+use super::mcp_sessions::{self, Sessions};
 use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, McpServer, Scope, Snapshot};
 use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
 use http_body_util::BodyExt;
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
-pub type Service = StreamableHttpService<McpServer<DaemonBackend>, LocalSessionManager>;
+/// rmcp's service and the sessions it keeps.
+pub struct Service {
+    http: StreamableHttpService<McpServer<DaemonBackend>, Sessions>,
+    sessions: Arc<Sessions>,
+}
 
 /// The registry and call path of this daemon, as an MCP backend: one per MCP session, with
 /// the session's calls in flight counted against `--agent-max-in-flight`.
@@ -103,7 +110,9 @@ fn build(d: &Arc<Daemon>) -> Service {
     let weak: Weak<Daemon> = Arc::downgrade(d);
     let config =
         StreamableHttpServerConfig::default().with_cancellation_token(d.shutdown.child_token());
-    StreamableHttpService::new(
+    let sessions = Arc::new(Sessions::new(d.stats.mcp_sessions.clone()));
+    d.tasks.spawn(close_idle(sessions.clone(), weak.clone()));
+    let http = StreamableHttpService::new(
         move || {
             let d = weak
                 .upgrade()
@@ -113,10 +122,57 @@ fn build(d: &Arc<Daemon>) -> Service {
                 Scope::default(),
             ))
         },
-        Arc::new(LocalSessionManager::default()),
+        sessions.clone(),
         config,
-    )
+    );
+    Service { http, sessions }
 }
+
+/// Closes idle sessions, checking a few times per `--mcp-session-idle` (read afresh each
+/// time: SIGHUP may change it), until the daemon shuts down.
+async fn close_idle(sessions: Arc<Sessions>, d: Weak<Daemon>) {
+    // Closed sessions free their memory as their tasks wind down, after the close returns:
+    // the pages go back to the system one tick later.
+    let mut freed = false;
+    loop {
+        let (idle, shutdown) = match d.upgrade() {
+            Some(d) => (d.config().mcp_session_idle, d.shutdown.clone()),
+            None => return,
+        };
+        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        if std::mem::take(&mut freed) {
+            mcp_sessions::release_freed_memory();
+        }
+        let closed = sessions.close_idle(idle).await;
+        freed = closed > 0;
+        if closed > 0 {
+            tracing::debug!(
+                closed,
+                live = sessions.len(),
+                "closed MCP sessions idle for {idle:?}"
+            );
+        }
+    }
+}
+
+/// Whether a request body is an `initialize` (the one request that begins a session).
+fn is_initialize(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+    }
+    serde_json::from_slice::<Peek>(body).is_ok_and(|p| p.method == Some("initialize"))
+}
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Largest `/mcp` request body: rmcp's own default, which the README documents.
+const MAX_BODY: usize = 4 << 20;
 
 /// Serves one request to `/mcp` (the listener has checked Host, Origin and a presented
 /// token already); `service` is built on first use.
@@ -144,12 +200,60 @@ pub async fn serve(
         );
         return r;
     }
+    let front = service.get_or_init(|| build(&d));
+    let config = d.config();
     let ends_session = req.method() == hyper::Method::DELETE;
-    let mut resp = service
-        .get_or_init(|| build(&d))
-        .handle(req)
-        .await
-        .map(BodyExt::boxed);
+    let (parts, body) = req.into_parts();
+    // Whole (bounded as rmcp bounds it, and in time), so that an `initialize` can be told
+    // from other requests before rmcp sees it.
+    let body = match http::read_body(Request::new(body), MAX_BODY, config.handshake_timeout).await {
+        Ok(body) => body,
+        Err(e) => return http::error(e),
+    };
+    let session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    // A session's request keeps it from being idle for as long as its answer streams.
+    let activity = session.and_then(|id| front.sessions.activity(id));
+    let begins = parts.method == hyper::Method::POST && session.is_none() && is_initialize(&body);
+    let slot = match begins.then(|| front.sessions.reserve(config.mcp_max_sessions)) {
+        Some(Err(live)) => {
+            let max = config.mcp_max_sessions;
+            let e = limits::exceeded(
+                "mcp-max-sessions",
+                max,
+                format!(
+                    "{live} MCP sessions are live, the most allowed (--mcp-max-sessions {max}); \
+                     end one (DELETE /mcp) or wait for idle ones to expire (--mcp-session-idle {}s)",
+                    config.mcp_session_idle.as_secs()
+                ),
+            );
+            limits::refused(&d.stats, 0, &e);
+            return http::error(e);
+        }
+        Some(Ok(slot)) => Some(slot),
+        None => None,
+    };
+    let req = Request::from_parts(parts, Full::new(body));
+    let mut resp = front.http.handle(req).await.map(|body| {
+        body.map_frame(move |frame| {
+            let _busy = &activity;
+            frame
+        })
+        .boxed()
+    });
+    if let Some(slot) = slot {
+        match resp
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(id) => front.sessions.adopt(id.into(), slot).await,
+            // Refused, or answered without a session (a stateless revision): nothing lives on.
+            None => drop(slot),
+        }
+    }
     // rmcp confirms a session's end with an empty 202; the Python SDK (and others written
     // from the spec's examples) expect 200 or 204 and warn otherwise. Same meaning, no body.
     if ends_session && resp.status() == StatusCode::ACCEPTED {

@@ -38,6 +38,7 @@ pub(crate) mod limits;
 pub(crate) mod listener;
 pub(crate) mod logging;
 pub(crate) mod mcp_http;
+pub(crate) mod mcp_sessions;
 pub(crate) mod pairing;
 pub(crate) mod peer;
 pub(crate) mod registry;

@@ -19,6 +19,8 @@ pub struct Stats {
     /// Connections open now on the extension port and on the control socket.
     pub extension_connections: Arc<AtomicU64>,
     pub control_connections: Arc<AtomicU64>,
+    /// MCP sessions live on /mcp (and `initialize` requests being served).
+    pub mcp_sessions: Arc<AtomicU64>,
     /// Woken when the last call in flight ends (shutdown waits on it).
     pub idle: tokio::sync::Notify,
 }

@@ -7,6 +7,7 @@
 //! tab silently owns the plain name, and deterministic for a given set of tabs. The tab's
 //! title and URL go into the description so a model can tell the tools apart.
 
+use super::result;
 use crate::pattern::url_matches;
 use crate::protocol::control::{BrowserView, TabView, ToolView};
 use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
@@ -220,7 +221,11 @@ impl Exposed {
     /// description with the tab it comes from, and `_meta` saying where calls go.
     pub fn to_mcp(&self, browsers: &[BrowserView]) -> Tool {
         let v = &self.view;
-        let origin = provenance(self, browsers);
+        let mut origin = provenance(self, browsers);
+        let untrusted = result::untrusted(v);
+        if untrusted {
+            origin.push_str(" Its results are untrusted page content.");
+        }
         let description = match v.description.as_deref() {
             Some(d) if !d.is_empty() => format!("{d}\n\n{origin}"),
             _ => origin,
@@ -233,6 +238,12 @@ impl Exposed {
         tool.title = v.title.clone();
         if let Some(out) = &v.output_schema {
             if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(out.get()) {
+                // Untrusted results come wrapped with their notice (super::result).
+                let map = if untrusted {
+                    result::wrap_output_schema(map)
+                } else {
+                    map
+                };
                 tool.output_schema = Some(Arc::new(map));
             }
         }
@@ -245,6 +256,14 @@ impl Exposed {
         meta.insert("browser-mcp/tool".into(), json!(v.name));
         if let Some(url) = &self.tab_url {
             meta.insert("browser-mcp/url".into(), json!(url));
+        }
+        // Every hint the page gave, its own included (WebMCP's untrustedContentHint): MCP's
+        // annotation type keeps only the hints MCP defines.
+        if let Some(a) = &v.annotations {
+            meta.insert(result::ANNOTATIONS_META.into(), a.clone());
+        }
+        if untrusted {
+            meta.insert(result::UNTRUSTED_META.into(), json!(true));
         }
         tool.meta = Some(MetaObject(meta));
         tool

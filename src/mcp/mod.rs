@@ -6,9 +6,17 @@
 //! meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
 //! - [`expose`]: which tools are in scope and the names clients see.
+//! - [`log`]: `logging/setLevel` and the messages a client asked for.
+//! - [`meta`]: the meta tools, offered beside the tab tools under names that never change.
+//! - [`progress`]: progress notifications while a long call runs.
+//! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
 
 pub mod expose;
+pub mod log;
+pub mod meta;
+pub mod progress;
+pub mod result;
 pub mod server;
 
 pub use expose::{Scope, Snapshot};

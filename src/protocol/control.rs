@@ -57,6 +57,9 @@ pub struct Status {
     pub extension_connections: u64,
     #[serde(default)]
     pub control_connections: u64,
+    /// MCP sessions live on /mcp (at most `--mcp-max-sessions`).
+    #[serde(default)]
+    pub mcp_sessions: u64,
     /// Tasks the daemon runs now (connections, calls, event streams); it returns to its idle
     /// value when clients leave.
     #[serde(default)]

@@ -347,6 +347,8 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
             "browserctl_list_tabs",
             "browserctl_open_tab",
             "browserctl_close_tab",
+            "browserctl_list_tools",
+            "browserctl_call_tool",
             "search"
         ]
     );
@@ -362,11 +364,11 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let tools = client.list_all_tools().await.unwrap();
     find(&tools, "search");
     find(&tools, "fill_form");
-    assert_eq!(tools.len(), 5);
+    assert_eq!(tools.len(), 7, "two tab tools and the five meta tools");
     client.cancel().await.unwrap();
 
     let (client, _) = stdio_client(&d, &["--session", "nobody"]).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 3);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
     client.cancel().await.unwrap();
 }
 
@@ -415,7 +417,8 @@ async fn raw_status(port: u16, host: &str, headers: &[(&str, &str)]) -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens() {
+async fn the_http_transport_takes_loopback_origins_and_refuses_foreign_hosts_web_origins_and_missing_tokens(
+) {
     let d = TestDaemon::start();
     let host = format!("127.0.0.1:{}", d.port);
     let bearer = format!("Bearer {}", d.token);
@@ -438,6 +441,25 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
         raw_status(d.port, &host, &[("Authorization", "Bearer wrong")]).await,
         401
     );
+    // Pages served from this machine may ask (DNS rebinding cannot fake a loopback Origin),
+    // with the token all the same; any other web origin is refused whatever it presents.
+    for origin in [
+        format!("http://localhost:{}", d.port),
+        "http://127.0.0.1:3000".to_owned(),
+        "http://[::1]:8080".to_owned(),
+    ] {
+        let o = ("Origin", origin.as_str());
+        assert_eq!(raw_status(d.port, &host, &[auth, o]).await, 200, "{origin}");
+        assert_eq!(raw_status(d.port, &host, &[o]).await, 401, "{origin}");
+    }
+    for origin in [
+        "http://localhost.evil.example",
+        "null",
+        "http://localhost@evil.example",
+    ] {
+        let o = ("Origin", origin);
+        assert_eq!(raw_status(d.port, &host, &[auth, o]).await, 403, "{origin}");
+    }
 
     // A session ends with DELETE (204), after which its id is unknown (404).
     let (status, head) = raw(d.port, "POST", &host, &[auth]).await;
@@ -456,6 +478,15 @@ async fn the_http_transport_refuses_foreign_hosts_web_origins_and_missing_tokens
     assert_eq!(raw_status(open.port, &host, &[]).await, 200);
     assert_eq!(
         raw_status(open.port, &host, &[("Origin", "http://localhost:3000")]).await,
+        200
+    );
+    assert_eq!(
+        raw_status(open.port, &host, &[("Origin", "https://evil.example")]).await,
+        403
+    );
+    let rebinding = [("Origin", "http://evil.example:80")];
+    assert_eq!(
+        raw_status(open.port, "evil.example:80", &rebinding).await,
         403
     );
 }
@@ -501,7 +532,7 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Watcher(tx).serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 3, "only the meta tools");
+    assert_eq!(tools.len(), 5, "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await

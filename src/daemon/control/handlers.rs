@@ -179,6 +179,7 @@ fn status(d: &Daemon) -> Status {
         last_event_seq: summary.last_seq,
         extension_connections: get(&s.extension_connections),
         control_connections: get(&s.control_connections),
+        mcp_sessions: get(&s.mcp_sessions),
         // Every task of the runtime, tracked or not: a leak of any kind shows here.
         tasks: tokio::runtime::Handle::try_current()
             .map(|h| h.metrics().num_alive_tasks() as u64)

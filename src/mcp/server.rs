@@ -116,7 +116,8 @@ fn schema(v: Value) -> Arc<JsonObject> {
     }
 }
 
-fn meta_tools() -> Vec<Tool> {
+/// The three meta tools, first in every listing (and all there is without a daemon).
+pub fn meta_tools() -> Vec<Tool> {
     let list = Tool::new(
         LIST_TABS,
         "List the browser tabs this server exposes: tab id, title, URL, whether it is focused, \
@@ -503,25 +504,31 @@ impl<B: Backend> Inner<B> {
     }
 }
 
+/// Who we are and what we offer, in every `initialize` answer (the daemon's and the one
+/// `browserctl mcp` gives without a daemon).
+pub fn info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build(),
+    )
+    .with_server_info(
+        Implementation::new("browser-mcp", env!("CARGO_PKG_VERSION"))
+            .with_title("browser-mcp: tools of your browser tabs"),
+    )
+    .with_protocol_version(PROTOCOL)
+    .with_instructions(
+        "The tools of the web pages open in the user's browser, one MCP tool per page tool. \
+         Each tool's description ends with the tab it runs in. browserctl_list_tabs shows \
+         the tabs; browserctl_open_tab and browserctl_close_tab open and close them. Errors \
+         start with a stable code such as TOOL_ERROR or TAB_NOT_FOUND.",
+    )
+}
+
 impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new("browser-mcp", env!("CARGO_PKG_VERSION"))
-                .with_title("browser-mcp: tools of your browser tabs"),
-        )
-        .with_protocol_version(PROTOCOL)
-        .with_instructions(
-            "The tools of the web pages open in the user's browser, one MCP tool per page tool. \
-             Each tool's description ends with the tab it runs in. browserctl_list_tabs shows \
-             the tabs; browserctl_open_tab and browserctl_close_tab open and close them. Errors \
-             start with a stable code such as TOOL_ERROR or TAB_NOT_FOUND.",
-        )
+        info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

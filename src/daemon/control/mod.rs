@@ -85,7 +85,9 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .keep_alive(keep_alive)
-                .serve_connection(TokioIo::new(stream), service);
+                .serve_connection(TokioIo::new(stream), service)
+                // `GET /v1/mcp` hands the connection to an MCP session.
+                .with_upgrades();
             tokio::pin!(conn);
             tokio::select! {
                 r = conn.as_mut() => {

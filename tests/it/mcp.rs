@@ -328,6 +328,75 @@ async fn an_mcp_client_over_streamable_http_lists_calls_is_notified_and_cancels(
     converse(&d, &mut ext, client, changed).await;
 }
 
+/// Waits for `list_changed` and lists again until `name` is (or, `gone`, is no longer) there.
+async fn until_listed(
+    client: &McpClient,
+    changed: &mut mpsc::UnboundedReceiver<()>,
+    name: &str,
+    gone: bool,
+) -> Vec<Tool> {
+    let start = Instant::now();
+    loop {
+        let tools = client.list_all_tools().await.expect("tools/list");
+        if tools.iter().any(|t| t.name == name) != gone {
+            return tools;
+        }
+        let left = Duration::from_secs(20).saturating_sub(start.elapsed());
+        tokio::time::timeout(left, changed.recv())
+            .await
+            .unwrap_or_else(|_| panic!("list_changed and `{name}` within 20 s"))
+            .expect("the client is alive");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
+    let mut d = TestDaemon::start();
+    let mut ext = scripted_extension(&d).await;
+    let (client, mut changed) = stdio_client(&d, &[]).await;
+    find(&client.list_all_tools().await.unwrap(), "search_b1_7");
+
+    // A call in flight when the daemon dies is answered, not left hanging.
+    let dying = async {
+        ext.expect("callTool").await;
+        d.child.kill().unwrap(); // SIGKILL: no goodbye
+        d.child.wait().unwrap();
+    };
+    let (result, ()) = tokio::join!(
+        client.call_tool(params("search_b1_7", json!({"query": "q"}))),
+        dying
+    );
+    let result = result.expect("tools/call answered");
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).starts_with("DAEMON_UNAVAILABLE: "),
+        "{}",
+        text(&result)
+    );
+    // Its tab tools are gone, and the client is told so.
+    let tools = until_listed(&client, &mut changed, "search_b1_7", true).await;
+    assert_eq!(tools.len(), 3, "only the meta tools");
+    let r = client
+        .call_tool(params("browserctl_list_tabs", json!({})))
+        .await
+        .unwrap();
+    assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
+
+    // A daemon on the same socket: the same MCP session carries on with it.
+    let dir = std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap());
+    let d2 = TestDaemon::builder().dir(dir).start();
+    let mut ext2 = scripted_extension(&d2).await;
+    until_listed(&client, &mut changed, "search_b1_7", false).await;
+    let (result, seen) = tokio::join!(
+        client.call_tool(params("search_b1_7", json!({"query": "again"}))),
+        ext2.answer_call(json!("results again")),
+    );
+    let result = result.expect("tools/call");
+    assert_eq!(text(&result), "results again", "{result:?}");
+    assert_eq!(seen["args"], json!({"query": "again"}));
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let d = TestDaemon::start();

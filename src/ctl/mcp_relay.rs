@@ -33,6 +33,9 @@ const REPLAY_ID: &str = "browserctl-mcp-replayed-initialize";
 
 /// Read size; a longer line is read in several pieces.
 const CHUNK: usize = 64 << 10;
+/// Longest line kept; a longer one is dropped (as the daemon's MCP transport drops it), so a
+/// client that never ends its line cannot make the relay grow without bound.
+const MAX_LINE: usize = 128 << 20;
 
 /// What the relay needs to know of a line: enough to tell requests from answers.
 #[derive(Deserialize)]
@@ -317,6 +320,8 @@ struct Lines {
     /// Where the complete lines end (just past the last newline).
     done: usize,
     scratch: Box<[u8]>,
+    /// Dropping the rest of an over-long line.
+    skipping: bool,
 }
 
 impl Default for Lines {
@@ -325,6 +330,7 @@ impl Default for Lines {
             buf: Vec::new(),
             done: 0,
             scratch: vec![0; CHUNK].into_boxed_slice(),
+            skipping: false,
         }
     }
 }
@@ -338,7 +344,22 @@ impl Lines {
                 other => break other?,
             }
         };
-        self.buf.extend_from_slice(&self.scratch[..n]);
+        let mut read = &self.scratch[..n];
+        if self.skipping {
+            match read.iter().position(|b| *b == b'\n') {
+                Some(i) => {
+                    read = &read[i + 1..];
+                    self.skipping = false;
+                }
+                None => read = &[],
+            }
+        }
+        self.buf.extend_from_slice(read);
+        if self.buf.len() > MAX_LINE && !self.buf.contains(&b'\n') {
+            tracing::warn!("dropped an MCP message over {MAX_LINE} bytes");
+            self.buf.clear();
+            self.skipping = true;
+        }
         Ok(n > 0)
     }
 

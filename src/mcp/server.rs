@@ -102,9 +102,11 @@ fn lock(m: &Mutex<Listed>) -> std::sync::MutexGuard<'_, Listed> {
 /// Call ids unique across every `browserctl mcp` process and the daemon's own sessions.
 fn next_call_id() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
+    // getpid is a system call; the pid does not change.
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     format!(
         "mcp-{}-{}",
-        std::process::id(),
+        PID.get_or_init(std::process::id),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }

@@ -857,7 +857,7 @@ async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatenci
     const BLOCK: usize = 50;
     for b in 0..(n + n / 10).div_ceil(BLOCK) {
         let keep = b * BLOCK >= n / 10;
-        for k in 0..6 {
+        for (k, samples) in s.iter_mut().enumerate() {
             for i in 0..BLOCK {
                 let t = Instant::now();
                 match k {
@@ -876,7 +876,7 @@ async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatenci
                     _ => ws.once().await,
                 }
                 if keep {
-                    s[k].push(t.elapsed());
+                    samples.push(t.elapsed());
                 }
             }
         }

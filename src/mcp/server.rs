@@ -255,19 +255,24 @@ impl<B: Backend> Inner<B> {
         Ok(tools)
     }
 
-    /// The tool behind a name: from the client's last listing (names mean what the client
-    /// was shown), else from a fresh look for a client that calls without listing.
-    async fn lookup(&self, name: &str) -> Result<Exposed, Error> {
+    /// The tool behind a name, as (its name in the page, its target): from the client's last
+    /// listing (names mean what the client was shown), else from a fresh look for a client
+    /// that calls without listing. Only the two strings are copied, per call.
+    async fn lookup(&self, name: &str) -> Result<(String, String), Error> {
         if let Some(e) = lock(&self.listed).by_name.get(name) {
-            return Ok(e.clone());
+            return Ok((e.view.name.clone(), e.target.clone()));
         }
         let (_, exposed, _) = self.current().await?;
-        exposed.into_iter().find(|e| e.name == name).ok_or_else(|| {
-            Error::new(
-                ErrorCode::ToolNotFound,
-                format!("no tool `{name}` here; list the tools again (tabs may have changed)"),
-            )
-        })
+        exposed
+            .into_iter()
+            .find(|e| e.name == name)
+            .map(|e| (e.view.name, e.target))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::ToolNotFound,
+                    format!("no tool `{name}` here; list the tools again (tabs may have changed)"),
+                )
+            })
     }
 
     async fn call_tab_tool(
@@ -276,13 +281,13 @@ impl<B: Backend> Inner<B> {
         args: JsonObject,
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
-        let target = self.lookup(name).await?;
+        let (tool, target) = self.lookup(name).await?;
         let args = serde_json::value::to_raw_value(&args)
             .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
         let call_id = next_call_id();
         let req = CallRequest {
-            tool: target.view.name.clone(),
-            tab: Some(target.target.clone()),
+            tool,
+            tab: Some(target),
             args: Some(args),
             call_id: Some(call_id.clone()),
             ..CallRequest::default()

@@ -579,3 +579,78 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
+    use crate::harness::api;
+    let d = TestDaemon::start();
+    let _ext = scripted_extension(&d).await;
+    let (code, v) = api(&d, "GET", "/v1/mcp", None).await;
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (400, Some("BAD_REQUEST")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Upgrade: mcp-stdio"),
+        "{v}"
+    );
+    let (code, v) = api(&d, "GET", "/v1/mcp?tabs=1", None).await;
+    assert_eq!(code, 400, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("`tabs`"),
+        "{v}"
+    );
+
+    // Upgraded, the connection is one MCP session in stdio framing, scoped by the query.
+    let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+    s.write_all(b"GET /v1/mcp?tab=b1%3A9 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(s.read_u8().await.unwrap());
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    s.write_all(format!("{init}\n{list}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(s);
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        assert!(
+            lines.read_line(&mut line).await.unwrap() > 0,
+            "the session ended"
+        );
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "browser-mcp");
+    let names: Vec<&str> = answers[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "browserctl_list_tabs",
+            "browserctl_open_tab",
+            "browserctl_close_tab",
+            "search"
+        ]
+    );
+}

@@ -20,6 +20,19 @@ use hyper_util::rt::TokioIo;
 use rmcp::ServiceExt;
 use std::sync::Arc;
 
+/// A control connection's place among `--max-control-connections`, which an MCP session
+/// keeps while it lives (the connection's own task ends at the upgrade).
+#[derive(Clone)]
+pub struct ConnectionSlot {
+    _held: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl ConnectionSlot {
+    pub fn new(held: Arc<dyn std::any::Any + Send + Sync>) -> ConnectionSlot {
+        ConnectionSlot { _held: held }
+    }
+}
+
 /// Answers `GET /v1/mcp`: 101 and a session task, or an error answer.
 pub fn accept(
     mut req: Request<Incoming>,
@@ -41,8 +54,10 @@ pub fn accept(
         )));
     }
     let upgrade = hyper::upgrade::on(&mut req);
+    let slot = req.extensions_mut().remove::<ConnectionSlot>();
     let tasks = d.tasks.clone();
     tasks.spawn(async move {
+        let _slot = slot;
         let io = match upgrade.await {
             Ok(io) => TokioIo::new(io),
             Err(e) => {

@@ -638,6 +638,9 @@ async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
         answers.push(serde_json::from_str::<Value>(&line).unwrap());
     }
     assert_eq!(answers[0]["result"]["serverInfo"]["name"], "browser-mcp");
+    // The session keeps its place among the control connections (--max-control-connections):
+    // this one and the status request's own.
+    assert_eq!(d.status()["controlConnections"], 2);
     let names: Vec<&str> = answers[1]["result"]["tools"]
         .as_array()
         .unwrap()
@@ -653,4 +656,9 @@ async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
             "search"
         ]
     );
+    drop(lines);
+    status_until(&d, "the session's place to be given back", |s| {
+        s["controlConnections"] == 1
+    })
+    .await;
 }

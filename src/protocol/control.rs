@@ -70,7 +70,7 @@ pub struct Status {
 /// The `Upgrade` token of `GET /v1/mcp`: after `101 Switching Protocols` the connection
 /// carries MCP as on stdio (JSON-RPC messages, one per line, both ways), for one MCP session
 /// with the daemon's own server. The query scopes it as `browserctl mcp`'s flags do
-/// ([`crate::mcp::Scope::to_query`]).
+/// (`Scope::to_query` in the crate's `mcp` module).
 pub const MCP_UPGRADE: &str = "mcp-stdio";
 
 /// `GET /v1/browsers`.

@@ -22,6 +22,8 @@ use tokio_tungstenite::tungstenite::Message;
 
 const DAEMON: &str = env!("CARGO_BIN_EXE_browser-mcpd");
 const CTL: &str = env!("CARGO_BIN_EXE_browserctl");
+/// MCP calls before the MCP memory row is read (16 in flight, also the MCP CPU row).
+const MCP_CALLS: usize = 10_000;
 
 // ---------------------------------------------------------------------------------------------
 // Measurements
@@ -219,6 +221,7 @@ struct Daemon {
     dir: tempfile::TempDir,
     socket: PathBuf,
     port: u16,
+    token: String,
 }
 
 impl Daemon {
@@ -239,12 +242,13 @@ impl Daemon {
             .unwrap();
         let file = disco.join(format!("server-{}.json", child.id()));
         let start = Instant::now();
-        let port = loop {
+        let (port, token) = loop {
             if let Some(v) = std::fs::read_to_string(&file)
                 .ok()
                 .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             {
-                break v["port"].as_u64().unwrap() as u16;
+                let token = v["token"].as_str().unwrap_or_default().to_owned();
+                break (v["port"].as_u64().unwrap() as u16, token);
             }
             assert!(
                 start.elapsed() < Duration::from_secs(20),
@@ -257,30 +261,17 @@ impl Daemon {
             dir,
             socket,
             port,
+            token,
         }
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
+        rss_kib(self.child.id())
     }
 
     /// CPU time (user + system) the daemon used so far.
     fn cpu(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        let after = stat.rsplit_once(')').unwrap().1;
-        let f: Vec<&str> = after.split_whitespace().collect();
-        let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
-        let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-            .ok()
-            .flatten()
-            .unwrap_or(100) as u64;
-        Duration::from_secs_f64(ticks as f64 / hz as f64)
+        cpu(self.child.id())
     }
 
     async fn wait_tabs(&self, n: usize) {
@@ -319,6 +310,45 @@ impl Drop for Daemon {
         let _ = self.child.wait();
         let _ = &self.dir;
     }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU time (user + system) process `pid` used so far, all its threads: the scheduler's
+/// nanosecond run times where the kernel keeps them (schedstat), else clock ticks.
+fn cpu(pid: u32) -> Duration {
+    let per_thread = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()
+        .map(|tasks| {
+            tasks
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+                .sum::<u64>()
+        });
+    match per_thread {
+        Some(ns) if ns > 0 => Duration::from_nanos(ns),
+        _ => cpu_ticks(pid),
+    }
+}
+
+fn cpu_ticks(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as u64;
+    Duration::from_secs_f64(ticks as f64 / hz as f64)
 }
 
 fn tool_json(i: usize) -> Value {
@@ -519,85 +549,411 @@ async fn fanout(d: &Daemon, subscribers: usize, churn: usize) -> (f64, u64, f64,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Row 8: through MCP, with one persistent client of `browserctl mcp` on stdio
+// Rows 8–9: through MCP, over `browserctl mcp` (stdio) and over /mcp (Streamable HTTP)
 
-async fn mcp_stdio(d: &Daemon, n: usize) -> (Lat, f64) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = tokio::process::Command::new(CTL)
-        .arg("--socket")
-        .arg(&d.socket)
-        .args(["mcp", "--tab", "b1:1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next_id = 0u64;
-    let mut request = |method: &str, params: Value| {
-        next_id += 1;
-        (
-            next_id,
-            json!({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params})
-                .to_string()
-                + "\n",
-        )
-    };
-    // Sends a request and returns its response, skipping notifications.
-    async fn exchange(
-        stdin: &mut tokio::process::ChildStdin,
-        lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-        (id, text): (u64, String),
-    ) -> Value {
-        stdin.write_all(text.as_bytes()).await.unwrap();
-        loop {
-            let line = lines
-                .next_line()
-                .await
-                .unwrap()
-                .expect("browserctl mcp answered");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-    let init = request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"}}),
-    );
-    exchange(&mut stdin, &mut lines, init).await;
-    stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .await
-        .unwrap();
-    let list = exchange(&mut stdin, &mut lines, request("tools/list", json!({}))).await;
-    let name = list["result"]["tools"]
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}})
+}
+
+fn tools_call(id: u64, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": {"x": 1}}})
+}
+
+/// The name the echo tool of tab b1:1 is listed under, from a `tools/list` answer.
+fn echo_name(list: &Value) -> String {
+    list["result"]["tools"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|t| t["name"].as_str())
         .find(|n| n.starts_with("echo"))
         .expect("the echo tool is listed")
-        .to_owned();
-    let mut samples = Vec::with_capacity(n);
-    let start = Instant::now();
-    for i in 0..n + n / 10 {
-        if i == n / 10 {
-            samples.clear();
-        }
-        let call = request("tools/call", json!({"name": name, "arguments": {"x": 1}}));
-        let t = Instant::now();
-        let v = exchange(&mut stdin, &mut lines, call).await;
-        assert!(v["result"]["isError"] != true, "{v}");
-        samples.push(t.elapsed());
+        .to_owned()
+}
+
+/// One persistent MCP client of `browserctl mcp` on stdio.
+struct McpStdio {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    next_id: u64,
+    name: String,
+}
+
+impl McpStdio {
+    async fn start(d: &Daemon) -> McpStdio {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let mut child = tokio::process::Command::new(CTL)
+            .arg("--socket")
+            .arg(&d.socket)
+            .args(["mcp", "--tab", "b1:1"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut c = McpStdio {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            name: String::new(),
+        };
+        c.exchange(initialize(0)).await;
+        c.stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await
+            .unwrap();
+        let list = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {}});
+        c.name = echo_name(&c.exchange(list).await);
+        c
     }
-    let rate = (n + n / 10) as f64 / start.elapsed().as_secs_f64();
-    let _ = child.kill().await;
-    (percentiles(samples), rate)
+
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    /// Sends a request (under a fresh id) and returns its answer, skipping notifications.
+    async fn exchange(&mut self, mut msg: Value) -> Value {
+        use tokio::io::AsyncWriteExt;
+        self.next_id += 1;
+        msg["id"] = json!(self.next_id);
+        let text = msg.to_string() + "\n";
+        self.stdin.write_all(text.as_bytes()).await.unwrap();
+        loop {
+            let line = self.lines.next_line().await.unwrap().expect("an answer");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == self.next_id {
+                return v;
+            }
+        }
+    }
+
+    async fn call(&mut self) {
+        let v = self.exchange(tools_call(0, &self.name.clone())).await;
+        assert!(v["result"]["isError"] == false, "{v}");
+    }
+
+    /// `total` calls with `in_flight` of them outstanding at any time.
+    async fn pipelined(&mut self, total: usize, in_flight: usize) {
+        use tokio::io::AsyncWriteExt;
+        let mut sent = 0;
+        let mut answered = 0;
+        while answered < total {
+            let mut batch = String::new();
+            while sent < total && sent - answered < in_flight {
+                self.next_id += 1;
+                batch.push_str(&tools_call(self.next_id, &self.name).to_string());
+                batch.push('\n');
+                sent += 1;
+            }
+            if !batch.is_empty() {
+                self.stdin.write_all(batch.as_bytes()).await.unwrap();
+            }
+            let line = self.lines.next_line().await.unwrap().expect("an answer");
+            if line.contains("\"result\"") {
+                assert!(!line.contains("\"isError\":true"), "{line}");
+                answered += 1;
+            }
+        }
+    }
+}
+
+/// An MCP session on the control socket itself (`GET /v1/mcp`), with no relay in between:
+/// how much of row 8 is the daemon's MCP work and how much the relay's hop.
+struct McpSocket {
+    w: tokio::net::unix::OwnedWriteHalf,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::net::unix::OwnedReadHalf>>,
+    name: String,
+    next_id: u64,
+}
+
+impl McpSocket {
+    async fn start(d: &Daemon) -> McpSocket {
+        use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+        let mut s = UnixStream::connect(&d.socket).await.unwrap();
+        s.write_all(
+            b"GET /v1/mcp?tab=b1%3A1 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            head.push(s.read_u8().await.unwrap());
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 101"),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
+        let (r, w) = s.into_split();
+        let mut c = McpSocket {
+            w,
+            lines: BufReader::new(r).lines(),
+            name: String::new(),
+            next_id: 0,
+        };
+        c.ask(initialize(0)).await;
+        let list = c
+            .ask(json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}))
+            .await;
+        c.name = echo_name(&list);
+        c
+    }
+
+    async fn ask(&mut self, mut v: Value) -> Value {
+        use tokio::io::AsyncWriteExt;
+        self.next_id += 1;
+        v["id"] = json!(self.next_id);
+        self.w
+            .write_all((v.to_string() + "\n").as_bytes())
+            .await
+            .unwrap();
+        loop {
+            let line = self.lines.next_line().await.unwrap().unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == self.next_id {
+                return v;
+            }
+        }
+    }
+
+    async fn call(&mut self) {
+        let v = self.ask(tools_call(0, &self.name.clone())).await;
+        assert!(v["result"]["isError"] == false, "{v}");
+    }
+}
+
+/// A minimal hyper HTTP/1.1 echo on loopback TCP: the floor of any HTTP front.
+async fn spawn_tcp_echo() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            let _ = s.set_nodelay(true);
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                    let body = req.into_body().collect().await?.to_bytes();
+                    Ok::<_, hyper::Error>(Response::new(Full::new(body)))
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(s), svc)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+async fn tcp_client(
+    addr: std::net::SocketAddr,
+) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    sender
+}
+
+/// A raw WebSocket echo (server and client) on loopback: one message out and back.
+struct WsEcho(
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+);
+
+impl WsEcho {
+    async fn start() -> WsEcho {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((s, _)) = listener.accept().await {
+                let _ = s.set_nodelay(true);
+                tokio::spawn(async move {
+                    let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+                    while let Some(Ok(m)) = ws.next().await {
+                        if m.is_text() && ws.send(m).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/"))
+            .await
+            .unwrap();
+        WsEcho(ws)
+    }
+
+    async fn once(&mut self) {
+        let msg =
+            r#"{"type":"callTool","callId":"call_1","tabId":1,"toolName":"echo","args":{"x":1}}"#;
+        self.0.send(Message::text(msg)).await.unwrap();
+        let _ = self.0.next().await.unwrap().unwrap();
+    }
+}
+
+/// One POST to a raw loopback HTTP echo.
+async fn tcp_echo_once(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: &str,
+    body: &Bytes,
+) {
+    let req = Request::post("/mcp")
+        .header("host", host)
+        .body(Full::new(body.clone()))
+        .unwrap();
+    sender.ready().await.unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    let _ = resp.into_body().collect().await.unwrap();
+}
+
+/// One direct call (`POST /v1/call`) on a kept-alive control connection.
+async fn direct_once(
+    sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    body: &Bytes,
+) {
+    let req = Request::post("/v1/call")
+        .header("host", "d")
+        .body(Full::new(body.clone()))
+        .unwrap();
+    sender.ready().await.unwrap();
+    let resp = sender.send_request(req).await.unwrap();
+    assert!(resp.status().is_success());
+    let _ = resp.into_body().collect().await.unwrap();
+}
+
+/// Latencies of rows 8 and 9 and of their baselines, sampled in turn in one loop: a direct
+/// call, an MCP call through `browserctl mcp`, one on the socket's own MCP session, one over
+/// /mcp, a raw TCP HTTP echo and a raw WebSocket echo.
+struct McpLatencies {
+    direct: Lat,
+    stdio: Lat,
+    socket: Lat,
+    http: Lat,
+    tcp: Lat,
+    ws: Lat,
+}
+
+async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatencies {
+    let mut direct = http1_client(&d.socket).await;
+    let call = call_body("b1:1");
+    let mut socket = McpSocket::start(d).await;
+    let (mut http, http_name) = McpHttp::start(d).await;
+    let tcp_addr = spawn_tcp_echo().await;
+    let mut tcp = tcp_client(tcp_addr).await;
+    let tcp_host = tcp_addr.to_string();
+    let echo_body = Bytes::from(tools_call(1, "echo").to_string());
+    let mut ws = WsEcho::start().await;
+    let mut s: [Vec<Duration>; 6] = Default::default();
+    // Blocks of BLOCK round trips of each kind in turn: every kind sees the same load on
+    // the machine, and each block runs warm (like the sequential rows).
+    const BLOCK: usize = 50;
+    for b in 0..(n + n / 10).div_ceil(BLOCK) {
+        let keep = b * BLOCK >= n / 10;
+        for (k, samples) in s.iter_mut().enumerate() {
+            for i in 0..BLOCK {
+                let t = Instant::now();
+                match k {
+                    0 => direct_once(&mut direct, &call).await,
+                    1 => stdio.call().await,
+                    2 => socket.call().await,
+                    3 => {
+                        let id = (b * BLOCK + i) as u64 + 10;
+                        let v = http
+                            .post(&tools_call(id, &http_name))
+                            .await
+                            .expect("an answer");
+                        assert!(v["result"]["isError"] == false, "{v}");
+                    }
+                    4 => tcp_echo_once(&mut tcp, &tcp_host, &echo_body).await,
+                    _ => ws.once().await,
+                }
+                if keep {
+                    samples.push(t.elapsed());
+                }
+            }
+        }
+    }
+    let [direct, stdio, socket, http, tcp, ws] = s.map(percentiles);
+    McpLatencies {
+        direct,
+        stdio,
+        socket,
+        http,
+        tcp,
+        ws,
+    }
+}
+
+/// One MCP client of `/mcp` over one keep-alive connection, with a session.
+struct McpHttp {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: String,
+    token: String,
+    session: Option<String>,
+}
+
+impl McpHttp {
+    async fn post(&mut self, msg: &Value) -> Option<Value> {
+        let mut req = Request::post("/mcp")
+            .header("host", &self.host)
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        let req = req.body(Full::new(Bytes::from(msg.to_string()))).unwrap();
+        self.sender.ready().await.unwrap();
+        let resp = self.sender.send_request(req).await.unwrap();
+        assert!(resp.status().is_success(), "/mcp: {}", resp.status());
+        if let Some(s) = resp.headers().get("mcp-session-id") {
+            self.session = Some(s.to_str().unwrap().to_owned());
+        }
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let text = std::str::from_utf8(&body).unwrap();
+        // JSON, or an event stream whose `data:` lines carry the messages.
+        if text.trim_start().starts_with('{') {
+            return Some(serde_json::from_str(text).unwrap());
+        }
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|v| v.get("id").is_some())
+    }
+
+    async fn start(d: &Daemon) -> (McpHttp, String) {
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", d.port).parse().unwrap();
+        let mut c = McpHttp {
+            sender: tcp_client(addr).await,
+            host: addr.to_string(),
+            token: d.token.clone(),
+            session: None,
+        };
+        c.post(&initialize(1)).await.expect("initialize answered");
+        c.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        let list = c
+            .post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))
+            .await
+            .unwrap();
+        let name = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .find(|n| n.starts_with("echo"))
+            .unwrap()
+            .to_owned();
+        (c, name)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -742,7 +1098,8 @@ fn main() {
     let d = Daemon::start();
     let idle_rss = d.rss_kib();
     let mut exts = Vec::new();
-    let (lat, (cps, tp), cpu_per_call, mcp) = rt.block_on(async {
+    let mcp_n = if quick { 1_000 } else { 5_000 };
+    let (lat, (cps, tp), cpu_per_call, direct16) = rt.block_on(async {
         for b in 1..=4 {
             exts.push(extension(d.port, &format!("bench-{b}"), 4, 1).await);
         }
@@ -752,8 +1109,34 @@ fn main() {
         let tp = throughput(&d.socket, "/v1/call", spread_call, 64, secs).await;
         let calls = tp.0 * secs.as_secs_f64();
         let cpu_per_call = (d.cpu() - cpu0).as_secs_f64() / calls;
-        let mcp = mcp_stdio(&d, if quick { 1_000 } else { 5_000 }).await;
-        (lat, tp, cpu_per_call, mcp)
+        // The baseline of the MCP CPU row: direct calls to the same tab, 16 in flight.
+        let cpu0 = d.cpu();
+        let t16 = throughput(&d.socket, "/v1/call", |_| call_body("b1:1"), 16, secs).await;
+        let direct16 = (d.cpu() - cpu0).as_secs_f64() / (t16.0 * secs.as_secs_f64());
+
+        (lat, tp, cpu_per_call, direct16)
+    });
+    drop(exts);
+    drop(d);
+
+    // MCP on a fresh daemon with the same browsers, so its memory row is MCP's alone.
+    let d = Daemon::start();
+    let mut exts = Vec::new();
+    let mcp = rt.block_on(async {
+        for b in 1..=4 {
+            exts.push(extension(d.port, &format!("bench-{b}"), 4, 1).await);
+        }
+        d.wait_tabs(16).await;
+        let mut stdio = McpStdio::start(&d).await;
+        let rss_before = d.rss_kib();
+        let (cpu_ctl, cpu_d) = (cpu(stdio.pid()), d.cpu());
+        stdio.pipelined(MCP_CALLS, 16).await;
+        let ctl_cpu = (cpu(stdio.pid()) - cpu_ctl).as_secs_f64() / MCP_CALLS as f64;
+        let d_cpu = (d.cpu() - cpu_d).as_secs_f64() / MCP_CALLS as f64;
+        // Before the /mcp session of the latency rows, so the row is browserctl mcp's alone.
+        let rss = (rss_kib(stdio.pid()), d.rss_kib(), rss_before);
+        let lat = mcp_latencies(&d, &mut stdio, mcp_n).await;
+        (lat, (ctl_cpu, d_cpu), rss)
     });
     let r50 = lat.p50.as_secs_f64() / base50.as_secs_f64();
     let r99 = lat.p99.as_secs_f64() / base99.as_secs_f64();
@@ -802,22 +1185,89 @@ fn main() {
         Some(tp.p99 < Duration::from_millis(5)),
     ));
 
-    let (mcp_lat, mcp_cps) = mcp;
+    let (m, (ctl_cpu, d_cpu), mcp_rss) = mcp;
+    let mcp_cpu = ctl_cpu + d_cpu;
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     rows.push(row(
-        "8 MCP tools/call via browserctl mcp (stdio) p50/p99",
-        format!("{} / {}", us(mcp_lat.p50), us(mcp_lat.p99)),
-        format!("{} (call p50)", us(lat.p50)),
-        format!("{:.2}x", mcp_lat.p50.as_secs_f64() / lat.p50.as_secs_f64()),
+        "8 direct call (in turn with rows 8-9) p50/p99",
+        format!("{} / {}", us(m.direct.p50), us(m.direct.p99)),
+        "-".into(),
+        "-".into(),
+        "baseline",
+        None,
+    ));
+    let m50 = ratio(m.stdio.p50, m.direct.p50);
+    let m99 = ratio(m.stdio.p99, m.direct.p99);
+    rows.push(row(
+        "8 MCP tools/call via browserctl mcp (stdio) p50",
+        us(m.stdio.p50),
+        format!("{} (direct call)", us(m.direct.p50)),
+        format!("{m50:.2}x"),
+        "<= 1.3x",
+        Some(m50 <= 1.3),
+    ));
+    rows.push(row(
+        "8 MCP tools/call via browserctl mcp (stdio) p99",
+        us(m.stdio.p99),
+        format!("{} (direct call)", us(m.direct.p99)),
+        format!("{m99:.2}x"),
+        "<= 2x",
+        Some(m99 <= 2.0),
+    ));
+    rows.push(row(
+        "8 MCP tools/call on the socket's MCP session, no relay, p50",
+        us(m.socket.p50),
+        format!("{} (direct call)", us(m.direct.p50)),
+        format!("{:.2}x", ratio(m.socket.p50, m.direct.p50)),
         "report",
         None,
     ));
+    let rc = mcp_cpu / direct16;
     rows.push(row(
-        "8 MCP tools/call rate (one client)",
-        format!("{mcp_cps:.0} calls/s"),
+        "8 MCP CPU per call, browserctl mcp + daemon, 16 in flight",
+        format!(
+            "{:.1} µs (relay {:.1} + daemon {:.1})",
+            mcp_cpu * 1e6,
+            ctl_cpu * 1e6,
+            d_cpu * 1e6
+        ),
+        format!("{:.1} µs (daemon, direct call)", direct16 * 1e6),
+        format!("{rc:.2}x"),
+        "<= 1.5x",
+        Some(rc <= 1.5),
+    ));
+    rows.push(row(
+        "8 RSS browserctl mcp + daemon after 10,000 MCP calls",
+        format!(
+            "{:.1} MiB (relay {:.1} + daemon {:.1}, {:.1} before the calls)",
+            (mcp_rss.0 + mcp_rss.1) as f64 / 1024.0,
+            mcp_rss.0 as f64 / 1024.0,
+            mcp_rss.1 as f64 / 1024.0,
+            mcp_rss.2 as f64 / 1024.0
+        ),
         "-".into(),
         "-".into(),
-        "report",
-        None,
+        "<= 20 MiB",
+        Some(mcp_rss.0 + mcp_rss.1 <= 20 * 1024),
+    ));
+    let (h50, h99) = (m.tcp.p50 + m.ws.p50, m.tcp.p99 + m.ws.p99);
+    let r50 = ratio(m.http.p50, h50);
+    let r99 = ratio(m.http.p99, h99);
+    rows.push(row(
+        "9 MCP tools/call over /mcp (Streamable HTTP) p50",
+        us(m.http.p50),
+        format!("{} (TCP+WS)", us(h50)),
+        format!("{r50:.2}x"),
+        "<= 1.3x",
+        Some(r50 <= 1.3),
+    ));
+    rows.push(row(
+        "9 MCP tools/call over /mcp (Streamable HTTP) p99",
+        us(m.http.p99),
+        format!("{} (TCP+WS)", us(h99)),
+        format!("{r99:.2}x"),
+        "<= 2x",
+        Some(r99 <= 2.0),
     ));
 
     let (ctl, curl) = one_shot(&d, if quick { 10 } else { 40 });

@@ -15,8 +15,8 @@
 //!   [`Error::hint`].
 //! - The **daemon** (`browser-mcpd`): [`daemon`], whose docs list its modules in import order.
 //! - The **clients**: [`client`] (typed async client of the control API) and [`ctl`]
-//!   (`browserctl`, built on it); the MCP server both `browserctl mcp` and the daemon's `/mcp`
-//!   serve lives in `mcp`.
+//!   (`browserctl`, built on it); the MCP server the daemon serves at `/mcp` and on its socket
+//!   (which `browserctl mcp` relays to stdio) lives in `mcp`.
 //! - Whether a directory may hold files others rely on (the discovery directory, the control
 //!   socket's): `trust`, one implementation for the daemon, the native host and doctor.
 //! - `src/bin/*`: parse flags, call [`daemon::run`] / [`ctl::run`].

@@ -20,9 +20,11 @@
 //! `DAEMON_UNAVAILABLE` when the daemon cannot be reached.
 
 mod events;
+mod mcp_stream;
 mod transport;
 mod typed;
 
 pub use events::{EventFilter, EventStream};
+pub use mcp_stream::McpStream;
 pub use transport::{body_bytes, encode, Client};
 pub use typed::ToolFilter;

@@ -61,7 +61,9 @@ impl Client {
         &self.socket
     }
 
-    fn unavailable(&self, e: impl std::fmt::Display) -> Error {
+    /// DAEMON_UNAVAILABLE, saying whether the socket is missing or refused us and how to start
+    /// the daemon.
+    pub(crate) fn unavailable(&self, e: impl std::fmt::Display) -> Error {
         let exists = self.socket.exists();
         let why = if exists {
             format!("cannot connect to {} ({e})", self.socket.display())

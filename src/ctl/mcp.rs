@@ -1,20 +1,16 @@
 //! `browserctl mcp`: an MCP server on stdin/stdout for AI clients (Claude Desktop and Code,
-//! Cursor, the SDKs), a thin client of the daemon's control API. `--print-config` prints the
-//! snippets to paste into a client's configuration.
+//! Cursor, the SDKs): the daemon's own MCP server, relayed over one control-socket connection
+//! ([`super::mcp_relay`]). `--print-config` prints the snippets to paste into a client's
+//! configuration.
 
+use super::mcp_relay::Relay;
 use super::output::{print, print_json, Stop};
-use crate::client::{Client, EventFilter, ToolFilter};
-use crate::error::Error;
-use crate::mcp::{Backend, McpServer, Scope, Snapshot};
-use crate::protocol::control::{
-    event_kind, CallRequest, CallResponse, OpenTabRequest, Status, TabView,
-};
+use crate::client::Client;
+use crate::mcp::Scope;
+use crate::protocol::control::Status;
 use crate::protocol::native::DiscoveryFile;
-use hyper::Method;
-use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use tokio::sync::mpsc;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct McpArgs {
@@ -68,72 +64,6 @@ impl McpArgs {
     }
 }
 
-/// The control API as an MCP backend.
-pub struct ClientBackend(Client);
-
-impl Backend for ClientBackend {
-    async fn snapshot(&self) -> Result<Snapshot, Error> {
-        let (c, every_tool) = (&self.0, ToolFilter::default());
-        let (browsers, tabs, tools) =
-            tokio::try_join!(c.browsers(), c.tabs(None), c.tools(&every_tool))?;
-        Ok(Snapshot {
-            browsers,
-            tabs,
-            tools,
-        })
-    }
-
-    async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
-        self.0.call_with(req).await
-    }
-
-    async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
-        self.0.cancel(call_id).await
-    }
-
-    async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
-        // The typed `open` has no browser choice; the route does.
-        self.0.json(Method::POST, "/v1/tabs", Some(&req)).await
-    }
-
-    async fn close_tab(&self, tab: &str) -> Result<String, Error> {
-        self.0.close(tab).await
-    }
-
-    async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
-        let filter = EventFilter {
-            // Focus and page events change no tool; a `lagged` notice comes whatever the filter.
-            types: event_kind::ALL
-                .iter()
-                .filter(|k| event_kind::changes_tools(k))
-                .map(|k| k.to_string())
-                .collect(),
-            ..EventFilter::default()
-        };
-        let mut events = self.0.events(&filter).await?;
-        let (tx, rx) = mpsc::channel(1);
-        tokio::spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    _ = tx.closed() => return,
-                    e = events.next_event() => e,
-                };
-                match event {
-                    Some(Ok(_)) => {
-                        // A full channel already holds a signal that covers this event.
-                        if let Err(mpsc::error::TrySendError::Closed(_)) = tx.try_send(()) {
-                            return;
-                        }
-                    }
-                    // The daemon went away: dropping tx ends the stream for the watcher.
-                    Some(Err(_)) | None => return,
-                }
-            }
-        });
-        Ok(rx)
-    }
-}
-
 fn init_logging() {
     // stdout carries the protocol: logs go to stderr, which MCP clients show or keep.
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
@@ -150,13 +80,9 @@ pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -
         return print_config(c, &args, json, explicit_socket).await;
     }
     init_logging();
-    let server = McpServer::new(ClientBackend(Client::new(c.socket())), args.scope());
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| Error::internal(format!("MCP session did not start: {e}")))?;
-    // Ends when the client closes stdin.
-    let _ = running.waiting().await;
+    // The relay blocks this (the only) runtime thread until the client closes stdin: it
+    // needs no runtime, and two plain threads are the shortest path for a message.
+    Relay::run(Client::new(c.socket()), args.scope().to_query());
     Ok(())
 }
 

@@ -17,6 +17,7 @@ pub mod events;
 pub mod install_host;
 pub mod listing;
 pub mod mcp;
+mod mcp_relay;
 pub mod native_host;
 pub mod output;
 pub mod pair;

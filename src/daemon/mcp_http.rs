@@ -7,101 +7,27 @@
 //! [`McpServer`] reads the registry and runs calls in this process (no socket hop).
 
 use super::access;
-use super::calls;
 use super::config::McpAuth;
 use super::context::Daemon;
 use super::http::{self, Body};
-use super::limits::{self, Slot};
+use super::limits;
+use super::mcp_backend::DaemonBackend;
 use super::mcp_sessions::{self, Sessions};
 use crate::error::{Error, ErrorCode};
-use crate::mcp::{Backend, McpServer, Scope, Snapshot};
-use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::mcp::{McpServer, Scope};
 use http_body_util::BodyExt;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use std::future::Future;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
 
 /// rmcp's service and the sessions it keeps.
 pub struct Service {
     http: StreamableHttpService<McpServer<DaemonBackend>, Sessions>,
     sessions: Arc<Sessions>,
-}
-
-/// The registry and call path of this daemon, as an MCP backend: one per MCP session, with
-/// the session's calls in flight counted against `--agent-max-in-flight`.
-pub struct DaemonBackend(Arc<Daemon>, Arc<AtomicU64>);
-
-impl Backend for DaemonBackend {
-    async fn snapshot(&self) -> Result<Snapshot, Error> {
-        let reg = &self.0.registry;
-        Ok(Snapshot {
-            browsers: reg.browser_views(),
-            tabs: reg.tab_views(None),
-            tools: reg.tool_views(None, None, None),
-        })
-    }
-
-    async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
-        let max = self.0.config().agent_max_in_flight;
-        let Ok(_slot) = Slot::take(&self.1, max) else {
-            let e = limits::exceeded(
-                "agent-max-in-flight",
-                max,
-                format!("this MCP session already has {max} calls in flight (--agent-max-in-flight); wait for one to finish"),
-            );
-            limits::refused(&self.0.stats, 0, &e);
-            return Err(e);
-        };
-        calls::call(&self.0, req).await
-    }
-
-    async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
-        Ok(self.0.cancels.cancel(call_id))
-    }
-
-    async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
-        calls::open_tab(&self.0, req).await
-    }
-
-    async fn close_tab(&self, tab: &str) -> Result<String, Error> {
-        calls::close_tab(&self.0, tab, None).await
-    }
-
-    async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
-        let mut events = self.0.registry.subscribe(None).live;
-        let (tx, rx) = mpsc::channel(1);
-        let shutdown = self.0.shutdown.clone();
-        self.0.tasks.spawn(async move {
-            loop {
-                let relevant = tokio::select! {
-                    _ = shutdown.cancelled() => return,
-                    _ = tx.closed() => return,
-                    e = events.recv() => match e {
-                        Ok(e) => event_kind::changes_tools(e.kind),
-                        Err(broadcast::error::RecvError::Lagged(_)) => true,
-                        Err(broadcast::error::RecvError::Closed) => return,
-                    },
-                };
-                // A full channel already holds a signal that covers this event.
-                if relevant && matches!(tx.try_send(()), Err(mpsc::error::TrySendError::Closed(_)))
-                {
-                    return;
-                }
-            }
-        });
-        Ok(rx)
-    }
-
-    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
-        self.0.tasks.spawn(task);
-    }
 }
 
 fn build(d: &Arc<Daemon>) -> Service {
@@ -117,10 +43,7 @@ fn build(d: &Arc<Daemon>) -> Service {
             let d = weak
                 .upgrade()
                 .ok_or_else(|| std::io::Error::other("browser-mcpd is shutting down"))?;
-            Ok(McpServer::new(
-                DaemonBackend(d, Arc::new(AtomicU64::new(0))),
-                Scope::default(),
-            ))
+            Ok(McpServer::new(DaemonBackend::agent(d), Scope::default()))
         },
         sessions.clone(),
         config,

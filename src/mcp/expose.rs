@@ -29,7 +29,7 @@ pub struct Snapshot {
 
 /// What `browserctl mcp` was told to expose. Empty lists mean "no restriction"; the lists
 /// that are set must all match.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scope {
     /// Tab references (`b1:7`, or a bare `7` for tab 7 of any browser).
     pub tabs: Vec<String>,
@@ -45,6 +45,43 @@ pub struct Scope {
 impl Scope {
     pub fn is_everything(&self) -> bool {
         *self == Scope::default()
+    }
+
+    /// The scope as a query string (`tab=b1%3A7&url=…`), one pair per value, for the control
+    /// API's `GET /v1/mcp`; [`Scope::from_query`] reads it back.
+    pub fn to_query(&self) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (key, values) in self.fields() {
+            for v in values {
+                q.append_pair(key, v);
+            }
+        }
+        q.finish()
+    }
+
+    /// Reads [`Scope::to_query`]'s form; a key it does not know is refused with its name.
+    pub fn from_query(query: &str) -> Result<Scope, String> {
+        let mut scope = Scope::default();
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            let list = match key.as_ref() {
+                "tab" => &mut scope.tabs,
+                "url" => &mut scope.urls,
+                "browser" => &mut scope.browsers,
+                "session" => &mut scope.sessions,
+                other => return Err(other.to_owned()),
+            };
+            list.push(value.into_owned());
+        }
+        Ok(scope)
+    }
+
+    fn fields(&self) -> [(&'static str, &Vec<String>); 4] {
+        [
+            ("tab", &self.tabs),
+            ("url", &self.urls),
+            ("browser", &self.browsers),
+            ("session", &self.sessions),
+        ]
     }
 
     /// Whether a browser is in scope (browser and session filters).
@@ -274,6 +311,19 @@ impl Exposed {
 mod tests {
     use super::*;
     use serde_json::value::RawValue;
+
+    #[test]
+    fn a_scope_survives_its_query_string() {
+        let scope = Scope {
+            tabs: vec!["b1:7".into(), "9".into()],
+            urls: vec!["https://example.com/a?b=c&d=*".into()],
+            browsers: vec![],
+            sessions: vec!["s 1+2".into()],
+        };
+        assert_eq!(Scope::from_query(&scope.to_query()), Ok(scope));
+        assert_eq!(Scope::from_query(""), Ok(Scope::default()));
+        assert_eq!(Scope::from_query("tabs=1"), Err("tabs".to_owned()));
+    }
 
     fn browser(id: &str, session: &str) -> BrowserView {
         BrowserView {

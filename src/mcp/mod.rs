@@ -1,9 +1,10 @@
 //! The MCP front: the tools of every connected tab, offered to AI clients as MCP tools.
 //!
-//! One server, two transports. `browserctl mcp` serves it on stdio as a thin client of the
-//! control API; the daemon serves it over Streamable HTTP at `/mcp` and calls its registry
-//! directly. Both plug a [`Backend`] into the same [`McpServer`], so naming, listing, the
-//! meta tools, error mapping, cancellation and `list_changed` are written once.
+//! One server, in the daemon, on two transports: Streamable HTTP at `/mcp`, and a control-socket
+//! connection upgraded to MCP's stdio framing (`GET /v1/mcp`), which `browserctl mcp` relays
+//! to its own stdin and stdout unchanged, so the MCP work happens once, next to the registry.
+//! The server drives a [`Backend`] (the daemon's registry and call path); naming, listing,
+//! the meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
 //! - [`expose`]: which tools are in scope and the names clients see.
 //! - [`log`]: `logging/setLevel` and the messages a client asked for.
@@ -11,10 +12,12 @@
 //! - [`progress`]: progress notifications while a long call runs.
 //! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
+//! - [`offline`]: what `browserctl mcp` answers while no daemon is there.
 
 pub mod expose;
 pub mod log;
 pub mod meta;
+pub mod offline;
 pub mod progress;
 pub mod result;
 pub mod server;

@@ -13,6 +13,7 @@
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
 //! | DELETE | /v1/calls/{callId} | | [`Cancelled`]; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
+//! | GET | /v1/mcp | `?tab=&url=&browser=&session=`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
 //!
 //! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",
 //! "details"}}`, with a fitting status. The daemon writes and the client reads these very
@@ -68,6 +69,12 @@ pub struct Status {
     #[serde(default)]
     pub limits_exceeded: u64,
 }
+
+/// The `Upgrade` token of `GET /v1/mcp`: after `101 Switching Protocols` the connection
+/// carries MCP as on stdio (JSON-RPC messages, one per line, both ways), for one MCP session
+/// with the daemon's own server. The query scopes it as `browserctl mcp`'s flags do
+/// (`Scope::to_query` in the crate's `mcp` module).
+pub const MCP_UPGRADE: &str = "mcp-stdio";
 
 /// `GET /v1/browsers`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -328,6 +328,75 @@ async fn an_mcp_client_over_streamable_http_lists_calls_is_notified_and_cancels(
     converse(&d, &mut ext, client, changed).await;
 }
 
+/// Waits for `list_changed` and lists again until `name` is (or, `gone`, is no longer) there.
+async fn until_listed(
+    client: &McpClient,
+    changed: &mut mpsc::UnboundedReceiver<()>,
+    name: &str,
+    gone: bool,
+) -> Vec<Tool> {
+    let start = Instant::now();
+    loop {
+        let tools = client.list_all_tools().await.expect("tools/list");
+        if tools.iter().any(|t| t.name == name) != gone {
+            return tools;
+        }
+        let left = Duration::from_secs(20).saturating_sub(start.elapsed());
+        tokio::time::timeout(left, changed.recv())
+            .await
+            .unwrap_or_else(|_| panic!("list_changed and `{name}` within 20 s"))
+            .expect("the client is alive");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
+    let mut d = TestDaemon::start();
+    let mut ext = scripted_extension(&d).await;
+    let (client, mut changed) = stdio_client(&d, &[]).await;
+    find(&client.list_all_tools().await.unwrap(), "search_b1_7");
+
+    // A call in flight when the daemon dies is answered, not left hanging.
+    let dying = async {
+        ext.expect("callTool").await;
+        d.child.kill().unwrap(); // SIGKILL: no goodbye
+        d.child.wait().unwrap();
+    };
+    let (result, ()) = tokio::join!(
+        client.call_tool(params("search_b1_7", json!({"query": "q"}))),
+        dying
+    );
+    let result = result.expect("tools/call answered");
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).starts_with("DAEMON_UNAVAILABLE: "),
+        "{}",
+        text(&result)
+    );
+    // Its tab tools are gone, and the client is told so.
+    let tools = until_listed(&client, &mut changed, "search_b1_7", true).await;
+    assert_eq!(tools.len(), 5, "only the meta tools");
+    let r = client
+        .call_tool(params("browserctl_list_tabs", json!({})))
+        .await
+        .unwrap();
+    assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
+
+    // A daemon on the same socket: the same MCP session carries on with it.
+    let dir = std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap());
+    let d2 = TestDaemon::builder().dir(dir).start();
+    let mut ext2 = scripted_extension(&d2).await;
+    until_listed(&client, &mut changed, "search_b1_7", false).await;
+    let (result, seen) = tokio::join!(
+        client.call_tool(params("search_b1_7", json!({"query": "again"}))),
+        ext2.answer_call(json!("results again")),
+    );
+    let result = result.expect("tools/call");
+    assert_eq!(text(&result), "results again", "{result:?}");
+    assert_eq!(seen["args"], json!({"query": "again"}));
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let d = TestDaemon::start();
@@ -540,4 +609,89 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
     client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
+    use crate::harness::api;
+    let d = TestDaemon::start();
+    let _ext = scripted_extension(&d).await;
+    let (code, v) = api(&d, "GET", "/v1/mcp", None).await;
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (400, Some("BAD_REQUEST")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Upgrade: mcp-stdio"),
+        "{v}"
+    );
+    let (code, v) = api(&d, "GET", "/v1/mcp?tabs=1", None).await;
+    assert_eq!(code, 400, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("`tabs`"),
+        "{v}"
+    );
+
+    // Upgraded, the connection is one MCP session in stdio framing, scoped by the query.
+    let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+    s.write_all(b"GET /v1/mcp?tab=b1%3A9 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(s.read_u8().await.unwrap());
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    s.write_all(format!("{init}\n{list}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(s);
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        assert!(
+            lines.read_line(&mut line).await.unwrap() > 0,
+            "the session ended"
+        );
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "browser-mcp");
+    // The session keeps its place among the control connections (--max-control-connections):
+    // this one and the status request's own.
+    assert_eq!(d.status()["controlConnections"], 2);
+    let names: Vec<&str> = answers[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "browserctl_list_tabs",
+            "browserctl_open_tab",
+            "browserctl_close_tab",
+            "browserctl_list_tools",
+            "browserctl_call_tool",
+            "search"
+        ]
+    );
+    drop(lines);
+    status_until(&d, "the session's place to be given back", |s| {
+        s["controlConnections"] == 1
+    })
+    .await;
 }

@@ -6,6 +6,7 @@ use super::routes::{parse_route, Route};
 use crate::daemon::calls;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::{self, Body};
+use crate::daemon::mcp_stream;
 use crate::daemon::pairing::CodeState;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
@@ -91,6 +92,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             )),
         },
         Route::Events(query) => events::stream(&d, query),
+        Route::Mcp(scope) => mcp_stream::accept(req, d.clone(), scope),
         Route::NewPairingCode => {
             let c = d.pairings.new_code();
             Ok(http::ok(&PairingCode {

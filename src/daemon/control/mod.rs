@@ -14,6 +14,7 @@ pub use socket::{bind, unlink};
 use super::context::Daemon;
 use super::http;
 use super::limits::{self, Admission};
+use super::mcp_stream::ConnectionSlot;
 use crate::error::{Error, ErrorCode};
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
@@ -59,15 +60,19 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
         let d3 = d.clone();
         let keep_alive = slot.is_ok() && allowed;
         let refusal = slot.as_ref().err().map(|(_, e)| e.clone());
+        // Shared with an MCP session the connection may turn into, which outlives the task.
+        let slot = Arc::new(slot);
+        let held = ConnectionSlot::new(slot.clone());
         // A client must send each request's head within this time (a half-sent request, or an
         // idle kept-alive connection, is closed then) and its body within as long again.
         let header_timeout = d.config().handshake_timeout;
         d.tasks.spawn(async move {
             let _slot = slot;
             let d = d3;
-            let service = hyper::service::service_fn(move |req| {
+            let service = hyper::service::service_fn(move |mut req: hyper::Request<_>| {
                 let d = d2.clone();
                 let refusal = refusal.clone();
+                req.extensions_mut().insert(held.clone());
                 async move {
                     if !allowed {
                         return Ok::<_, Infallible>(http::error(Error::new(
@@ -85,7 +90,9 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .keep_alive(keep_alive)
-                .serve_connection(TokioIo::new(stream), service);
+                .serve_connection(TokioIo::new(stream), service)
+                // `GET /v1/mcp` hands the connection to an MCP session.
+                .with_upgrades();
             tokio::pin!(conn);
             tokio::select! {
                 r = conn.as_mut() => {

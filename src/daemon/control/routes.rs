@@ -5,6 +5,7 @@
 use crate::daemon::calls::MAX_TIMEOUT_MS;
 use crate::daemon::http::{path_segments, query_param};
 use crate::error::{Error, ErrorCode};
+use crate::mcp::Scope;
 use crate::protocol::control::event_kind;
 use hyper::Method;
 
@@ -34,6 +35,8 @@ pub enum Route {
     Call,
     Cancel(String),
     Events(EventQuery),
+    /// `GET /v1/mcp` (an upgrade): an MCP session scoped like `browserctl mcp`'s flags.
+    Mcp(Scope),
     /// `POST /v1/pairing/codes`: a one-time pairing code (issue 21).
     NewPairingCode,
     /// `GET /v1/pairing/codes/{id}[?waitMs=N]`.
@@ -112,6 +115,13 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
             name: q("name"),
         }),
         (&Method::POST, ["v1", "call"]) => Ok(Route::Call),
+        (&Method::GET, ["v1", "mcp"]) => Scope::from_query(query.unwrap_or(""))
+            .map(Route::Mcp)
+            .map_err(|bad| {
+                Error::bad_request(format!(
+                    "unknown parameter `{bad}`; /v1/mcp takes tab, url, browser and session"
+                ))
+            }),
         (&Method::DELETE, ["v1", "calls", id]) => Ok(Route::Cancel((*id).to_owned())),
         (&Method::GET, ["v1", "events"]) => {
             let kinds = q("type").map(|t| t.split(',').map(str::to_owned).collect::<Vec<_>>());

@@ -1,0 +1,110 @@
+//! The daemon as an MCP [`Backend`]: the registry and the call path of this process, for the
+//! MCP sessions of `/mcp` ([`super::mcp_http`]) and of the control socket
+//! ([`super::mcp_stream`]).
+
+use super::calls;
+use super::context::Daemon;
+use super::limits::{self, Slot};
+use crate::error::Error;
+use crate::mcp::{Backend, Snapshot};
+use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use tokio::sync::{broadcast, mpsc};
+
+/// The registry and call path of this daemon, as an MCP backend: one per MCP session.
+pub struct DaemonBackend {
+    d: Arc<Daemon>,
+    /// Calls in flight, counted against `--agent-max-in-flight` for sessions on the loopback
+    /// port (`/mcp`); `None` on the control socket, whose clients (`browserctl mcp`) are
+    /// limited like any other control client (`--max-calls-in-flight`).
+    in_flight: Option<Arc<AtomicU64>>,
+}
+
+impl DaemonBackend {
+    /// For an MCP session of an agent on the loopback port.
+    pub fn agent(d: Arc<Daemon>) -> DaemonBackend {
+        DaemonBackend {
+            d,
+            in_flight: Some(Arc::default()),
+        }
+    }
+
+    /// For an MCP session on the control socket.
+    pub fn local(d: Arc<Daemon>) -> DaemonBackend {
+        DaemonBackend { d, in_flight: None }
+    }
+}
+
+impl Backend for DaemonBackend {
+    async fn snapshot(&self) -> Result<Snapshot, Error> {
+        let reg = &self.d.registry;
+        Ok(Snapshot {
+            browsers: reg.browser_views(),
+            tabs: reg.tab_views(None),
+            tools: reg.tool_views(None, None, None),
+        })
+    }
+
+    async fn call(&self, req: CallRequest) -> Result<CallResponse, Error> {
+        let _slot = match &self.in_flight {
+            None => None,
+            Some(count) => {
+                let max = self.d.config().agent_max_in_flight;
+                let Ok(slot) = Slot::take(count, max) else {
+                    let e = limits::exceeded(
+                        "agent-max-in-flight",
+                        max,
+                        format!("this MCP session already has {max} calls in flight (--agent-max-in-flight); wait for one to finish"),
+                    );
+                    limits::refused(&self.d.stats, 0, &e);
+                    return Err(e);
+                };
+                Some(slot)
+            }
+        };
+        calls::call(&self.d, req).await
+    }
+
+    async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
+        Ok(self.d.cancels.cancel(call_id))
+    }
+
+    async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
+        calls::open_tab(&self.d, req).await
+    }
+
+    async fn close_tab(&self, tab: &str) -> Result<String, Error> {
+        calls::close_tab(&self.d, tab, None).await
+    }
+
+    async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {
+        let mut events = self.d.registry.subscribe(None).live;
+        let (tx, rx) = mpsc::channel(1);
+        let shutdown = self.d.shutdown.clone();
+        self.d.tasks.spawn(async move {
+            loop {
+                let relevant = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tx.closed() => return,
+                    e = events.recv() => match e {
+                        Ok(e) => event_kind::changes_tools(e.kind),
+                        Err(broadcast::error::RecvError::Lagged(_)) => true,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    },
+                };
+                // A full channel already holds a signal that covers this event.
+                if relevant && matches!(tx.try_send(()), Err(mpsc::error::TrySendError::Closed(_)))
+                {
+                    return;
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        self.d.tasks.spawn(task);
+    }
+}

@@ -585,8 +585,14 @@ struct McpStdio {
 
 impl McpStdio {
     async fn start(d: &Daemon) -> McpStdio {
+        McpStdio::start_with(d, CTL).await
+    }
+
+    /// With another `browserctl` (`BENCH_BEFORE_CTL`: the one before issue 17, for the
+    /// before/after rows).
+    async fn start_with(d: &Daemon, ctl: &str) -> McpStdio {
         use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-        let mut child = tokio::process::Command::new(CTL)
+        let mut child = tokio::process::Command::new(ctl)
             .arg("--socket")
             .arg(&d.socket)
             .args(["mcp", "--tab", "b1:1"])
@@ -839,9 +845,15 @@ struct McpLatencies {
     http: Lat,
     tcp: Lat,
     ws: Lat,
+    before: Option<Lat>,
 }
 
-async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatencies {
+async fn mcp_latencies(
+    d: &Daemon,
+    stdio: &mut McpStdio,
+    mut before: Option<&mut McpStdio>,
+    n: usize,
+) -> McpLatencies {
     let mut direct = http1_client(&d.socket).await;
     let call = call_body("b1:1");
     let mut socket = McpSocket::start(d).await;
@@ -851,7 +863,7 @@ async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatenci
     let tcp_host = tcp_addr.to_string();
     let echo_body = Bytes::from(tools_call(1, "echo").to_string());
     let mut ws = WsEcho::start().await;
-    let mut s: [Vec<Duration>; 6] = Default::default();
+    let mut s: [Vec<Duration>; 7] = Default::default();
     // Blocks of BLOCK round trips of each kind in turn: every kind sees the same load on
     // the machine, and each block runs warm (like the sequential rows).
     const BLOCK: usize = 50;
@@ -873,7 +885,11 @@ async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatenci
                         assert!(v["result"]["isError"] == false, "{v}");
                     }
                     4 => tcp_echo_once(&mut tcp, &tcp_host, &echo_body).await,
-                    _ => ws.once().await,
+                    5 => ws.once().await,
+                    _ => match before.as_mut() {
+                        Some(b) => b.call().await,
+                        None => break,
+                    },
                 }
                 if keep {
                     samples.push(t.elapsed());
@@ -881,8 +897,16 @@ async fn mcp_latencies(d: &Daemon, stdio: &mut McpStdio, n: usize) -> McpLatenci
             }
         }
     }
-    let [direct, stdio, socket, http, tcp, ws] = s.map(percentiles);
+    let has_before = !s[6].is_empty();
+    let [direct, stdio, socket, http, tcp, ws, b] = s.map(|v| {
+        if v.is_empty() {
+            percentiles(vec![Duration::ZERO])
+        } else {
+            percentiles(v)
+        }
+    });
     McpLatencies {
+        before: has_before.then_some(b),
         direct,
         stdio,
         socket,
@@ -1135,8 +1159,23 @@ fn main() {
         let d_cpu = (d.cpu() - cpu_d).as_secs_f64() / MCP_CALLS as f64;
         // Before the /mcp session of the latency rows, so the row is browserctl mcp's alone.
         let rss = (rss_kib(stdio.pid()), d.rss_kib(), rss_before);
-        let lat = mcp_latencies(&d, &mut stdio, mcp_n).await;
-        (lat, (ctl_cpu, d_cpu), rss)
+        // The same figures for the `browserctl mcp` before issue 17, if given: an MCP server
+        // of its own over the control API.
+        let mut before = None;
+        if let Ok(old) = std::env::var("BENCH_BEFORE_CTL") {
+            let mut b = McpStdio::start_with(&d, &old).await;
+            let (c0, d0) = (cpu(b.pid()), d.cpu());
+            b.pipelined(MCP_CALLS, 16).await;
+            let b_cpu = (
+                (cpu(b.pid()) - c0).as_secs_f64(),
+                (d.cpu() - d0).as_secs_f64(),
+            );
+            let b_rss = rss_kib(b.pid());
+            before = Some((b, b_cpu, b_rss));
+        }
+        let lat = mcp_latencies(&d, &mut stdio, before.as_mut().map(|b| &mut b.0), mcp_n).await;
+        let before = before.map(|(_, c, r)| (c.0 / MCP_CALLS as f64, c.1 / MCP_CALLS as f64, r));
+        (lat, (ctl_cpu, d_cpu), rss, before)
     });
     let r50 = lat.p50.as_secs_f64() / base50.as_secs_f64();
     let r99 = lat.p99.as_secs_f64() / base99.as_secs_f64();
@@ -1185,7 +1224,7 @@ fn main() {
         Some(tp.p99 < Duration::from_millis(5)),
     ));
 
-    let (m, (ctl_cpu, d_cpu), mcp_rss) = mcp;
+    let (m, (ctl_cpu, d_cpu), mcp_rss, before) = mcp;
     let mcp_cpu = ctl_cpu + d_cpu;
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     rows.push(row(
@@ -1250,6 +1289,37 @@ fn main() {
         "<= 20 MiB",
         Some(mcp_rss.0 + mcp_rss.1 <= 20 * 1024),
     ));
+    if let (Some(b), Some((b_ctl, b_d, b_rss))) = (m.before, before) {
+        rows.push(row(
+            "8 before: browserctl mcp of main (stdio) p50/p99",
+            format!("{} / {}", us(b.p50), us(b.p99)),
+            format!("{} (direct call)", us(m.direct.p50)),
+            format!("{:.2}x", ratio(b.p50, m.direct.p50)),
+            "report",
+            None,
+        ));
+        rows.push(row(
+            "8 before: CPU per call, browserctl mcp of main + daemon",
+            format!(
+                "{:.1} µs (it {:.1} + daemon {:.1})",
+                (b_ctl + b_d) * 1e6,
+                b_ctl * 1e6,
+                b_d * 1e6
+            ),
+            format!("{:.1} µs (daemon, direct call)", direct16 * 1e6),
+            format!("{:.2}x", (b_ctl + b_d) / direct16),
+            "report",
+            None,
+        ));
+        rows.push(row(
+            "8 before: RSS of browserctl mcp of main",
+            format!("{:.1} MiB", b_rss as f64 / 1024.0),
+            "-".into(),
+            "-".into(),
+            "report",
+            None,
+        ));
+    }
     let (h50, h99) = (m.tcp.p50 + m.ws.p50, m.tcp.p99 + m.ws.p99);
     let r50 = ratio(m.http.p50, h50);
     let r99 = ratio(m.http.p99, h99);

@@ -21,6 +21,10 @@ use serde::Deserialize;
 pub enum Kind {
     Initialize,
     Ping,
+    /// `logging/setLevel`: accepted, since `initialize` offers logging. Nothing is logged
+    /// without a daemon, and the level is not carried over to the session the relay opens
+    /// when one is back (the client's replayed `initialize` starts it at no logging).
+    SetLevel,
     ListTools,
     CallTool,
     Other,
@@ -31,6 +35,7 @@ impl Kind {
         match method {
             "initialize" => Kind::Initialize,
             "ping" => Kind::Ping,
+            "logging/setLevel" => Kind::SetLevel,
             "tools/list" => Kind::ListTools,
             "tools/call" => Kind::CallTool,
             _ => Kind::Other,
@@ -54,7 +59,7 @@ pub fn answer(kind: Kind, id: RequestId, version: Option<ProtocolVersion>, why: 
                 .unwrap_or(PROTOCOL);
             ServerJsonRpcMessage::response(ServerResult::InitializeResult(init), id)
         }
-        Kind::Ping => ServerJsonRpcMessage::response(ServerResult::empty(()), id),
+        Kind::Ping | Kind::SetLevel => ServerJsonRpcMessage::response(ServerResult::empty(()), id),
         Kind::ListTools => ServerJsonRpcMessage::response(
             ServerResult::ListToolsResult(ListToolsResult::with_all_items(meta::tools())),
             id,
@@ -126,7 +131,10 @@ mod tests {
 
         let list = ask(json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}));
         assert_eq!(list["id"], "l");
-        assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            list["result"]["tools"].as_array().unwrap().len(),
+            super::meta::NAMES.len()
+        );
         let call = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "search", "arguments": {}}}));
         assert_eq!(call["result"]["isError"], true);
@@ -138,6 +146,11 @@ mod tests {
             ask(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))["result"],
             json!({})
         );
+        let level = ask(
+            json!({"jsonrpc": "2.0", "id": 6, "method": "logging/setLevel",
+            "params": {"level": "info"}}),
+        );
+        assert_eq!(level["result"], json!({}), "{level}");
         let other = ask(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/list"}));
         assert_eq!(other["error"]["code"], -32601);
 

@@ -126,7 +126,7 @@ mod tests {
 
         let list = ask(json!({"jsonrpc": "2.0", "id": "l", "method": "tools/list"}));
         assert_eq!(list["id"], "l");
-        assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+        assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
         let call = ask(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "search", "arguments": {}}}));
         assert_eq!(call["result"]["isError"], true);

@@ -7,7 +7,7 @@ use super::meta::{self, arg_str, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OP
 use super::progress;
 use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
@@ -79,6 +79,9 @@ struct Inner<B> {
     listed: Mutex<Listed>,
     watching: AtomicBool,
     log: ClientLog,
+    /// Tabs this session opened (for `--own-tabs`); bumped so the watchers look again, as
+    /// the tab's tools may have arrived before the tab was known to be ours.
+    opened: tokio::sync::watch::Sender<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -99,6 +102,7 @@ impl<B: Backend> McpServer<B> {
                 listed: Mutex::new(Listed::default()),
                 watching: AtomicBool::new(false),
                 log: ClientLog::default(),
+                opened: tokio::sync::watch::Sender::new(Vec::new()),
             }),
             _stop: stop.drop_guard(),
         }
@@ -129,11 +133,33 @@ fn fingerprint(tools: &[Tool]) -> u64 {
     h.finish()
 }
 
+/// The tab group a client's tabs join: named after the client, so the user sees which
+/// tabs an agent drives. Tab group titles are short; long names are cut.
+fn group_for(client: Option<Implementation>) -> TabGroup {
+    const MAX: usize = 40;
+    let name = client
+        .map(|c| c.name.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "MCP agent".to_owned());
+    TabGroup {
+        title: name.chars().take(MAX).collect(),
+    }
+}
+
 impl<B: Backend> Inner<B> {
+    /// The scope with the tabs this session opened filled in.
+    fn scope(&self) -> Scope {
+        let mut scope = self.scope.clone();
+        if scope.own_tabs {
+            scope.opened = self.opened.borrow().clone();
+        }
+        scope
+    }
+
     /// The current tool list (meta tools first) and the exposure behind it.
     async fn current(&self) -> Result<(Vec<Tool>, Vec<Exposed>, Snapshot), Error> {
         let snapshot = self.backend.snapshot().await?;
-        let exposed = expose(&snapshot, &self.scope, meta::NAMES);
+        let exposed = expose(&snapshot, &self.scope(), meta::NAMES);
         let mut tools = meta::tools();
         tools.extend(exposed.iter().map(|e| e.to_mcp(&snapshot.browsers)));
         Ok((tools, exposed, snapshot))
@@ -278,12 +304,13 @@ impl<B: Backend> Inner<B> {
 
     async fn in_scope_tabs(&self) -> Result<(Vec<TabView>, Vec<Exposed>, Snapshot), Error> {
         let (_, exposed, snapshot) = self.current().await?;
+        let scope = self.scope();
         let tabs = snapshot
             .tabs
             .iter()
             .filter(|t| {
                 let b = snapshot.browsers.iter().find(|b| b.id == t.browser);
-                self.scope.tab_in_scope(t, b)
+                scope.tab_in_scope(t, b)
             })
             .cloned()
             .collect();
@@ -315,7 +342,11 @@ impl<B: Backend> Inner<B> {
         Ok(CallToolResult::structured(value))
     }
 
-    async fn open_tab(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
+    async fn open_tab(
+        &self,
+        args: &JsonObject,
+        client: Option<Implementation>,
+    ) -> Result<CallToolResult, Error> {
         let url = arg_str(args, "url")?
             .filter(|u| !u.is_empty())
             .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`url` is required"))?;
@@ -374,9 +405,12 @@ impl<B: Backend> Inner<B> {
                 focus,
                 browser,
                 timeout_ms: None,
+                group: Some(group_for(client)),
             })
             .await
             .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "name one as `browser`"))?;
+        self.opened
+            .send_modify(|tabs| tabs.push(tab.tab_ref.clone()));
         Ok(CallToolResult::structured(json!({
             "tab": tab.tab_ref, "title": tab.title, "url": tab.url, "focused": tab.focused,
         })))
@@ -423,11 +457,13 @@ impl<B: Backend> Inner<B> {
             return ctx.cancelled().await;
         };
         let fingerprint = async || self.current().await.ok().map(|(t, _, _)| fingerprint(&t));
+        let mut opened = self.opened.subscribe();
         let mut announced = fingerprint().await;
         loop {
             tokio::select! {
                 _ = ctx.cancelled() => return,
                 signal = changes.recv() => if signal.is_none() { return ctx.cancelled().await },
+                _ = opened.changed() => {}
             }
             let now = fingerprint().await;
             if now.is_some() && now != announced {
@@ -459,6 +495,7 @@ impl<B: Backend> Inner<B> {
                     continue;
                 }
             };
+            let mut opened = self.opened.subscribe();
             loop {
                 // Checked once right away too: the list may have changed between the
                 // client's listing and this subscription.
@@ -484,6 +521,7 @@ impl<B: Backend> Inner<B> {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
                     signal = changes.recv() => if signal.is_none() { break },
+                    _ = opened.changed() => {}
                 }
             }
         }
@@ -561,7 +599,7 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
         let outcome = progress::reporting(peer, token, what, async {
             match tool {
                 LIST_TABS => inner.list_tabs().await,
-                OPEN_TAB => inner.open_tab(&args).await,
+                OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
                 CLOSE_TAB => inner.close_tab(&args).await,
                 LIST_TOOLS => inner.list_tools(&args).await,
                 CALL_TOOL => inner.call_by_name(&args, &context.ct).await,

@@ -321,6 +321,14 @@ fn null_raw() -> Box<RawValue> {
 }
 
 /// Server→extension messages.
+/// The tab group a new tab joins (an additive `group` on `openTab`): the browser puts the tab
+/// in the group of that title in its window, making one if there is none, so the user sees
+/// which tabs an agent opened. Browsers without tab groups (Firefox) ignore it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabGroup {
+    pub title: String,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ServerMessage<'a> {
@@ -334,6 +342,9 @@ pub enum ServerMessage<'a> {
         url: &'a str,
         focus: bool,
         request_id: &'a str,
+        /// Put the new tab in this tab group; absent for tabs nobody claims.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        group: Option<&'a TabGroup>,
     },
     #[serde(rename_all = "camelCase")]
     CloseTab {

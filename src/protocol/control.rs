@@ -19,6 +19,7 @@
 //! "details"}}`, with a fitting status. The daemon writes and the client reads these very
 //! types, so a shape is defined once.
 
+pub use super::bridge::TabGroup;
 use super::tool::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -193,6 +194,9 @@ pub struct OpenTabRequest {
     pub browser: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The tab group the tab joins (the MCP front names it after its client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<TabGroup>,
 }
 
 /// CLI-style tool parameters: `--query test` → `("query", Some("test"))`, `--flag` → `("flag", None)`.

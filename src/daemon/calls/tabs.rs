@@ -34,6 +34,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
         id: id.clone(),
         url: req.url.clone(),
         focus: req.focus,
+        group: req.group,
         reply,
     };
     let what = format!("openTab {}", req.url);

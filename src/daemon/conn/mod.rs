@@ -7,7 +7,7 @@ mod pending;
 pub use pending::{Match, Pending, Reply, Waiter};
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::bridge::{TabId, TabInfo};
+use crate::protocol::bridge::{TabGroup, TabId, TabInfo};
 use crate::protocol::Tool;
 use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,6 +54,7 @@ pub enum Request {
         id: String,
         url: String,
         focus: bool,
+        group: Option<TabGroup>,
         reply: Reply<TabInfo>,
     },
     CloseTab {

@@ -143,6 +143,7 @@ impl Dialect for Bridge {
                 id,
                 url,
                 focus,
+                group,
                 reply,
             } => {
                 let frame = ServerMessage::OpenTab {
@@ -150,6 +151,7 @@ impl Dialect for Bridge {
                     url: &url,
                     focus,
                     request_id: &id,
+                    group: group.as_ref(),
                 }
                 .to_json();
                 link.ask(id, Waiter::Open(reply), frame);

@@ -13,7 +13,7 @@
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
 //! | DELETE | /v1/calls/{callId} | | [`Cancelled`]; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
-//! | GET | /v1/mcp | `?tab=&url=&browser=&session=`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
+//! | GET | /v1/mcp | `?tab=&url=&browser=&session=&own=1`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
 //!
 //! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",
 //! "details"}}`, with a fitting status. The daemon writes and the client reads these very

@@ -117,6 +117,17 @@ function joinGroup(tab, title) {
   return grouping;
 }
 
+// groupTabs: existing tabs an agent is scoped to join its group. A tab the user already put in a
+// group of their own stays there.
+export async function groupTabs({ tabIds, group }) {
+  const title = canGroup() ? groupTitle(group) : null;
+  if (!title || !Array.isArray(tabIds)) return;
+  for (const tabId of tabIds) {
+    const tab = Number.isInteger(tabId) ? await chrome.tabs.get(tabId).catch(() => null) : null;
+    if (tab && tab.groupId === chrome.tabGroups.TAB_GROUP_ID_NONE) await joinGroup(tab, title);
+  }
+}
+
 export async function openTab({ url, focus, requestId, group }) {
   const target = url || 'about:blank';
   if (!isWebUrl(target) && target !== 'about:blank') {

@@ -17,7 +17,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, Subsc
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,6 +36,12 @@ pub trait Backend: Send + Sync + 'static {
     /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
     fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
     fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
+    /// Puts existing tabs (refs) in a tab group.
+    fn group_tabs(
+        &self,
+        tabs: &[String],
+        group: &TabGroup,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
     fn close_tab(&self, tab: &str) -> impl Future<Output = Result<String, Error>> + Send;
     /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
     /// signal stands for any number of events). Ends when the source goes away.
@@ -82,6 +88,8 @@ struct Inner<B> {
     /// Tabs this session opened (for `--own-tabs`); bumped so the watchers look again, as
     /// the tab's tools may have arrived before the tab was known to be ours.
     opened: tokio::sync::watch::Sender<Vec<String>>,
+    /// Tabs in scope already put in this client's tab group.
+    grouped: Mutex<HashSet<String>>,
 }
 
 #[derive(Default)]
@@ -103,13 +111,14 @@ impl<B: Backend> McpServer<B> {
                 watching: AtomicBool::new(false),
                 log: ClientLog::default(),
                 opened: tokio::sync::watch::Sender::new(Vec::new()),
+                grouped: Mutex::new(HashSet::new()),
             }),
             _stop: stop.drop_guard(),
         }
     }
 }
 
-fn lock(m: &Mutex<Listed>) -> std::sync::MutexGuard<'_, Listed> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -165,9 +174,12 @@ impl<B: Backend> Inner<B> {
         Ok((tools, exposed, snapshot))
     }
 
-    async fn list(&self) -> Result<Vec<Tool>, Error> {
+    async fn list(&self, client: Option<Implementation>) -> Result<Vec<Tool>, Error> {
         let (tools, exposed) = match self.current().await {
-            Ok((tools, exposed, _)) => (tools, exposed),
+            Ok((tools, exposed, snapshot)) => {
+                self.group_scoped(&snapshot, client).await;
+                (tools, exposed)
+            }
             // No daemon yet (a client started before it): offer the meta tools, whose calls
             // say what is wrong, and announce the tab tools once the daemon is there.
             Err(e) if e.code == ErrorCode::DaemonUnavailable => {
@@ -180,6 +192,34 @@ impl<B: Backend> Inner<B> {
         listed.by_name = exposed.into_iter().map(|e| (e.name.clone(), e)).collect();
         listed.fingerprint = Some(fingerprint(&tools));
         Ok(tools)
+    }
+
+    /// Puts the tabs this session is scoped to by tab or URL (`--tab`, `--url`) in the
+    /// client's tab group, each once, so the user sees which tabs an agent may drive. A scope
+    /// of whole browsers claims no tabs; tabs the session opened were grouped as they opened.
+    async fn group_scoped(&self, snapshot: &Snapshot, client: Option<Implementation>) {
+        let scope = &self.scope;
+        if scope.tabs.is_empty() && scope.urls.is_empty() {
+            return;
+        }
+        let fresh: Vec<String> = {
+            let mut grouped = lock(&self.grouped);
+            snapshot
+                .tabs
+                .iter()
+                .filter(|t| {
+                    let b = snapshot.browsers.iter().find(|b| b.id == t.browser);
+                    scope.tab_in_scope(t, b) && grouped.insert(t.tab_ref.clone())
+                })
+                .map(|t| t.tab_ref.clone())
+                .collect()
+        };
+        if fresh.is_empty() {
+            return;
+        }
+        if let Err(e) = self.backend.group_tabs(&fresh, &group_for(client)).await {
+            tracing::debug!(error = %e, "could not group the tabs in scope");
+        }
     }
 
     /// The tool behind a name: from the client's last listing (names mean what the client
@@ -567,11 +607,11 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // The whole list in one page: a few hundred tools at most, and a cursor would go
         // stale as tabs come and go.
-        match self.inner.list().await {
+        match self.inner.list(context.client_info()).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Private)),
@@ -644,5 +684,19 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             let watch = self.inner.clone().watch(context.peer.clone());
             self.inner.backend.spawn(watch);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clients_group_is_named_after_it() {
+        let named = |n: &str| group_for(Some(Implementation::new(n, "1"))).title;
+        assert_eq!(named("claude-code"), "claude-code");
+        assert_eq!(named("  "), "MCP agent");
+        assert_eq!(group_for(None).title, "MCP agent");
+        assert_eq!(named(&"é".repeat(50)).chars().count(), 40);
     }
 }

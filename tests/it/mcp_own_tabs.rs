@@ -1,6 +1,7 @@
 //! An agent's own tabs (issue 22) with the real extension in headless Chromium: tabs an MCP
 //! client opens with `browserctl_open_tab` go into a tab group named after the client (its
-//! `clientInfo.name`), and `browserctl mcp --own-tabs` shows the client only the tabs it opened.
+//! `clientInfo.name`), as do the tabs a client is scoped to (`--tab`), and `browserctl mcp
+//! --own-tabs` shows the client only the tabs it opened.
 //! The browser itself is the oracle: chrome.tabs / chrome.tabGroups, read in an extension page.
 
 use crate::browser::*;
@@ -19,6 +20,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 const AGENT: &str = "own-tabs-agent";
+const SCOPED: &str = "scoped-agent";
 const WAIT: Duration = Duration::from_secs(30);
 
 /// An MCP client with a name, reporting every `tools/list_changed`.
@@ -216,6 +218,32 @@ fn an_agents_tabs_are_grouped_under_its_name_and_own_tabs_scopes_it_to_them() {
     assert_eq!(user["title"], Value::Null, "{user}");
     assert_eq!(user["id"], json!(-1), "{user}");
 
-    rt.block_on(agent.cancel()).unwrap();
+    // A client scoped to the user's tab (--tab) puts that tab in its own group once it lists
+    // its tools.
+    let scoped = rt.block_on(async {
+        let (scoped, _) = connect(&d, SCOPED, &["--tab", &user_tab]).await;
+        let names = tool_names(&scoped).await;
+        assert!(names.iter().any(|n| n == "echo"), "{names:?}");
+        scoped
+    });
+    let user = rig.b.wait_for(
+        &ext,
+        "the user's tab in the scoped client's group",
+        &format!(
+            r#"(async () => {{
+                const [t] = await chrome.tabs.query({{ url: {url} }});
+                return t.groupId !== chrome.tabGroups.TAB_GROUP_ID_NONE && (await chrome.tabGroups.get(t.groupId)).title;
+            }})()"#,
+            url = json!(user_url)
+        ),
+    );
+    assert_eq!(user, json!(SCOPED));
+    // The agent's tabs stay in the agent's group.
+    assert_eq!(group_of(&mut rig, &ext, &agent_url), first);
+
+    rt.block_on(async {
+        scoped.cancel().await.unwrap();
+        agent.cancel().await.unwrap();
+    });
     rig.d = Some(d);
 }

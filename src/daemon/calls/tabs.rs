@@ -7,7 +7,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::registry::Target;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::TabInfo;
-use crate::protocol::control::{OpenTabRequest, TabView};
+use crate::protocol::control::{OpenTabRequest, TabGroup, TabView};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -54,6 +54,26 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     let limit = timeout(d, timeout_ms)?;
     exchange(scope(d), &conn, None, request, rx, limit, &what).await?;
     Ok(target.to_string())
+}
+
+/// Puts existing tabs in a tab group (those an MCP client is scoped to); answers once the
+/// browsers were told. Tabs that are gone are skipped: grouping is a courtesy to the user.
+pub async fn group_tabs(d: &Daemon, tabs: &[String], group: &TabGroup) -> Result<(), Error> {
+    for tab in tabs {
+        let Ok((target, tab_id, conn)) = d.registry.tab_route(tab) else {
+            continue;
+        };
+        let (reply, rx) = oneshot::channel();
+        let request = Request::GroupTabs {
+            tabs: vec![tab_id],
+            group: group.clone(),
+            reply,
+        };
+        let what = format!("groupTabs {target}");
+        let limit = timeout(d, None)?;
+        exchange(scope(d), &conn, None, request, rx, limit, &what).await?;
+    }
+    Ok(())
 }
 
 /// Asks a tab for its tools afresh (discoverTools) and returns the updated tab.

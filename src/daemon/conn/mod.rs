@@ -61,6 +61,12 @@ pub enum Request {
         tab: TabId,
         reply: Reply<()>,
     },
+    /// Answered once sent: the browser says nothing back.
+    GroupTabs {
+        tabs: Vec<TabId>,
+        group: TabGroup,
+        reply: Reply<()>,
+    },
 }
 
 impl Request {
@@ -72,6 +78,7 @@ impl Request {
             Request::Discover { reply, .. } => drop(reply.send(Err(e))),
             Request::OpenTab { reply, .. } => drop(reply.send(Err(e))),
             Request::CloseTab { reply, .. } => drop(reply.send(Err(e))),
+            Request::GroupTabs { reply, .. } => drop(reply.send(Err(e))),
         }
     }
 
@@ -120,6 +127,7 @@ impl Request {
             Request::Discover { .. } => "discoverTools",
             Request::OpenTab { .. } => "openTab",
             Request::CloseTab { .. } => "closeTab",
+            Request::GroupTabs { .. } => "groupTabs",
         }
     }
 }

@@ -167,6 +167,17 @@ impl Dialect for Bridge {
                     .to_json(),
                 );
             }
+            Request::GroupTabs { tabs, group, reply } => {
+                link.send(
+                    ServerMessage::GroupTabs {
+                        session_id: session,
+                        tab_ids: &tabs,
+                        group: &group,
+                    }
+                    .to_json(),
+                );
+                let _ = reply.send(Ok(()));
+            }
         }
     }
 }

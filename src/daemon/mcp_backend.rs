@@ -77,7 +77,7 @@ impl Backend for DaemonBackend {
         calls::open_tab(&self.d, req).await
     }
 
-    async fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> Result<(), Error> {
+    async fn group_tabs(&self, tabs: &[String], group: &TabGroup) {
         calls::group_tabs(&self.d, tabs, group).await
     }
 

@@ -2,6 +2,7 @@
 //! cancellation, and `notifications/tools/list_changed`.
 
 use super::expose::{expose, Exposed, Scope, Snapshot};
+use super::groups::{self, group_for};
 use super::log::{ClientLog, Level};
 use super::meta::{self, arg_str, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB};
 use super::progress;
@@ -36,12 +37,8 @@ pub trait Backend: Send + Sync + 'static {
     /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
     fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
     fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
-    /// Puts existing tabs (refs) in a tab group.
-    fn group_tabs(
-        &self,
-        tabs: &[String],
-        group: &TabGroup,
-    ) -> impl Future<Output = Result<(), Error>> + Send;
+    /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
+    fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;
     fn close_tab(&self, tab: &str) -> impl Future<Output = Result<String, Error>> + Send;
     /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
     /// signal stands for any number of events). Ends when the source goes away.
@@ -142,19 +139,6 @@ fn fingerprint(tools: &[Tool]) -> u64 {
     h.finish()
 }
 
-/// The tab group a client's tabs join: named after the client, so the user sees which
-/// tabs an agent drives. Tab group titles are short; long names are cut.
-fn group_for(client: Option<Implementation>) -> TabGroup {
-    const MAX: usize = 40;
-    let name = client
-        .map(|c| c.name.trim().to_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "MCP agent".to_owned());
-    TabGroup {
-        title: name.chars().take(MAX).collect(),
-    }
-}
-
 impl<B: Backend> Inner<B> {
     /// The scope with the tabs this session opened filled in.
     fn scope(&self) -> Scope {
@@ -198,28 +182,11 @@ impl<B: Backend> Inner<B> {
     /// client's tab group, each once, so the user sees which tabs an agent may drive. A scope
     /// of whole browsers claims no tabs; tabs the session opened were grouped as they opened.
     async fn group_scoped(&self, snapshot: &Snapshot, client: Option<Implementation>) {
-        let scope = &self.scope;
-        if scope.tabs.is_empty() && scope.urls.is_empty() {
-            return;
-        }
-        let fresh: Vec<String> = {
-            let mut grouped = lock(&self.grouped);
-            snapshot
-                .tabs
-                .iter()
-                .filter(|t| {
-                    let b = snapshot.browsers.iter().find(|b| b.id == t.browser);
-                    scope.tab_in_scope(t, b) && grouped.insert(t.tab_ref.clone())
-                })
-                .map(|t| t.tab_ref.clone())
-                .collect()
-        };
+        let fresh = groups::claim(snapshot, &self.scope, &mut lock(&self.grouped));
         if fresh.is_empty() {
             return;
         }
-        if let Err(e) = self.backend.group_tabs(&fresh, &group_for(client)).await {
-            tracing::debug!(error = %e, "could not group the tabs in scope");
-        }
+        self.backend.group_tabs(&fresh, &group_for(client)).await;
     }
 
     /// The tool behind a name: from the client's last listing (names mean what the client
@@ -684,19 +651,5 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             let watch = self.inner.clone().watch(context.peer.clone());
             self.inner.backend.spawn(watch);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_clients_group_is_named_after_it() {
-        let named = |n: &str| group_for(Some(Implementation::new(n, "1"))).title;
-        assert_eq!(named("claude-code"), "claude-code");
-        assert_eq!(named("  "), "MCP agent");
-        assert_eq!(group_for(None).title, "MCP agent");
-        assert_eq!(named(&"é".repeat(50)).chars().count(), 40);
     }
 }

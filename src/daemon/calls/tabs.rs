@@ -56,9 +56,14 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     Ok(target.to_string())
 }
 
+/// How long a browser's queue may stay full before a grouping is given up: it is a courtesy,
+/// and an MCP client's tool listing waits for it.
+const GROUP_SEND: Duration = Duration::from_secs(2);
+
 /// Puts existing tabs in a tab group (those an MCP client is scoped to); answers once the
-/// browsers were told. Tabs that are gone are skipped: grouping is a courtesy to the user.
-pub async fn group_tabs(d: &Daemon, tabs: &[String], group: &TabGroup) -> Result<(), Error> {
+/// browsers were told. A tab that is gone, or whose browser has no tab groups or does not
+/// read, is skipped (and logged): grouping is a courtesy to the user, never a failure.
+pub async fn group_tabs(d: &Daemon, tabs: &[String], group: &TabGroup) {
     for tab in tabs {
         let Ok((target, tab_id, conn)) = d.registry.tab_route(tab) else {
             continue;
@@ -70,10 +75,10 @@ pub async fn group_tabs(d: &Daemon, tabs: &[String], group: &TabGroup) -> Result
             reply,
         };
         let what = format!("groupTabs {target}");
-        let limit = timeout(d, None)?;
-        exchange(scope(d), &conn, None, request, rx, limit, &what).await?;
+        if let Err(e) = exchange(scope(d), &conn, None, request, rx, GROUP_SEND, &what).await {
+            tracing::debug!(tab = %target, error = %e, "not grouped");
+        }
     }
-    Ok(())
 }
 
 /// Asks a tab for its tools afresh (discoverTools) and returns the updated tab.

@@ -327,6 +327,8 @@ async function handle(conn, msg) {
       return;
     case 'closeTab':
       return tabs.closeTab(msg.tabId);
+    case 'groupTabs':
+      return tabs.groupTabs(msg);
     case 'discoverTools':
       try {
         conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, await tabs.refreshPageTools(msg.tabId)));

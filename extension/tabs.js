@@ -89,16 +89,58 @@ export async function callPageTool(tabId, name, args) {
 
 // --- requests from the daemon --------------------------------------------------------------------
 
-export async function openTab({ url, focus, requestId }) {
+// Tab groups (Chromium): an agent's tabs go into a group named after it, so the user sees which
+// tabs it drives. Browsers without chrome.tabGroups (Firefox) leave the tab ungrouped.
+export const canGroup = () => typeof chrome.tabGroups?.query === 'function' && typeof chrome.tabs.group === 'function';
+
+// One grouping at a time, so two tabs opened together find one group rather than making two.
+let grouping = Promise.resolve();
+
+function groupTitle(group) {
+  const title = typeof group?.title === 'string' ? group.title.trim() : '';
+  return title ? title.slice(0, 40) : null;
+}
+
+// Puts the tab in its window's group of that title, making the group if there is none. A
+// failure leaves the tab open and ungrouped: the tab is what was asked for.
+function joinGroup(tab, title) {
+  const run = grouping.then(async () => {
+    const [found] = await chrome.tabGroups.query({ windowId: tab.windowId, title });
+    if (found) {
+      await chrome.tabs.group({ groupId: found.id, tabIds: [tab.id] });
+    } else {
+      const groupId = await chrome.tabs.group({ tabIds: [tab.id], createProperties: { windowId: tab.windowId } });
+      await chrome.tabGroups.update(groupId, { title });
+    }
+  });
+  grouping = run.catch((e) => console.warn('browser-mcp: could not group tab', tab.id, e.message));
+  return grouping;
+}
+
+// groupTabs: existing tabs an agent is scoped to join its group. A tab the user already put in a
+// group of their own stays there.
+export async function groupTabs({ tabIds, group }) {
+  const title = canGroup() ? groupTitle(group) : null;
+  if (!title || !Array.isArray(tabIds)) return;
+  for (const tabId of tabIds) {
+    const tab = Number.isInteger(tabId) ? await chrome.tabs.get(tabId).catch(() => null) : null;
+    if (tab && tab.groupId === chrome.tabGroups.TAB_GROUP_ID_NONE) await joinGroup(tab, title);
+  }
+}
+
+export async function openTab({ url, focus, requestId, group }) {
   const target = url || 'about:blank';
   if (!isWebUrl(target) && target !== 'about:blank') {
     throw new proto.ToolError(proto.Code.INVALID_ARGUMENTS, `openTab accepts http(s) URLs or about:blank, not ${target}`);
   }
   const active = focus !== false;
+  const title = canGroup() ? groupTitle(group) : null;
   // Remembered before onCreated looks at the tab (it waits for `opening`): Firefox does not say
-  // where a new tab is going (navigations.js).
-  const created = chrome.tabs.create({ url: target, active }).then((tab) => {
+  // where a new tab is going (navigations.js). Grouped before too, so the daemon's answer
+  // (tabCreated) comes once the tab is in its group.
+  const created = chrome.tabs.create({ url: target, active }).then(async (tab) => {
     if (target !== 'about:blank') started(tab.id, target);
+    if (title) await joinGroup(tab, title);
     return tab;
   });
   opening = Promise.allSettled([opening, created]);

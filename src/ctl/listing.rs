@@ -265,6 +265,7 @@ pub async fn open(
         focus,
         browser,
         timeout_ms: None,
+        group: None,
     };
     let tab: TabView = c.json(Method::POST, "/v1/tabs", Some(&req)).await?;
     if json {

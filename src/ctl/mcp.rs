@@ -26,6 +26,10 @@ pub struct McpArgs {
     /// Expose only the browser with this session id; repeatable.
     #[arg(long = "session", value_name = "SESSION")]
     pub sessions: Vec<String>,
+    /// Expose only the tabs this client opened (with browserctl_open_tab); they are grouped
+    /// in the browser under the client's name either way.
+    #[arg(long)]
+    pub own_tabs: bool,
     /// Print the MCP client configuration (stdio and HTTP) instead of serving.
     #[arg(long)]
     pub print_config: bool,
@@ -43,6 +47,8 @@ impl McpArgs {
             urls: self.urls.clone(),
             browsers: self.browsers.clone(),
             sessions: self.sessions.clone(),
+            own_tabs: self.own_tabs,
+            opened: Vec::new(),
         }
     }
 
@@ -59,6 +65,9 @@ impl McpArgs {
                 out.push(flag.to_owned());
                 out.push(v.clone());
             }
+        }
+        if self.own_tabs {
+            out.push("--own-tabs".to_owned());
         }
         out
     }

@@ -7,7 +7,9 @@ use super::context::Daemon;
 use super::limits::{self, Slot};
 use crate::error::Error;
 use crate::mcp::{Backend, Snapshot};
-use crate::protocol::control::{event_kind, CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::protocol::control::{
+    event_kind, CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView,
+};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -73,6 +75,10 @@ impl Backend for DaemonBackend {
 
     async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
         calls::open_tab(&self.d, req).await
+    }
+
+    async fn group_tabs(&self, tabs: &[String], group: &TabGroup) {
+        calls::group_tabs(&self.d, tabs, group).await
     }
 
     async fn close_tab(&self, tab: &str) -> Result<String, Error> {

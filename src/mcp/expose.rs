@@ -40,6 +40,11 @@ pub struct Scope {
     pub browsers: Vec<String>,
     /// Browser session ids.
     pub sessions: Vec<String>,
+    /// Only the tabs this MCP session opened (`--own-tabs`): those in [`Scope::opened`].
+    pub own_tabs: bool,
+    /// The tabs this session opened with `browserctl_open_tab`, as the server learns them;
+    /// never on the wire.
+    pub opened: Vec<String>,
 }
 
 impl Scope {
@@ -56,6 +61,9 @@ impl Scope {
                 q.append_pair(key, v);
             }
         }
+        if self.own_tabs {
+            q.append_pair("own", "1");
+        }
         q.finish()
     }
 
@@ -63,6 +71,10 @@ impl Scope {
     pub fn from_query(query: &str) -> Result<Scope, String> {
         let mut scope = Scope::default();
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            if key == "own" {
+                scope.own_tabs = value != "0";
+                continue;
+            }
             let list = match key.as_ref() {
                 "tab" => &mut scope.tabs,
                 "url" => &mut scope.urls,
@@ -102,11 +114,16 @@ impl Scope {
                         || (!want.contains(':') && want.parse::<i64>().ok() == Some(tab.id))
                 }))
             && (self.urls.is_empty() || self.urls.iter().any(|p| url_matches(p, &tab.url)))
+            && (!self.own_tabs || self.opened.contains(&tab.tab_ref))
     }
 
-    /// Browser-level tools belong to no tab and no URL, so tab and URL filters leave them out.
+    /// Browser-level tools belong to no tab and no URL, so tab, URL and own-tab filters
+    /// leave them out.
     fn browser_tools_in_scope(&self, browser: &BrowserView) -> bool {
-        self.tabs.is_empty() && self.urls.is_empty() && self.browser_in_scope(browser)
+        self.tabs.is_empty()
+            && self.urls.is_empty()
+            && !self.own_tabs
+            && self.browser_in_scope(browser)
     }
 }
 
@@ -319,6 +336,8 @@ mod tests {
             urls: vec!["https://example.com/a?b=c&d=*".into()],
             browsers: vec![],
             sessions: vec!["s 1+2".into()],
+            own_tabs: true,
+            opened: vec![],
         };
         assert_eq!(Scope::from_query(&scope.to_query()), Ok(scope));
         assert_eq!(Scope::from_query(""), Ok(Scope::default()));
@@ -499,6 +518,20 @@ mod tests {
         );
         assert!(only(Scope {
             browsers: vec!["b3".into()],
+            ..Scope::default()
+        })
+        .is_empty());
+        // Own tabs: only those opened, never browser-level tools; none opened, nothing.
+        assert_eq!(
+            only(Scope {
+                own_tabs: true,
+                opened: vec!["b2:7".into()],
+                ..Scope::default()
+            }),
+            vec!["click@b2:7", "browserctl_list_tabs@b2:7"]
+        );
+        assert!(only(Scope {
+            own_tabs: true,
             ..Scope::default()
         })
         .is_empty());

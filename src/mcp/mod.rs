@@ -7,6 +7,7 @@
 //! the meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
 //! - [`expose`]: which tools are in scope and the names clients see.
+//! - [`groups`]: the tab groups that show which tabs an agent drives.
 //! - [`log`]: `logging/setLevel` and the messages a client asked for.
 //! - [`meta`]: the meta tools, offered beside the tab tools under names that never change.
 //! - [`progress`]: progress notifications while a long call runs.
@@ -15,6 +16,7 @@
 //! - [`offline`]: what `browserctl mcp` answers while no daemon is there.
 
 pub mod expose;
+pub mod groups;
 pub mod log;
 pub mod meta;
 pub mod offline;

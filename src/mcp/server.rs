@@ -2,12 +2,13 @@
 //! cancellation, and `notifications/tools/list_changed`.
 
 use super::expose::{expose, Exposed, Scope, Snapshot};
+use super::groups::{self, group_for};
 use super::log::{ClientLog, Level};
 use super::meta::{self, arg_str, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB};
 use super::progress;
 use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
@@ -17,7 +18,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, Subsc
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,6 +37,8 @@ pub trait Backend: Send + Sync + 'static {
     /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
     fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
     fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
+    /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
+    fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;
     fn close_tab(&self, tab: &str) -> impl Future<Output = Result<String, Error>> + Send;
     /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
     /// signal stands for any number of events). Ends when the source goes away.
@@ -79,6 +82,11 @@ struct Inner<B> {
     listed: Mutex<Listed>,
     watching: AtomicBool,
     log: ClientLog,
+    /// Tabs this session opened (for `--own-tabs`); bumped so the watchers look again, as
+    /// the tab's tools may have arrived before the tab was known to be ours.
+    opened: tokio::sync::watch::Sender<Vec<String>>,
+    /// Tabs in scope already put in this client's tab group.
+    grouped: Mutex<HashSet<String>>,
 }
 
 #[derive(Default)]
@@ -99,13 +107,15 @@ impl<B: Backend> McpServer<B> {
                 listed: Mutex::new(Listed::default()),
                 watching: AtomicBool::new(false),
                 log: ClientLog::default(),
+                opened: tokio::sync::watch::Sender::new(Vec::new()),
+                grouped: Mutex::new(HashSet::new()),
             }),
             _stop: stop.drop_guard(),
         }
     }
 }
 
-fn lock(m: &Mutex<Listed>) -> std::sync::MutexGuard<'_, Listed> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -130,18 +140,30 @@ fn fingerprint(tools: &[Tool]) -> u64 {
 }
 
 impl<B: Backend> Inner<B> {
+    /// The scope with the tabs this session opened filled in.
+    fn scope(&self) -> Scope {
+        let mut scope = self.scope.clone();
+        if scope.own_tabs {
+            scope.opened = self.opened.borrow().clone();
+        }
+        scope
+    }
+
     /// The current tool list (meta tools first) and the exposure behind it.
     async fn current(&self) -> Result<(Vec<Tool>, Vec<Exposed>, Snapshot), Error> {
         let snapshot = self.backend.snapshot().await?;
-        let exposed = expose(&snapshot, &self.scope, meta::NAMES);
+        let exposed = expose(&snapshot, &self.scope(), meta::NAMES);
         let mut tools = meta::tools();
         tools.extend(exposed.iter().map(|e| e.to_mcp(&snapshot.browsers)));
         Ok((tools, exposed, snapshot))
     }
 
-    async fn list(&self) -> Result<Vec<Tool>, Error> {
+    async fn list(&self, client: Option<Implementation>) -> Result<Vec<Tool>, Error> {
         let (tools, exposed) = match self.current().await {
-            Ok((tools, exposed, _)) => (tools, exposed),
+            Ok((tools, exposed, snapshot)) => {
+                self.group_scoped(&snapshot, client).await;
+                (tools, exposed)
+            }
             // No daemon yet (a client started before it): offer the meta tools, whose calls
             // say what is wrong, and announce the tab tools once the daemon is there.
             Err(e) if e.code == ErrorCode::DaemonUnavailable => {
@@ -154,6 +176,17 @@ impl<B: Backend> Inner<B> {
         listed.by_name = exposed.into_iter().map(|e| (e.name.clone(), e)).collect();
         listed.fingerprint = Some(fingerprint(&tools));
         Ok(tools)
+    }
+
+    /// Puts the tabs this session is scoped to by tab or URL (`--tab`, `--url`) in the
+    /// client's tab group, each once, so the user sees which tabs an agent may drive. A scope
+    /// of whole browsers claims no tabs; tabs the session opened were grouped as they opened.
+    async fn group_scoped(&self, snapshot: &Snapshot, client: Option<Implementation>) {
+        let fresh = groups::claim(snapshot, &self.scope, &mut lock(&self.grouped));
+        if fresh.is_empty() {
+            return;
+        }
+        self.backend.group_tabs(&fresh, &group_for(client)).await;
     }
 
     /// The tool behind a name: from the client's last listing (names mean what the client
@@ -278,12 +311,13 @@ impl<B: Backend> Inner<B> {
 
     async fn in_scope_tabs(&self) -> Result<(Vec<TabView>, Vec<Exposed>, Snapshot), Error> {
         let (_, exposed, snapshot) = self.current().await?;
+        let scope = self.scope();
         let tabs = snapshot
             .tabs
             .iter()
             .filter(|t| {
                 let b = snapshot.browsers.iter().find(|b| b.id == t.browser);
-                self.scope.tab_in_scope(t, b)
+                scope.tab_in_scope(t, b)
             })
             .cloned()
             .collect();
@@ -315,7 +349,11 @@ impl<B: Backend> Inner<B> {
         Ok(CallToolResult::structured(value))
     }
 
-    async fn open_tab(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
+    async fn open_tab(
+        &self,
+        args: &JsonObject,
+        client: Option<Implementation>,
+    ) -> Result<CallToolResult, Error> {
         let url = arg_str(args, "url")?
             .filter(|u| !u.is_empty())
             .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`url` is required"))?;
@@ -374,9 +412,12 @@ impl<B: Backend> Inner<B> {
                 focus,
                 browser,
                 timeout_ms: None,
+                group: Some(group_for(client)),
             })
             .await
             .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "name one as `browser`"))?;
+        self.opened
+            .send_modify(|tabs| tabs.push(tab.tab_ref.clone()));
         Ok(CallToolResult::structured(json!({
             "tab": tab.tab_ref, "title": tab.title, "url": tab.url, "focused": tab.focused,
         })))
@@ -423,11 +464,13 @@ impl<B: Backend> Inner<B> {
             return ctx.cancelled().await;
         };
         let fingerprint = async || self.current().await.ok().map(|(t, _, _)| fingerprint(&t));
+        let mut opened = self.opened.subscribe();
         let mut announced = fingerprint().await;
         loop {
             tokio::select! {
                 _ = ctx.cancelled() => return,
                 signal = changes.recv() => if signal.is_none() { return ctx.cancelled().await },
+                _ = opened.changed() => {}
             }
             let now = fingerprint().await;
             if now.is_some() && now != announced {
@@ -459,6 +502,7 @@ impl<B: Backend> Inner<B> {
                     continue;
                 }
             };
+            let mut opened = self.opened.subscribe();
             loop {
                 // Checked once right away too: the list may have changed between the
                 // client's listing and this subscription.
@@ -484,6 +528,7 @@ impl<B: Backend> Inner<B> {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
                     signal = changes.recv() => if signal.is_none() { break },
+                    _ = opened.changed() => {}
                 }
             }
         }
@@ -529,11 +574,11 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         // The whole list in one page: a few hundred tools at most, and a cursor would go
         // stale as tabs come and go.
-        match self.inner.list().await {
+        match self.inner.list(context.client_info()).await {
             Ok(tools) => Ok(ListToolsResult::with_all_items(tools)
                 .with_ttl_ms(LIST_TTL_MS)
                 .with_cache_scope(CacheScope::Private)),
@@ -561,7 +606,7 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
         let outcome = progress::reporting(peer, token, what, async {
             match tool {
                 LIST_TABS => inner.list_tabs().await,
-                OPEN_TAB => inner.open_tab(&args).await,
+                OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
                 CLOSE_TAB => inner.close_tab(&args).await,
                 LIST_TOOLS => inner.list_tools(&args).await,
                 CALL_TOOL => inner.call_by_name(&args, &context.ct).await,

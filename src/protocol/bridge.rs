@@ -321,6 +321,14 @@ fn null_raw() -> Box<RawValue> {
 }
 
 /// Server→extension messages.
+/// The tab group a new tab joins (an additive `group` on `openTab`): the browser puts the tab
+/// in the group of that title in its window, making one if there is none, so the user sees
+/// which tabs an agent opened. Browsers without tab groups (Firefox) ignore it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabGroup {
+    pub title: String,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ServerMessage<'a> {
@@ -334,11 +342,23 @@ pub enum ServerMessage<'a> {
         url: &'a str,
         focus: bool,
         request_id: &'a str,
+        /// Put the new tab in this tab group; absent for tabs nobody claims.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        group: Option<&'a TabGroup>,
     },
     #[serde(rename_all = "camelCase")]
     CloseTab {
         session_id: &'a str,
         tab_id: TabId,
+    },
+    /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
+    /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No
+    /// answer.
+    #[serde(rename_all = "camelCase")]
+    GroupTabs {
+        session_id: &'a str,
+        tab_ids: &'a [TabId],
+        group: &'a TabGroup,
     },
     #[serde(rename_all = "camelCase")]
     CallTool {
@@ -537,6 +557,38 @@ mod tests {
         assert!(decode(r#"{"tabId":1}"#).is_err());
         assert!(decode("not json").is_err());
         assert!(decode("[]").is_err());
+    }
+
+    #[test]
+    fn tab_groups_are_additive() {
+        let open = |group| {
+            let m = ServerMessage::OpenTab {
+                session_id: "s",
+                url: "https://example.com/",
+                focus: false,
+                request_id: "open_1",
+                group,
+            };
+            serde_json::from_str::<Value>(&m.to_json()).unwrap()
+        };
+        // Without a group, seed 001's openTab exactly.
+        assert_eq!(
+            open(None),
+            json!({"type":"openTab","sessionId":"s","url":"https://example.com/","focus":false,"requestId":"open_1"})
+        );
+        let group = TabGroup {
+            title: "claude-code".into(),
+        };
+        assert_eq!(open(Some(&group))["group"], json!({"title": "claude-code"}));
+        let m = ServerMessage::GroupTabs {
+            session_id: "s",
+            tab_ids: &[7, 9],
+            group: &group,
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&m.to_json()).unwrap(),
+            json!({"type":"groupTabs","sessionId":"s","tabIds":[7,9],"group":{"title":"claude-code"}})
+        );
     }
 
     #[test]

@@ -13,12 +13,13 @@
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
 //! | DELETE | /v1/calls/{callId} | | [`Cancelled`]; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
-//! | GET | /v1/mcp | `?tab=&url=&browser=&session=`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
+//! | GET | /v1/mcp | `?tab=&url=&browser=&session=&own=1`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
 //!
 //! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",
 //! "details"}}`, with a fitting status. The daemon writes and the client reads these very
 //! types, so a shape is defined once.
 
+pub use super::bridge::TabGroup;
 use super::tool::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -193,6 +194,9 @@ pub struct OpenTabRequest {
     pub browser: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// The tab group the tab joins (the MCP front names it after its client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<TabGroup>,
 }
 
 /// CLI-style tool parameters: `--query test` → `("query", Some("test"))`, `--flag` → `("flag", None)`.

@@ -36,6 +36,7 @@ mod man;
 mod mcp;
 mod mcp_conformance;
 mod mcp_front;
+mod mcp_own_tabs;
 mod mcp_sessions;
 mod multi_user;
 mod native_host;

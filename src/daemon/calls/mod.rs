@@ -17,7 +17,7 @@ mod reconnect;
 mod tabs;
 
 pub use policy::MAX_TIMEOUT_MS;
-pub use tabs::{close_tab, discover, open_tab};
+pub use tabs::{close_tab, discover, group_tabs, open_tab};
 
 use crate::daemon::conn::{next_id, Request};
 use crate::daemon::context::Daemon;

@@ -7,7 +7,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::registry::Target;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::TabInfo;
-use crate::protocol::control::{OpenTabRequest, TabView};
+use crate::protocol::control::{OpenTabRequest, TabGroup, TabView};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
@@ -34,6 +34,7 @@ pub async fn open_tab(d: &Daemon, req: OpenTabRequest) -> Result<TabView, Error>
         id: id.clone(),
         url: req.url.clone(),
         focus: req.focus,
+        group: req.group,
         reply,
     };
     let what = format!("openTab {}", req.url);
@@ -53,6 +54,31 @@ pub async fn close_tab(d: &Daemon, tab: &str, timeout_ms: Option<u64>) -> Result
     let limit = timeout(d, timeout_ms)?;
     exchange(scope(d), &conn, None, request, rx, limit, &what).await?;
     Ok(target.to_string())
+}
+
+/// How long a browser's queue may stay full before a grouping is given up: it is a courtesy,
+/// and an MCP client's tool listing waits for it.
+const GROUP_SEND: Duration = Duration::from_secs(2);
+
+/// Puts existing tabs in a tab group (those an MCP client is scoped to); answers once the
+/// browsers were told. A tab that is gone, or whose browser has no tab groups or does not
+/// read, is skipped (and logged): grouping is a courtesy to the user, never a failure.
+pub async fn group_tabs(d: &Daemon, tabs: &[String], group: &TabGroup) {
+    for tab in tabs {
+        let Ok((target, tab_id, conn)) = d.registry.tab_route(tab) else {
+            continue;
+        };
+        let (reply, rx) = oneshot::channel();
+        let request = Request::GroupTabs {
+            tabs: vec![tab_id],
+            group: group.clone(),
+            reply,
+        };
+        let what = format!("groupTabs {target}");
+        if let Err(e) = exchange(scope(d), &conn, None, request, rx, GROUP_SEND, &what).await {
+            tracing::debug!(tab = %target, error = %e, "not grouped");
+        }
+    }
 }
 
 /// Asks a tab for its tools afresh (discoverTools) and returns the updated tab.

@@ -7,7 +7,7 @@ mod pending;
 pub use pending::{Match, Pending, Reply, Waiter};
 
 use crate::error::{Error, ErrorCode};
-use crate::protocol::bridge::{TabId, TabInfo};
+use crate::protocol::bridge::{TabGroup, TabId, TabInfo};
 use crate::protocol::Tool;
 use serde_json::value::RawValue;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,10 +54,17 @@ pub enum Request {
         id: String,
         url: String,
         focus: bool,
+        group: Option<TabGroup>,
         reply: Reply<TabInfo>,
     },
     CloseTab {
         tab: TabId,
+        reply: Reply<()>,
+    },
+    /// Answered once sent: the browser says nothing back.
+    GroupTabs {
+        tabs: Vec<TabId>,
+        group: TabGroup,
         reply: Reply<()>,
     },
 }
@@ -71,6 +78,7 @@ impl Request {
             Request::Discover { reply, .. } => drop(reply.send(Err(e))),
             Request::OpenTab { reply, .. } => drop(reply.send(Err(e))),
             Request::CloseTab { reply, .. } => drop(reply.send(Err(e))),
+            Request::GroupTabs { reply, .. } => drop(reply.send(Err(e))),
         }
     }
 
@@ -119,6 +127,7 @@ impl Request {
             Request::Discover { .. } => "discoverTools",
             Request::OpenTab { .. } => "openTab",
             Request::CloseTab { .. } => "closeTab",
+            Request::GroupTabs { .. } => "groupTabs",
         }
     }
 }

@@ -143,6 +143,7 @@ impl Dialect for Bridge {
                 id,
                 url,
                 focus,
+                group,
                 reply,
             } => {
                 let frame = ServerMessage::OpenTab {
@@ -150,6 +151,7 @@ impl Dialect for Bridge {
                     url: &url,
                     focus,
                     request_id: &id,
+                    group: group.as_ref(),
                 }
                 .to_json();
                 link.ask(id, Waiter::Open(reply), frame);
@@ -164,6 +166,17 @@ impl Dialect for Bridge {
                     }
                     .to_json(),
                 );
+            }
+            Request::GroupTabs { tabs, group, reply } => {
+                link.send(
+                    ServerMessage::GroupTabs {
+                        session_id: session,
+                        tab_ids: &tabs,
+                        group: &group,
+                    }
+                    .to_json(),
+                );
+                let _ = reply.send(Ok(()));
             }
         }
     }

@@ -58,11 +58,18 @@ test('a web page using only clients/js/ offers tools that browserctl calls', { s
       `--user-data-dir=${profile}`,
       page,
     ],
-    { stdio: 'ignore' },
+    // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
+    // Its own process group, so the renderers and the zygote die with it (and stop writing
+    // into the profile before it is removed).
+    { stdio: 'ignore', env: { ...process.env, TMPDIR: profile }, detached: true },
   );
   const exited = once(chromium, 'exit');
   t.after(async () => {
-    chromium.kill('SIGKILL');
+    try {
+      process.kill(-chromium.pid, 'SIGKILL');
+    } catch {
+      chromium.kill('SIGKILL');
+    }
     await exited;
     rmSync(profile, { recursive: true, force: true });
   });

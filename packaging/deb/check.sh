@@ -23,7 +23,8 @@ root_mode=$(dpkg-deb -c "$deb" | awk '$6 == "./" {print $1}')
 [[ $root_mode == drwxr-xr-x ]] || { echo "the ./ entry has mode $root_mode" >&2; exit 1; }
 # Lintian, when at hand (.ci/run installs it): errors, warnings and pedantic hints all fail.
 if command -v lintian >/dev/null; then
-  if ! lintian --fail-on error,warning,info,pedantic --pedantic --info "$deb" >"$x.lintian" 2>&1; then
+  # Its scratch files (mldbm-elf-*) go in our temp dir, not /tmp.
+  if ! TMPDIR="$x" lintian --fail-on error,warning,info,pedantic --pedantic --info "$deb" >"$x.lintian" 2>&1; then
     echo "lintian:" >&2
     grep -v 'running with root privileges' "$x.lintian" >&2
     exit 1

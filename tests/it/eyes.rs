@@ -111,24 +111,19 @@ struct Eyes {
     started: Instant,
 }
 
-impl Eyes {
-    fn context(&self) -> String {
-        let log = self.d.log();
-        let lines: Vec<&str> = log.lines().collect();
-        format!(
-            "--- daemon log (tail) ---\n{}\n--- chromium log (tail) ---\n{}",
-            lines[lines.len().saturating_sub(30)..].join("\n"),
-            self.chromium.log_tail()
-        )
-    }
-
-    fn step(&self, name: &str) {
-        eprintln!("eyes {:>6.1?} {name}", self.started.elapsed());
-    }
+/// A browser's tab driven through `browserctl`, with what to show when a step fails: the
+/// eyes tests of Chromium and Firefox share these steps and differ only in their browser.
+pub trait DrivesTab {
+    fn daemon(&self) -> &TestDaemon;
+    fn tab(&self) -> &str;
+    /// How long [`DrivesTab::until`] waits.
+    fn patience(&self) -> Duration;
+    /// The daemon's and the browser's log tails, for a failure message.
+    fn context(&self) -> String;
 
     /// A tool's result (MCP CallToolResult) on `tab`; the call must succeed.
     fn call_on(&self, tab: &str, tool: &str, args: Value) -> Value {
-        let out = self.d.ctl(&[
+        let out = self.daemon().ctl(&[
             "--json",
             "call",
             tool,
@@ -150,7 +145,7 @@ impl Eyes {
     }
 
     fn call(&self, tool: &str, args: Value) -> Value {
-        self.call_on(&self.tab.clone(), tool, args)
+        self.call_on(self.tab(), tool, args)
     }
 
     fn navigate(&self, page: &str) {
@@ -164,7 +159,7 @@ impl Eyes {
             if let Some(v) = check() {
                 return v;
             }
-            if start.elapsed() > PATIENCE {
+            if start.elapsed() > self.patience() {
                 panic!("timed out waiting for {what}\n{}", self.context());
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -172,19 +167,19 @@ impl Eyes {
     }
 
     fn last_seq(&self) -> String {
-        self.d.ctl_json(&["status"])["lastEventSeq"].to_string()
+        self.daemon().ctl_json(&["status"])["lastEventSeq"].to_string()
     }
 
     /// The next `count` events of `types` on our tab after `since`.
     fn events(&self, since: &str, types: &str, count: usize) -> Vec<Value> {
-        let out = self.d.ctl(&[
+        let out = self.daemon().ctl(&[
             "events",
             "--since",
             since,
             "--type",
             types,
             "--tab",
-            &self.tab,
+            self.tab(),
             "--count",
             &count.to_string(),
         ]);
@@ -193,6 +188,36 @@ impl Eyes {
             .lines()
             .map(|l| serde_json::from_str(l).expect("NDJSON"))
             .collect()
+    }
+}
+
+impl DrivesTab for Eyes {
+    fn daemon(&self) -> &TestDaemon {
+        &self.d
+    }
+
+    fn tab(&self) -> &str {
+        &self.tab
+    }
+
+    fn patience(&self) -> Duration {
+        PATIENCE
+    }
+
+    fn context(&self) -> String {
+        let log = self.d.log();
+        let lines: Vec<&str> = log.lines().collect();
+        format!(
+            "--- daemon log (tail) ---\n{}\n--- chromium log (tail) ---\n{}",
+            lines[lines.len().saturating_sub(30)..].join("\n"),
+            self.chromium.log_tail()
+        )
+    }
+}
+
+impl Eyes {
+    fn step(&self, name: &str) {
+        eprintln!("eyes {:>6.1?} {name}", self.started.elapsed());
     }
 }
 

@@ -9,7 +9,7 @@
 
 use crate::browser::*;
 use crate::common::*;
-use crate::eyes::{dead_port, find, image, list, png_size, text};
+use crate::eyes::{dead_port, find, image, list, png_size, text, DrivesTab};
 use crate::firefox::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -23,7 +23,19 @@ struct Eyes {
     started: Instant,
 }
 
-impl Eyes {
+impl DrivesTab for Eyes {
+    fn daemon(&self) -> &TestDaemon {
+        &self.d
+    }
+
+    fn tab(&self) -> &str {
+        &self.tab
+    }
+
+    fn patience(&self) -> Duration {
+        FIREFOX_WAIT
+    }
+
     fn context(&self) -> String {
         let log = self.d.log();
         let lines: Vec<&str> = log.lines().collect();
@@ -33,75 +45,11 @@ impl Eyes {
             self.ff.log_tail()
         )
     }
+}
 
+impl Eyes {
     fn step(&self, name: &str) {
         eprintln!("firefox eyes {:>6.1?} {name}", self.started.elapsed());
-    }
-
-    fn call_on(&self, tab: &str, tool: &str, args: Value) -> Value {
-        let out = self.d.ctl(&[
-            "--json",
-            "call",
-            tool,
-            "--tab",
-            tab,
-            "--timeout",
-            "60s",
-            "--args",
-            &args.to_string(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{tool} {args} failed: {}\n{}",
-            stderr(&out),
-            self.context()
-        );
-        let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
-        answer["result"].clone()
-    }
-
-    fn call(&self, tool: &str, args: Value) -> Value {
-        self.call_on(&self.tab.clone(), tool, args)
-    }
-
-    fn navigate(&self, page: &str) {
-        self.call("browser_navigate", json!({ "url": page }));
-    }
-
-    fn until<T>(&self, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-        let start = Instant::now();
-        loop {
-            if let Some(v) = check() {
-                return v;
-            }
-            if start.elapsed() > FIREFOX_WAIT {
-                panic!("timed out waiting for {what}\n{}", self.context());
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn last_seq(&self) -> String {
-        self.d.ctl_json(&["status"])["lastEventSeq"].to_string()
-    }
-
-    fn events(&self, since: &str, types: &str, count: usize) -> Vec<Value> {
-        let out = self.d.ctl(&[
-            "events",
-            "--since",
-            since,
-            "--type",
-            types,
-            "--tab",
-            &self.tab,
-            "--count",
-            &count.to_string(),
-        ]);
-        assert!(out.status.success(), "events: {}", stderr(&out));
-        stdout(&out)
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("NDJSON"))
-            .collect()
     }
 }
 

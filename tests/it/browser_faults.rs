@@ -301,14 +301,25 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
         .eval(&page, "setTimeout(() => location.assign('/done'), 0), true");
     let end = running.end();
     let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.json["attempts"]),
-        (0, &json!(2)),
+    // Either the navigation ends the first attempt (PAGE_NAVIGATED, retried on /done), or the
+    // built-in's own look at the tab sees the new page's text first and answers in that same
+    // attempt: a race inside the browser, and both are a right answer. What must not happen is
+    // a failure or a wait for the call's timeout.
+    assert_eq!(end.code, 0, "{}\n{ctx}", end.json);
+    assert!(
+        matches!(end.json["attempts"].as_u64(), Some(1 | 2)),
+        "{}\n{ctx}",
+        end.json
+    );
+    assert!(
+        end.json["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Arrived.")),
         "{}\n{ctx}",
         end.json
     );
     timed(
-        "browser_wait_for, page navigated → retried on the new page",
+        "browser_wait_for, page navigated → answered on the new page",
         end.at - t0,
         AT_ONCE + Duration::from_secs(1),
         &rig,

@@ -12,17 +12,24 @@ use super::context::Daemon;
 use super::http::{self, Body};
 use super::limits;
 use super::mcp_backend::DaemonBackend;
-use super::mcp_sessions::{self, Sessions};
+use super::mcp_sessions::{self, Activity, Sessions};
 use crate::error::{Error, ErrorCode};
+use crate::mcp::identity::PROTOCOL;
+use crate::mcp::shortcut::Answered;
 use crate::mcp::{McpServer, Scope};
 use http_body_util::BodyExt;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
-use hyper::{Request, Response, StatusCode};
+use hyper::http::request::Parts;
+use hyper::{HeaderMap, Request, Response, StatusCode};
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
+use tokio_util::task::TaskTracker;
 
 /// rmcp's service and the sessions it keeps.
 pub struct Service {
@@ -139,6 +146,9 @@ pub async fn serve(
         .and_then(|v| v.to_str().ok());
     // A session's request keeps it from being idle for as long as its answer streams.
     let activity = session.and_then(|id| front.sessions.activity(id));
+    if let Some(resp) = shortcut(&parts, &body, activity.as_ref(), &d).await {
+        return resp;
+    }
     let begins = parts.method == hyper::Method::POST && session.is_none() && is_initialize(&body);
     let slot = match begins.then(|| front.sessions.reserve(config.mcp_max_sessions)) {
         Some(Err(live)) => {
@@ -183,4 +193,111 @@ pub async fn serve(
         *resp.status_mut() = StatusCode::NO_CONTENT;
     }
     resp
+}
+
+/// A session's call of a listed tab tool, answered past rmcp's session machinery (see
+/// [`crate::mcp::shortcut`]) as one `application/json` answer, which a client that accepts
+/// event streams must also accept. `None`: rmcp serves the request, with its checks and errors.
+async fn shortcut(
+    parts: &Parts,
+    body: &[u8],
+    activity: Option<&Activity>,
+    d: &Arc<Daemon>,
+) -> Option<Response<Body>> {
+    let shortcut = activity?.shortcut.as_ref()?;
+    if parts.method != hyper::Method::POST || !plain_post(&parts.headers) {
+        return None;
+    }
+    if shortcut.cancel(body) {
+        let mut r = Response::new(http::full(Vec::new()));
+        *r.status_mut() = StatusCode::ACCEPTED;
+        return Some(r);
+    }
+    let call = shortcut.take(body)?;
+    // The call runs to its end even if the client leaves, as a session's calls do on rmcp's
+    // path (a dropped connection is no cancellation in Streamable HTTP).
+    let runner = shortcut.clone();
+    let answer = finish_if_dropped(async move { runner.answer(call).await }, &d.tasks).await;
+    let (status, content_type, body) = match answer {
+        Answered::Answer(answer) => (StatusCode::OK, "application/json", answer),
+        // rmcp's path ends the request's event stream without an answer.
+        Answered::Cancelled => (StatusCode::OK, "text/event-stream", Vec::new()),
+        // The session ended meanwhile, which rmcp would say so.
+        Answered::Gone => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            b"Not Found: Session not found".to_vec(),
+        ),
+    };
+    let mut r = Response::new(http::full(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    Some(r)
+}
+
+/// Whether a POST is one whose checks rmcp would pass without a word: it accepts both
+/// answer types, sends JSON, names a revision with sessions (or none), and has none of the
+/// 2026-07-28 standard headers, which rmcp checks against the body.
+fn plain_post(headers: &HeaderMap) -> bool {
+    let essences = |name: header::HeaderName| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|t| {
+                t.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .collect::<Vec<_>>()
+    };
+    let accept = essences(header::ACCEPT);
+    let json = |t: &String| t == "application/json";
+    let accepts_both = accept.iter().any(json) && accept.iter().any(|t| t == "text/event-stream");
+    let sends_json = essences(header::CONTENT_TYPE).iter().any(json);
+    let version_ok = match headers.get("mcp-protocol-version") {
+        None => true,
+        Some(v) => ProtocolVersion::known_up_to(&PROTOCOL)
+            .iter()
+            .any(|known| v.to_str().is_ok_and(|v| v == known.as_str())),
+    };
+    let standard_headers = headers.keys().any(|k| {
+        let k = k.as_str();
+        k.starts_with("mcp-") && k != SESSION_HEADER && k != "mcp-protocol-version"
+    });
+    accepts_both && sends_json && version_ok && !standard_headers
+}
+
+/// Runs `work` in this task; if this task drops it before it ends (the request's client
+/// left), the rest of it runs as a task of the daemon. Cheaper than a task of its own for
+/// every call, which would cost a hand-over between threads each time.
+async fn finish_if_dropped<T: Send + 'static>(
+    work: impl Future<Output = T> + Send + 'static,
+    tasks: &TaskTracker,
+) -> T {
+    type Work<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+    struct Detach<T: Send + 'static> {
+        work: Option<Work<T>>,
+        tasks: TaskTracker,
+    }
+    impl<T: Send + 'static> Drop for Detach<T> {
+        fn drop(&mut self) {
+            if let Some(work) = self.work.take() {
+                self.tasks.spawn(async move {
+                    work.await;
+                });
+            }
+        }
+    }
+    let mut detach = Detach {
+        work: Some(Box::pin(work)),
+        tasks: tasks.clone(),
+    };
+    let out = detach.work.as_mut().expect("work until it ends").await;
+    detach.work = None;
+    out
 }

@@ -11,8 +11,11 @@
 //! a flood of them) and adopted once rmcp names the session in its answer.
 
 use super::limits::Slot;
+use super::mcp_backend::DaemonBackend;
+use crate::mcp::server::ServerSlot;
+use crate::mcp::shortcut::Shortcut;
 use futures_util::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -29,11 +32,14 @@ use std::time::{Duration, Instant};
 pub struct Sessions {
     inner: LocalSessionManager,
     live: Mutex<HashMap<SessionId, Entry>>,
+    /// Shortcuts of sessions whose `initialize` was answered and that are not adopted yet.
+    fresh: Mutex<HashMap<SessionId, Shortcut<DaemonBackend>>>,
     count: Arc<AtomicU64>,
 }
 
 struct Entry {
     _slot: Slot,
+    shortcut: Option<Shortcut<DaemonBackend>>,
     /// Requests and streams of this session open now.
     open: usize,
     /// When the last of them ended (or the session began).
@@ -44,6 +50,8 @@ struct Entry {
 pub struct Activity {
     sessions: Arc<Sessions>,
     id: SessionId,
+    /// The short way to the session's listed tab tools.
+    pub shortcut: Option<Shortcut<DaemonBackend>>,
 }
 
 impl Drop for Activity {
@@ -64,12 +72,13 @@ impl Sessions {
         Sessions {
             inner,
             live: Mutex::default(),
+            fresh: Mutex::default(),
             count,
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Entry>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.live)
     }
 
     /// A slot for a session about to begin, unless `max` are live; `Err` holds how many are.
@@ -79,8 +88,10 @@ impl Sessions {
 
     /// The session rmcp just created holds `slot` from now on, until it ends.
     pub async fn adopt(&self, id: SessionId, slot: Slot) {
+        let shortcut = lock(&self.fresh).remove(&id);
         let entry = Entry {
             _slot: slot,
+            shortcut,
             open: 0,
             since: Instant::now(),
         };
@@ -98,9 +109,11 @@ impl Sessions {
         let mut live = self.lock();
         let e = live.get_mut(&id)?;
         e.open += 1;
+        let shortcut = e.shortcut.clone();
         Some(Activity {
             sessions: self.clone(),
             id,
+            shortcut,
         })
     }
 
@@ -126,6 +139,10 @@ impl Sessions {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Gives the pages that closed sessions freed back to the system. glibc's malloc keeps freed
 /// memory in its heaps for reuse; after a flood of sessions that would leave the daemon
 /// holding the flood's peak for good. Other allocators return memory on their own.
@@ -147,12 +164,21 @@ impl SessionManager for Sessions {
         self.inner.create_session().await
     }
 
+    /// Also keeps the session's shortcut, which its server leaves in the request.
     async fn initialize_session(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+        let slot = ServerSlot::<DaemonBackend>::default();
+        if let ClientJsonRpcMessage::Request(r) = &mut message {
+            r.request.extensions_mut().insert(slot.clone());
+        }
+        let answer = self.inner.initialize_session(id, message).await;
+        if let (Ok(_), Some(shortcut)) = (&answer, Shortcut::of_slot(&slot)) {
+            lock(&self.fresh).insert(id.clone(), shortcut);
+        }
+        answer
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -162,6 +188,7 @@ impl SessionManager for Sessions {
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.inner.close_session(id).await;
         self.lock().remove(id);
+        lock(&self.fresh).remove(id);
         closed
     }
 

@@ -4,6 +4,11 @@
 //! between it and its stdin and stdout, so each message is parsed and answered once, here,
 //! over one persistent connection (issue 17).
 //!
+//! In the session, a `tools/call` of a listed tab tool goes the short way ([`Shortcut`]):
+//! answered in this connection's task, with the answers that are ready written together.
+//! Every other line goes to rmcp's service through an in-memory pipe, unchanged, and its
+//! lines come back the same way; lines of both kinds are never cut into each other.
+//!
 //! The session ends when the client closes its side, and at the daemon's last shutdown stage;
 //! while the daemon drains, calls in flight are still answered.
 
@@ -11,14 +16,18 @@ use super::context::Daemon;
 use super::http::{self, Body};
 use super::mcp_backend::DaemonBackend;
 use crate::error::Error;
+use crate::mcp::shortcut::{Answered, Call, Shortcut};
 use crate::mcp::{McpServer, Scope};
 use crate::protocol::control::MCP_UPGRADE;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use rmcp::ServiceExt;
 use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A control connection's place among `--max-control-connections`, which an MCP session
 /// keeps while it lives (the connection's own task ends at the upgrade).
@@ -58,19 +67,40 @@ pub fn accept(
     let tasks = d.tasks.clone();
     tasks.spawn(async move {
         let _slot = slot;
-        let io = match upgrade.await {
-            Ok(io) => TokioIo::new(io),
-            Err(e) => {
-                tracing::debug!(error = %e, "an MCP upgrade on the control socket failed");
-                return;
-            }
-        };
-        let (read, write) = tokio::io::split(io);
-        let server = McpServer::new(DaemonBackend::local(d.clone()), scope);
-        match server
-            .serve_with_ct((read, write), d.shutdown.child_token())
-            .await
-        {
+        match upgrade.await {
+            Ok(io) => session(TokioIo::new(io), d, scope).await,
+            Err(e) => tracing::debug!(error = %e, "an MCP upgrade on the control socket failed"),
+        }
+    });
+    let mut resp = Response::new(http::full(Vec::new()));
+    *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let h = resp.headers_mut();
+    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    h.insert(header::UPGRADE, HeaderValue::from_static(MCP_UPGRADE));
+    Ok(resp)
+}
+
+/// Bytes waiting for the client, or for rmcp, beyond which the session stops reading more
+/// from whoever produces them (so a client that does not read cannot make it grow).
+const HIGH: usize = 1 << 20;
+/// Read size, from the client and from rmcp.
+const READ: usize = 64 << 10;
+/// Each in-memory pipe between the session and rmcp.
+const PIPE: usize = 256 << 10;
+/// A line still without its end at this length is no short call: it streams on to rmcp,
+/// which bounds lines its own way.
+const SHORT_MAX: usize = 1 << 20;
+
+/// One MCP session on an upgraded connection, until the client leaves or the daemon stops.
+async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon>, scope: Scope) {
+    let server = McpServer::new(DaemonBackend::local(d.clone()), scope);
+    let shortcut = Shortcut::of(&server);
+    let (rmcp_in, mut to_rmcp) = tokio::io::simplex(PIPE);
+    let (mut from_rmcp, rmcp_out) = tokio::io::simplex(PIPE);
+    let stop = d.shutdown.child_token();
+    let rmcp_stop = stop.clone();
+    d.tasks.spawn(async move {
+        match server.serve_with_ct((rmcp_in, rmcp_out), rmcp_stop).await {
             Ok(running) => {
                 let _ = running.waiting().await;
             }
@@ -80,10 +110,127 @@ pub fn accept(
             }
         }
     });
-    let mut resp = Response::new(http::full(Vec::new()));
-    *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-    let h = resp.headers_mut();
-    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-    h.insert(header::UPGRADE, HeaderValue::from_static(MCP_UPGRADE));
-    Ok(resp)
+    let (mut sock_r, mut sock_w) = tokio::io::split(io);
+    let mut inbound = Inbound::default();
+    // Complete lines for the client; rmcp's output up to its last newline.
+    let mut out = Vec::new();
+    let mut from_rmcp_buf = Vec::new();
+    let mut calls = FuturesUnordered::new();
+    let (mut client_open, mut rmcp_open) = (true, true);
+    loop {
+        if !client_open && calls.is_empty() {
+            break;
+        }
+        reserve(&mut inbound.buf);
+        reserve(&mut from_rmcp_buf);
+        tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            Some(answer) = calls.next(), if !calls.is_empty() => {
+                let mut answer: Answered = answer;
+                // Every answer ready now goes out in one write.
+                loop {
+                    if let Answered::Answer(line) = answer {
+                        out.extend_from_slice(&line);
+                        out.push(b'\n');
+                    }
+                    match calls.next().now_or_never() {
+                        Some(Some(next)) => answer = next,
+                        _ => break,
+                    }
+                }
+            }
+            read = from_rmcp.read_buf(&mut from_rmcp_buf), if rmcp_open && out.len() < HIGH => {
+                if !matches!(read, Ok(n) if n > 0) {
+                    // rmcp's service ended (the client's input ended, or the session failed).
+                    rmcp_open = false;
+                    if client_open {
+                        break;
+                    }
+                }
+                if let Some(end) = from_rmcp_buf.iter().rposition(|b| *b == b'\n') {
+                    out.extend(from_rmcp_buf.drain(..=end));
+                }
+            }
+            read = sock_r.read_buf(&mut inbound.buf),
+                if client_open && inbound.for_rmcp.len() < HIGH && out.len() < HIGH =>
+            {
+                if matches!(read, Ok(n) if n > 0) {
+                    inbound.take_lines(&shortcut, |call| calls.push(shortcut.answer(call)));
+                } else {
+                    // The client left: nobody hears the answers; calls in flight are cancelled
+                    // in the browser, as rmcp's path does when its transport ends.
+                    client_open = false;
+                    inbound.for_rmcp.clear();
+                    let _ = to_rmcp.shutdown().await;
+                    shortcut.cancel_all();
+                }
+            }
+            wrote = to_rmcp.write(&inbound.for_rmcp), if !inbound.for_rmcp.is_empty() => {
+                match wrote {
+                    Ok(n) => drop(inbound.for_rmcp.drain(..n)),
+                    Err(_) => break,
+                }
+            }
+            wrote = sock_w.write(&out), if !out.is_empty() && client_open => {
+                match wrote {
+                    Ok(n) => drop(out.drain(..n)),
+                    Err(_) => {
+                        client_open = false;
+                        shortcut.cancel_all();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Room for a good read: `read_buf` on a full `Vec` would read 64 bytes at a time.
+fn reserve(buf: &mut Vec<u8>) {
+    if buf.capacity() - buf.len() < READ / 4 {
+        buf.reserve(READ);
+    }
+}
+
+/// What the client sent, split into short calls and lines for rmcp.
+#[derive(Default)]
+struct Inbound {
+    buf: Vec<u8>,
+    /// Bytes for rmcp's pipe: whole lines, or an over-long line as it streams.
+    for_rmcp: Vec<u8>,
+    /// Passing an over-long line on to rmcp until its end.
+    passing: bool,
+}
+
+impl Inbound {
+    fn take_lines<B: crate::mcp::Backend>(
+        &mut self,
+        shortcut: &Shortcut<B>,
+        mut call: impl FnMut(Call),
+    ) {
+        let mut at = 0;
+        while at < self.buf.len() {
+            let rest = &self.buf[at..];
+            let Some(nl) = rest.iter().position(|b| *b == b'\n') else {
+                if self.passing || rest.len() > SHORT_MAX {
+                    self.for_rmcp.extend_from_slice(rest);
+                    self.passing = true;
+                    at = self.buf.len();
+                }
+                break;
+            };
+            let line = &rest[..nl];
+            if self.passing {
+                self.passing = false;
+                self.for_rmcp.extend_from_slice(&rest[..=nl]);
+            } else if shortcut.cancel(line) {
+            } else if let Some(c) = shortcut.take(line) {
+                call(c);
+            } else {
+                self.for_rmcp.extend_from_slice(&rest[..=nl]);
+            }
+            at += nl + 1;
+        }
+        self.buf.drain(..at);
+    }
 }

@@ -6,23 +6,30 @@
 //! The server drives a [`Backend`] (the daemon's registry and call path); naming, listing,
 //! the meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
+//! - [`backend`]: what the server drives (the daemon's registry and call path).
 //! - [`expose`]: which tools are in scope and the names clients see.
+//! - [`identity`]: who the server is and which protocol revisions it speaks.
 //! - [`groups`]: the tab groups that show which tabs an agent drives.
 //! - [`log`]: `logging/setLevel` and the messages a client asked for.
 //! - [`meta`]: the meta tools, offered beside the tab tools under names that never change.
 //! - [`progress`]: progress notifications while a long call runs.
 //! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
+//! - [`shortcut`]: a listed tab tool's call answered by the transport, past rmcp's service.
 //! - [`offline`]: what `browserctl mcp` answers while no daemon is there.
 
+pub mod backend;
 pub mod expose;
 pub mod groups;
+pub mod identity;
 pub mod log;
 pub mod meta;
 pub mod offline;
 pub mod progress;
 pub mod result;
 pub mod server;
+pub mod shortcut;
 
+pub use backend::Backend;
 pub use expose::{Scope, Snapshot};
-pub use server::{Backend, McpServer};
+pub use server::McpServer;

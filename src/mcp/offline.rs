@@ -6,9 +6,9 @@
 //! says why (DAEMON_UNAVAILABLE). Built from the same pieces as [`super::server`], so the
 //! server's name, capabilities and meta tools cannot drift apart.
 
+use super::identity::{info, PROTOCOL};
 use super::meta;
 use super::result::error_result;
-use super::server::{info, PROTOCOL};
 use crate::error::Error;
 use rmcp::model::{
     ErrorCode, ErrorData, ListToolsResult, ProtocolVersion, RequestId, ServerJsonRpcMessage,

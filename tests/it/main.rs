@@ -38,6 +38,7 @@ mod mcp_conformance;
 mod mcp_front;
 mod mcp_own_tabs;
 mod mcp_sessions;
+mod mcp_shortcut;
 mod multi_user;
 mod native_host;
 mod packaging;

@@ -1,0 +1,31 @@
+//! What the MCP server drives: the daemon's registry and call path.
+
+use super::expose::Snapshot;
+use crate::error::Error;
+use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView};
+use std::future::Future;
+use tokio::sync::mpsc;
+
+/// What the MCP server needs from the daemon: the control API for `browserctl mcp`, the
+/// registry itself inside the daemon.
+pub trait Backend: Send + Sync + 'static {
+    /// Browsers, tabs and tools, as one consistent-enough picture.
+    fn snapshot(&self) -> impl Future<Output = Result<Snapshot, Error>> + Send;
+    /// A tool call through the daemon's call path (validation, timeouts, retries).
+    fn call(&self, req: CallRequest) -> impl Future<Output = Result<CallResponse, Error>> + Send;
+    /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
+    fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
+    fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
+    /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
+    fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;
+    fn close_tab(&self, tab: &str) -> impl Future<Output = Result<String, Error>> + Send;
+    /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
+    /// signal stands for any number of events). Ends when the source goes away.
+    fn changes(&self) -> impl Future<Output = Result<mpsc::Receiver<()>, Error>> + Send;
+    /// Runs a task of the server (its `list_changed` watcher) among the backend's own, so a
+    /// daemon waits for it at shutdown like for any other of its tasks. The default, plain
+    /// `tokio::spawn`, is for `browserctl mcp`, whose tasks end with its process.
+    fn spawn(&self, task: impl Future<Output = ()> + Send + 'static) {
+        tokio::spawn(task);
+    }
+}

@@ -641,9 +641,23 @@ impl McpStdio {
         }
     }
 
-    async fn call(&mut self) {
-        let v = self.exchange(tools_call(0, &self.name.clone())).await;
-        assert!(v["result"]["isError"] == false, "{v}");
+    /// One call; the time from its request (already serialized) to its answer's line, which
+    /// is checked after the clock stops.
+    async fn call(&mut self) -> Duration {
+        use tokio::io::AsyncWriteExt;
+        self.next_id += 1;
+        let line = tools_call(self.next_id, &self.name).to_string() + "\n";
+        let t = Instant::now();
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        loop {
+            let line = self.lines.next_line().await.unwrap().expect("an answer");
+            let took = t.elapsed();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == self.next_id {
+                assert!(v["result"]["isError"] == false, "{v}");
+                return took;
+            }
+        }
     }
 
     /// `total` calls with `in_flight` of them outstanding at any time.
@@ -730,9 +744,22 @@ impl McpSocket {
         }
     }
 
-    async fn call(&mut self) {
-        let v = self.ask(tools_call(0, &self.name.clone())).await;
-        assert!(v["result"]["isError"] == false, "{v}");
+    /// As [`McpStdio::call`].
+    async fn call(&mut self) -> Duration {
+        use tokio::io::AsyncWriteExt;
+        self.next_id += 1;
+        let line = tools_call(self.next_id, &self.name).to_string() + "\n";
+        let t = Instant::now();
+        self.w.write_all(line.as_bytes()).await.unwrap();
+        loop {
+            let line = self.lines.next_line().await.unwrap().unwrap();
+            let took = t.elapsed();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == self.next_id {
+                assert!(v["result"]["isError"] == false, "{v}");
+                return took;
+            }
+        }
     }
 }
 
@@ -871,28 +898,32 @@ async fn mcp_latencies(
         let keep = b * BLOCK >= n / 10;
         for (k, samples) in s.iter_mut().enumerate() {
             for i in 0..BLOCK {
+                // Requests are built, and MCP answers decoded and checked, outside the clock,
+                // as the echoes' are: the rows time the round trip, not the bench's JSON.
                 let t = Instant::now();
-                match k {
-                    0 => direct_once(&mut direct, &call).await,
+                let took = match k {
+                    0 => {
+                        direct_once(&mut direct, &call).await;
+                        t.elapsed()
+                    }
                     1 => stdio.call().await,
                     2 => socket.call().await,
-                    3 => {
-                        let id = (b * BLOCK + i) as u64 + 10;
-                        let v = http
-                            .post(&tools_call(id, &http_name))
-                            .await
-                            .expect("an answer");
-                        assert!(v["result"]["isError"] == false, "{v}");
+                    3 => http.call((b * BLOCK + i) as u64 + 10, &http_name).await,
+                    4 => {
+                        tcp_echo_once(&mut tcp, &tcp_host, &echo_body).await;
+                        t.elapsed()
                     }
-                    4 => tcp_echo_once(&mut tcp, &tcp_host, &echo_body).await,
-                    5 => ws.once().await,
+                    5 => {
+                        ws.once().await;
+                        t.elapsed()
+                    }
                     _ => match before.as_mut() {
                         Some(b) => b.call().await,
                         None => break,
                     },
-                }
+                };
                 if keep {
-                    samples.push(t.elapsed());
+                    samples.push(took);
                 }
             }
         }
@@ -926,6 +957,22 @@ struct McpHttp {
 
 impl McpHttp {
     async fn post(&mut self, msg: &Value) -> Option<Value> {
+        let req = self.request(msg);
+        let (_, answer) = self.send(req).await;
+        answer
+    }
+
+    /// One call; the time from its request (already built) to its whole answer, which is
+    /// decoded and checked after the clock stops.
+    async fn call(&mut self, id: u64, name: &str) -> Duration {
+        let req = self.request(&tools_call(id, name));
+        let (took, v) = self.send(req).await;
+        let v = v.expect("an answer");
+        assert!(v["result"]["isError"] == false, "{v}");
+        took
+    }
+
+    fn request(&self, msg: &Value) -> Request<Full<Bytes>> {
         let mut req = Request::post("/mcp")
             .header("host", &self.host)
             .header("authorization", format!("Bearer {}", self.token))
@@ -934,15 +981,26 @@ impl McpHttp {
         if let Some(s) = &self.session {
             req = req.header("mcp-session-id", s);
         }
-        let req = req.body(Full::new(Bytes::from(msg.to_string()))).unwrap();
+        req.body(Full::new(Bytes::from(msg.to_string()))).unwrap()
+    }
+
+    async fn send(&mut self, req: Request<Full<Bytes>>) -> (Duration, Option<Value>) {
+        let t = Instant::now();
         self.sender.ready().await.unwrap();
         let resp = self.sender.send_request(req).await.unwrap();
-        assert!(resp.status().is_success(), "/mcp: {}", resp.status());
-        if let Some(s) = resp.headers().get("mcp-session-id") {
+        let status = resp.status();
+        let session = resp.headers().get("mcp-session-id").cloned();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        let took = t.elapsed();
+        assert!(status.is_success(), "/mcp: {status}");
+        if let Some(s) = session {
             self.session = Some(s.to_str().unwrap().to_owned());
         }
-        let body = resp.into_body().collect().await.unwrap().to_bytes();
-        let text = std::str::from_utf8(&body).unwrap();
+        (took, Self::decode(&body))
+    }
+
+    fn decode(body: &[u8]) -> Option<Value> {
+        let text = std::str::from_utf8(body).unwrap();
         // JSON, or an event stream whose `data:` lines carry the messages.
         if text.trim_start().starts_with('{') {
             return Some(serde_json::from_str(text).unwrap());

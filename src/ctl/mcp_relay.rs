@@ -43,6 +43,21 @@ struct Peek<'a> {
     id: Option<RequestId>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
+    /// Read only for `notifications/cancelled`.
+    #[serde(borrow)]
+    params: Option<&'a serde_json::value::RawValue>,
+}
+
+/// The request a `notifications/cancelled` names.
+fn cancelled(params: Option<&serde_json::value::RawValue>) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Cancel {
+        #[serde(rename = "requestId")]
+        request_id: RequestId,
+    }
+    serde_json::from_str::<Cancel>(params?.get())
+        .ok()
+        .map(|c| c.request_id)
 }
 
 fn peek(line: &[u8]) -> Option<Peek<'_>> {
@@ -268,6 +283,12 @@ impl State {
             match p.method.as_deref() {
                 Some("initialize") => self.init = Some(line.to_vec()),
                 Some("notifications/initialized") => self.initialized = true,
+                // A cancelled request gets no answer: none is owed if the daemon goes away.
+                Some("notifications/cancelled") => {
+                    if let Some(id) = cancelled(p.params) {
+                        self.pending.remove(&id);
+                    }
+                }
                 _ => {}
             }
         }
@@ -275,6 +296,7 @@ impl State {
             if let Some(Peek {
                 id: Some(id),
                 method: Some(method),
+                ..
             }) = p
             {
                 self.pending.insert(id, Kind::of(&method));
@@ -405,6 +427,32 @@ mod tests {
         lines.consume();
         assert!(!lines.fill(&mut rest).unwrap());
         assert!(lines.buf.is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_request_is_owed_no_answer() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let mut s = State {
+            conn: Some(Arc::new(a)),
+            pending: HashMap::new(),
+            init: None,
+            initialized: true,
+            why: Error::new(ErrorCode::DaemonUnavailable, "gone"),
+        };
+        let (mut to_daemon, mut to_client) = (Vec::new(), Vec::new());
+        s.take_line(
+            br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}"#,
+            &mut to_daemon,
+            &mut to_client,
+        );
+        assert!(s.pending.contains_key(&RequestId::Number(7)));
+        s.take_line(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+            &mut to_daemon,
+            &mut to_client,
+        );
+        assert!(s.pending.is_empty());
+        assert_eq!(to_daemon.iter().filter(|b| **b == b'\n').count(), 2);
     }
 
     #[test]

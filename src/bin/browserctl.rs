@@ -9,6 +9,9 @@ fn main() -> ExitCode {
         Ok(i) => i,
         Err(e) => return e.report(&argv),
     };
+    if let Some(code) = invocation.run_without_runtime() {
+        return code;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

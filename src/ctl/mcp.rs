@@ -88,11 +88,18 @@ pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -
     if args.print_config {
         return print_config(c, &args, json, explicit_socket).await;
     }
-    init_logging();
-    // The relay blocks this (the only) runtime thread until the client closes stdin: it
-    // needs no runtime, and two plain threads are the shortest path for a message.
-    Relay::run(Client::new(c.socket()), args.scope().to_query());
+    // Blocks this (the only) runtime thread until the client closes stdin; browserctl's main
+    // serves `mcp` without a runtime (`Invocation::run_without_runtime`), so this is for
+    // callers of `ctl::run` only.
+    serve(c.socket().to_path_buf(), &args);
     Ok(())
+}
+
+/// Serves the client on stdin and stdout until it closes stdin. Blocking, and needs no async
+/// runtime: two plain threads are the shortest path for a message.
+pub fn serve(socket: PathBuf, args: &McpArgs) {
+    init_logging();
+    Relay::run(Client::new(socket), args.scope().to_query());
 }
 
 /// The token of the daemon behind `status`, read from its discovery file.

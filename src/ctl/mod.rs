@@ -419,6 +419,25 @@ pub fn wants_json(argv: &[OsString]) -> bool {
     })
 }
 
+impl Invocation {
+    /// Runs the command if it needs no async runtime (`None` when it does). Serving
+    /// `browserctl mcp` is two plain threads for as long as the client stays; a runtime
+    /// started for it would only add to the memory it holds all that time (issue 17).
+    pub fn run_without_runtime(&self) -> Option<ExitCode> {
+        match &self.command {
+            Command::Mcp(args) if !args.print_config => {
+                let socket = self
+                    .socket
+                    .clone()
+                    .unwrap_or_else(crate::paths::default_socket_path);
+                mcp::serve(socket, args);
+                Some(ExitCode::SUCCESS)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Runs browserctl and returns its exit code.
 pub async fn run(inv: Invocation) -> ExitCode {
     let explicit_socket = inv.socket.is_some();

@@ -32,6 +32,12 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
+/// How much a WebSocket connection reads at once. tungstenite's default (128 KiB) is zeroed
+/// and kept per connection (132 KiB of RSS each, and a memset of it on every read); our
+/// messages are mostly well under 1 KiB, and a larger frame still gets its whole length
+/// reserved at once, only read in more pieces (issue 17).
+const WS_READ_BUFFER: usize = 16 << 10;
+
 /// What the routes of the port share.
 struct Port {
     d: Arc<Daemon>,
@@ -309,6 +315,7 @@ fn upgrade(mut req: Request<Incoming>, port: Arc<Port>, dialect: Dialect) -> Res
         let mut config = WebSocketConfig::default();
         config.max_message_size = Some(c.max_frame_bytes);
         config.max_frame_size = Some(c.max_frame_bytes);
+        config.read_buffer_size = WS_READ_BUFFER;
         let mut ws =
             WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
                 .await;

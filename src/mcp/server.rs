@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -130,6 +131,12 @@ fn next_call_id() -> String {
     )
 }
 
+/// A tool's arguments as the call path takes them.
+fn raw_args(args: &JsonObject) -> Result<Box<RawValue>, Error> {
+    serde_json::value::to_raw_value(args)
+        .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))
+}
+
 fn fingerprint(tools: &[Tool]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_string(tools)
@@ -235,7 +242,7 @@ impl<B: Backend> Inner<B> {
     ) -> Result<CallToolResult, Error> {
         let (_, exposed, _) = self.current().await?;
         let (target, args) = meta::resolve_call(exposed, args)?;
-        self.call_exposed(&target, args, ct).await
+        self.call_exposed(&target, raw_args(&args)?, ct).await
     }
 
     async fn call_tab_tool(
@@ -245,7 +252,7 @@ impl<B: Backend> Inner<B> {
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
         let target = self.lookup(name).await?;
-        self.call_exposed(&target, args, ct).await
+        self.call_exposed(&target, raw_args(&args)?, ct).await
     }
 
     /// [`Inner::call_page`], with a failure the page worded labelled like its results when
@@ -253,7 +260,7 @@ impl<B: Backend> Inner<B> {
     pub(super) async fn call_exposed(
         &self,
         target: &Exposed,
-        args: JsonObject,
+        args: Box<RawValue>,
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
         match self.call_page(target, args, ct).await {
@@ -278,11 +285,9 @@ impl<B: Backend> Inner<B> {
     async fn call_page(
         &self,
         target: &Exposed,
-        args: JsonObject,
+        args: Box<RawValue>,
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
-        let args = serde_json::value::to_raw_value(&args)
-            .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))?;
         let call_id = next_call_id();
         let req = CallRequest {
             tool: target.view.name.clone(),

@@ -641,23 +641,9 @@ impl McpStdio {
         }
     }
 
-    /// One call; the time from its request (already serialized) to its answer's line, which
-    /// is checked after the clock stops.
     async fn call(&mut self) -> Duration {
-        use tokio::io::AsyncWriteExt;
         self.next_id += 1;
-        let line = tools_call(self.next_id, &self.name).to_string() + "\n";
-        let t = Instant::now();
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
-        loop {
-            let line = self.lines.next_line().await.unwrap().expect("an answer");
-            let took = t.elapsed();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == self.next_id {
-                assert!(v["result"]["isError"] == false, "{v}");
-                return took;
-            }
-        }
+        timed_call(&mut self.stdin, &mut self.lines, self.next_id, &self.name).await
     }
 
     /// `total` calls with `in_flight` of them outstanding at any time.
@@ -681,6 +667,33 @@ impl McpStdio {
                 assert!(!line.contains("\"isError\":true"), "{line}");
                 answered += 1;
             }
+        }
+    }
+}
+
+/// One `tools/call` over a line-framed MCP connection: the time from its request (already
+/// serialized) to its answer's line, which is checked after the clock stops.
+async fn timed_call<W, R>(
+    w: &mut W,
+    lines: &mut tokio::io::Lines<R>,
+    id: u64,
+    name: &str,
+) -> Duration
+where
+    W: tokio::io::AsyncWrite + Unpin,
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    let line = tools_call(id, name).to_string() + "\n";
+    let t = Instant::now();
+    w.write_all(line.as_bytes()).await.unwrap();
+    loop {
+        let line = lines.next_line().await.unwrap().expect("an answer");
+        let took = t.elapsed();
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == id {
+            assert!(v["result"]["isError"] == false, "{v}");
+            return took;
         }
     }
 }
@@ -744,22 +757,9 @@ impl McpSocket {
         }
     }
 
-    /// As [`McpStdio::call`].
     async fn call(&mut self) -> Duration {
-        use tokio::io::AsyncWriteExt;
         self.next_id += 1;
-        let line = tools_call(self.next_id, &self.name).to_string() + "\n";
-        let t = Instant::now();
-        self.w.write_all(line.as_bytes()).await.unwrap();
-        loop {
-            let line = self.lines.next_line().await.unwrap().unwrap();
-            let took = t.elapsed();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == self.next_id {
-                assert!(v["result"]["isError"] == false, "{v}");
-                return took;
-            }
-        }
+        timed_call(&mut self.w, &mut self.lines, self.next_id, &self.name).await
     }
 }
 

@@ -407,3 +407,19 @@ pub fn ctl_plain(args: &[&str]) -> Output {
         .output()
         .expect("run browserctl")
 }
+
+/// An HTTP/1.1 client on one connection (kept alive), its connection driven by a task.
+pub async fn http1_client<S, B>(stream: S) -> hyper::client::conn::http1::SendRequest<B>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .expect("HTTP/1.1 handshake");
+    tokio::spawn(conn);
+    sender
+}

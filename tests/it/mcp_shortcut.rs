@@ -21,20 +21,20 @@ struct Http {
 }
 
 impl Http {
-    async fn start(d: &TestDaemon) -> Http {
+    /// A connection of its own, in `session` if given.
+    async fn connect(d: &TestDaemon, session: Option<String>) -> Http {
         let host = format!("127.0.0.1:{}", d.port);
         let stream = tokio::net::TcpStream::connect(&host).await.unwrap();
-        let (sender, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(conn);
-        let mut c = Http {
-            sender,
+        Http {
+            sender: http1_client(stream).await,
             host,
             token: d.token.clone(),
-            session: None,
-        };
+            session,
+        }
+    }
+
+    async fn start(d: &TestDaemon) -> Http {
+        let mut c = Http::connect(d, None).await;
         let (_, init) = c
             .post(
                 json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -172,20 +172,7 @@ async fn a_listed_tools_call_over_mcp_is_one_json_answer_equal_to_rmcps() {
     // Cancelled the short way: the call ends with CANCELLED in the daemon, and its request
     // ends without an answer, as on rmcp's path.
     let before = d.status();
-    let mut canceller = Http {
-        sender: {
-            let stream = tokio::net::TcpStream::connect(&c.host).await.unwrap();
-            let (sender, conn) =
-                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                    .await
-                    .unwrap();
-            tokio::spawn(conn);
-            sender
-        },
-        host: c.host.clone(),
-        token: c.token.clone(),
-        session: c.session.clone(),
-    };
+    let mut canceller = Http::connect(&d, c.session.clone()).await;
     let cancel = async {
         ext.expect("callTool").await;
         canceller

@@ -133,15 +133,8 @@ async fn client(
     tally: Arc<Tally>,
 ) {
     let mut rng = XorShift(seed | 1);
-    let connect = || async {
-        let stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
-        let (sender, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .unwrap();
-        tokio::spawn(conn);
-        sender
-    };
+    let connect =
+        || async { http1_client(tokio::net::UnixStream::connect(&socket).await.unwrap()).await };
     let mut sender = connect().await;
     loop {
         let n = next.fetch_add(1, Ordering::Relaxed);

@@ -13,6 +13,9 @@ const GENERIC = new Set([Code.TOOL_ERROR, 'FRAME_GONE', undefined, null, '']);
 
 const topDocument = (tabId) =>
   chrome.webNavigation.getFrame({ tabId, frameId: 0 }).then((f) => f?.documentId ?? null, () => null);
+// Up to 20 × 50 ms for a page that went away to show where it went.
+const GONE_WAIT_STEPS = 20;
+const GONE_WAIT_MS = 50;
 const tabExists = (tabId) => chrome.tabs.get(tabId).then(() => true, () => false);
 
 // Runs `call` (the tool on tab `tabId`) and returns its result, or throws its error, reworded
@@ -47,7 +50,15 @@ export async function watched(tabId, toolName, call) {
     if (!GENERIC.has(e?.code) || e?.code === Code.TAB_NOT_FOUND) throw e;
     if (!(await tabExists(tabId))) throw closedError();
     if (NAVIGATING.has(toolName)) throw e;
-    const [was, now] = await Promise.all([before, topDocument(tabId)]);
+    const was = await before;
+    let now = await topDocument(tabId);
+    // The page said it went away, but the navigation's event (or its commit) can reach us a
+    // moment after the failure does: wait for it a little before calling this a tool error.
+    for (let i = 0; (e?.pageGone || e?.code === 'FRAME_GONE') && i < GONE_WAIT_STEPS && !navigated && !(was && now && was !== now); i++) {
+      await new Promise((resolve) => setTimeout(resolve, GONE_WAIT_MS));
+      if (!(await tabExists(tabId))) throw closedError();
+      now = await topDocument(tabId);
+    }
     if (navigated || (was && now && was !== now)) {
       throw new ToolError(Code.PAGE_NAVIGATED, `the page in tab ${tabId} navigated away while ${toolName} ran; the call did not finish (${e?.message ?? e})`);
     }

@@ -97,7 +97,7 @@ export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
   try {
     return await sendToFrame(tabId, 0, msg, { timeoutMs });
   } catch (e) {
-    if (e.code === 'FRAME_GONE') throw new proto.ToolError(proto.Code.TOOL_ERROR, `page in tab ${tabId} went away while the call ran`);
+    if (e.code === 'FRAME_GONE') throw goneError(`page in tab ${tabId} went away while the call ran`);
     throw e;
   }
 }
@@ -105,5 +105,13 @@ export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
 function pageGone(tabId, e) {
   if (e instanceof proto.ToolError) return e;
   // The usual cause: the page navigated or closed while the call was running.
-  return new proto.ToolError(proto.Code.TOOL_ERROR, `page in tab ${tabId} went away: ${e.message}`);
+  return goneError(`page in tab ${tabId} went away: ${e.message}`);
+}
+
+// A failure because the page itself went away: call-watch.js gives the navigation behind it a
+// moment to show before it words the error.
+function goneError(message) {
+  const e = new proto.ToolError(proto.Code.TOOL_ERROR, message);
+  e.pageGone = true;
+  return e;
 }

@@ -218,19 +218,12 @@ async fn shortcut(
     // path (a dropped connection is no cancellation in Streamable HTTP).
     let runner = shortcut.clone();
     let answer = finish_if_dropped(async move { runner.answer(call).await }, &d.tasks).await;
-    let (status, content_type, body) = match answer {
-        Answered::Answer(answer) => (StatusCode::OK, "application/json", answer),
+    let (content_type, body) = match answer {
+        Answered::Answer(answer) => ("application/json", answer),
         // rmcp's path ends the request's event stream without an answer.
-        Answered::Cancelled => (StatusCode::OK, "text/event-stream", Vec::new()),
-        // The session ended meanwhile, which rmcp would say so.
-        Answered::Gone => (
-            StatusCode::NOT_FOUND,
-            "text/plain",
-            b"Not Found: Session not found".to_vec(),
-        ),
+        Answered::Cancelled => ("text/event-stream", Vec::new()),
     };
     let mut r = Response::new(http::full(body));
-    *r.status_mut() = status;
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     Some(r)

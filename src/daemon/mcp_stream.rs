@@ -27,6 +27,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use rmcp::ServiceExt;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A control connection's place among `--max-control-connections`, which an MCP session
@@ -83,6 +84,9 @@ pub fn accept(
 /// Bytes waiting for the client, or for rmcp, beyond which the session stops reading more
 /// from whoever produces them (so a client that does not read cannot make it grow).
 const HIGH: usize = 1 << 20;
+/// How long calls in flight may take to finish once the client's input has ended; then they
+/// are cancelled. rmcp's service drains as long.
+const DRAIN: Duration = Duration::from_secs(5);
 /// Read size, from the client and from rmcp.
 const READ: usize = 64 << 10;
 /// Each in-memory pipe between the session and rmcp.
@@ -95,10 +99,13 @@ const SHORT_MAX: usize = 1 << 20;
 async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon>, scope: Scope) {
     let server = McpServer::new(DaemonBackend::local(d.clone()), scope);
     let shortcut = Shortcut::of(&server);
-    let (rmcp_in, mut to_rmcp) = tokio::io::simplex(PIPE);
-    let (mut from_rmcp, rmcp_out) = tokio::io::simplex(PIPE);
+    // Duplex pipes, as their ends tell the other side when they are dropped: when rmcp's
+    // service ends, its output reads to its end here.
+    let (rmcp_in, mut to_rmcp) = tokio::io::duplex(PIPE);
+    let (rmcp_out, mut from_rmcp) = tokio::io::duplex(PIPE);
     let stop = d.shutdown.child_token();
-    let rmcp_stop = stop.clone();
+    // Its own: rmcp cancels the token it is given when its service ends.
+    let rmcp_stop = stop.child_token();
     d.tasks.spawn(async move {
         match server.serve_with_ct((rmcp_in, rmcp_out), rmcp_stop).await {
             Ok(running) => {
@@ -116,9 +123,25 @@ async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon
     let mut out = Vec::new();
     let mut from_rmcp_buf = Vec::new();
     let mut calls = FuturesUnordered::new();
-    let (mut client_open, mut rmcp_open) = (true, true);
+    // The client may stop sending and still read its answers (a half-closed connection);
+    // only a failed write says it is gone.
+    let (mut reading, mut writable) = (true, true);
+    let (mut rmcp_open, mut rmcp_told) = (true, false);
+    // Once the client's input ends, calls in flight have DRAIN to finish (as on rmcp's path).
+    let drain = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(drain);
+    let mut draining = false;
     loop {
-        if !client_open && calls.is_empty() {
+        if !reading && !draining {
+            draining = true;
+            drain.as_mut().reset(tokio::time::Instant::now() + DRAIN);
+        }
+        if !reading && !rmcp_told && inbound.for_rmcp.is_empty() {
+            // Its input ended: rmcp answers what it has and ends.
+            let _ = to_rmcp.shutdown().await;
+            rmcp_told = true;
+        }
+        if !reading && !rmcp_open && calls.is_empty() && (out.is_empty() || !writable) {
             break;
         }
         reserve(&mut inbound.buf);
@@ -126,11 +149,15 @@ async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon
         tokio::select! {
             biased;
             _ = stop.cancelled() => break,
+            () = &mut drain, if draining && !calls.is_empty() => {
+                shortcut.cancel_all();
+                drain.as_mut().reset(tokio::time::Instant::now() + Duration::from_secs(3600));
+            }
             Some(answer) = calls.next(), if !calls.is_empty() => {
                 let mut answer: Answered = answer;
                 // Every answer ready now goes out in one write.
                 loop {
-                    if let Answered::Answer(line) = answer {
+                    if let (Answered::Answer(line), true) = (answer, writable) {
                         out.extend_from_slice(&line);
                         out.push(b'\n');
                     }
@@ -142,41 +169,44 @@ async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon
             }
             read = from_rmcp.read_buf(&mut from_rmcp_buf), if rmcp_open && out.len() < HIGH => {
                 if !matches!(read, Ok(n) if n > 0) {
-                    // rmcp's service ended (the client's input ended, or the session failed).
+                    // rmcp's service ended (its input ended, or the session failed): nothing
+                    // more of the client's can be served.
                     rmcp_open = false;
-                    if client_open {
-                        break;
-                    }
+                    reading = false;
+                    inbound.for_rmcp.clear();
                 }
                 if let Some(end) = from_rmcp_buf.iter().rposition(|b| *b == b'\n') {
-                    out.extend(from_rmcp_buf.drain(..=end));
+                    if writable {
+                        out.extend(from_rmcp_buf.drain(..=end));
+                    } else {
+                        from_rmcp_buf.clear();
+                    }
                 }
             }
             read = sock_r.read_buf(&mut inbound.buf),
-                if client_open && inbound.for_rmcp.len() < HIGH && out.len() < HIGH =>
+                if reading && inbound.for_rmcp.len() < HIGH && out.len() < HIGH =>
             {
                 if matches!(read, Ok(n) if n > 0) {
                     inbound.take_lines(&shortcut, |call| calls.push(shortcut.answer(call)));
                 } else {
-                    // The client left: nobody hears the answers; calls in flight are cancelled
-                    // in the browser, as rmcp's path does when its transport ends.
-                    client_open = false;
-                    inbound.for_rmcp.clear();
-                    let _ = to_rmcp.shutdown().await;
-                    shortcut.cancel_all();
+                    reading = false;
                 }
             }
             wrote = to_rmcp.write(&inbound.for_rmcp), if !inbound.for_rmcp.is_empty() => {
                 match wrote {
                     Ok(n) => drop(inbound.for_rmcp.drain(..n)),
-                    Err(_) => break,
+                    Err(_) => inbound.for_rmcp.clear(),
                 }
             }
-            wrote = sock_w.write(&out), if !out.is_empty() && client_open => {
+            wrote = sock_w.write(&out), if !out.is_empty() && writable => {
                 match wrote {
                     Ok(n) => drop(out.drain(..n)),
+                    // The client left: nobody hears the answers; calls in flight are cancelled
+                    // in the browser, as on rmcp's path when its transport ends.
                     Err(_) => {
-                        client_open = false;
+                        writable = false;
+                        reading = false;
+                        out.clear();
                         shortcut.cancel_all();
                     }
                 }
@@ -206,7 +236,7 @@ impl Inbound {
     fn take_lines<B: crate::mcp::Backend>(
         &mut self,
         shortcut: &Shortcut<B>,
-        mut call: impl FnMut(Call),
+        mut call: impl FnMut(Call<B>),
     ) {
         let mut at = 0;
         while at < self.buf.len() {

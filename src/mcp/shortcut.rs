@@ -45,8 +45,6 @@ pub enum Answered {
     Answer(Vec<u8>),
     /// The client cancelled it: no answer, as the spec asks and rmcp's path does.
     Cancelled,
-    /// The session ended meanwhile.
-    Gone,
 }
 
 impl<B: Backend> Clone for Shortcut<B> {
@@ -59,7 +57,9 @@ impl<B: Backend> Clone for Shortcut<B> {
 }
 
 /// A call taken: answer it with [`Shortcut::answer`].
-pub struct Call {
+pub struct Call<B: Backend> {
+    /// Kept alive until the call ends, though the session's service may end first.
+    server: Arc<Inner<B>>,
     id: RequestId,
     generation: u64,
     target: Arc<Exposed>,
@@ -147,7 +147,7 @@ impl<B: Backend> Shortcut<B> {
 
     /// The call in `line` (one JSON-RPC message), when it can go the short way; `None`: hand
     /// the line to rmcp.
-    pub fn take(&self, line: &[u8]) -> Option<Call> {
+    pub fn take(&self, line: &[u8]) -> Option<Call<B>> {
         let (id, params) = plain_call(line)?;
         let server = self.server.upgrade()?;
         if !server.initialized() || !server.quiet() {
@@ -167,6 +167,7 @@ impl<B: Backend> Shortcut<B> {
             generation
         };
         Some(Call {
+            server,
             id,
             generation,
             target,
@@ -211,18 +212,16 @@ impl<B: Backend> Shortcut<B> {
 
     /// Runs the call to its end. Drive it to the end: dropped early, the daemon is not told
     /// to cancel the call.
-    pub async fn answer(&self, call: Call) -> Answered {
+    pub async fn answer(&self, call: Call<B>) -> Answered {
         let Call {
+            server,
             id,
             generation,
             target,
             args,
             ct,
         } = call;
-        let outcome = match self.server.upgrade() {
-            Some(server) => server.call_exposed(&target, args, &ct).await,
-            None => return Answered::Gone,
-        };
+        let outcome = server.call_exposed(&target, args, &ct).await;
         {
             let mut in_flight = self.in_flight();
             match in_flight.calls.get(&id) {

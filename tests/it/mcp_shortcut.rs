@@ -291,3 +291,75 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// A client of the socket's MCP session that sends everything and closes its sending side
+/// (`printf … | socat`) still hears every answer, short calls' and rmcp's alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_half_closed_socket_session_still_gets_its_answers() {
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let lines = [
+        init,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ]
+    .iter()
+    .map(|m| m.to_string() + "\n")
+    .collect::<String>();
+    s.write_all(
+        format!(
+            "GET /v1/mcp HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n{lines}"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let (r, mut w) = s.into_split();
+    let mut r = BufReader::new(r);
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).await.unwrap() > 0, "{head}");
+        head.push_str(&line);
+    }
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let mut lines = r.lines();
+    assert_eq!(next_message(&mut lines).await.unwrap()["id"], 1);
+    assert_eq!(next_message(&mut lines).await.unwrap()["id"], 2);
+    // A short call and a ping, then the end of the client's input.
+    w.write_all(
+        format!(
+            "{}\n{}\n",
+            call(3, "search", None),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    w.shutdown().await.unwrap();
+    ext.answer_call(json!("late but heard")).await;
+    let mut ids = Vec::new();
+    while let Some(m) = next_message(&mut lines).await {
+        ids.push(m["id"].as_u64().unwrap());
+    }
+    ids.sort();
+    assert_eq!(ids, [3, 4], "every answer, then the end");
+}
+
+/// The next message on a raw socket session, `None` at its end.
+async fn next_message(
+    lines: &mut tokio::io::Lines<BufReader<tokio::net::unix::OwnedReadHalf>>,
+) -> Option<Value> {
+    let l = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("a line within 20 s")
+        .unwrap();
+    l.map(|l| serde_json::from_str(&l).unwrap())
+}

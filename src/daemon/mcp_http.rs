@@ -15,7 +15,7 @@ use super::mcp_backend::DaemonBackend;
 use super::mcp_sessions::{self, Activity, Sessions};
 use crate::error::{Error, ErrorCode};
 use crate::mcp::identity::PROTOCOL;
-use crate::mcp::shortcut::Answered;
+use crate::mcp::shortcut::{Answered, Taken};
 use crate::mcp::{McpServer, Scope};
 use http_body_util::BodyExt;
 use http_body_util::Full;
@@ -208,12 +208,15 @@ async fn shortcut(
     if parts.method != hyper::Method::POST || !plain_post(&parts.headers) {
         return None;
     }
-    if shortcut.cancel(body) {
-        let mut r = Response::new(http::full(Vec::new()));
-        *r.status_mut() = StatusCode::ACCEPTED;
-        return Some(r);
-    }
-    let call = shortcut.take(body)?;
+    let call = match shortcut.take(body) {
+        Taken::Call(call) => call,
+        Taken::Cancel => {
+            let mut r = Response::new(http::full(Vec::new()));
+            *r.status_mut() = StatusCode::ACCEPTED;
+            return Some(r);
+        }
+        Taken::Not => return None,
+    };
     // The call runs to its end even if the client leaves, as a session's calls do on rmcp's
     // path (a dropped connection is no cancellation in Streamable HTTP).
     let runner = shortcut.clone();

@@ -16,7 +16,7 @@ use super::context::Daemon;
 use super::http::{self, Body};
 use super::mcp_backend::DaemonBackend;
 use crate::error::Error;
-use crate::mcp::shortcut::{Answered, Call, Shortcut};
+use crate::mcp::shortcut::{Answered, Call, Shortcut, Taken};
 use crate::mcp::{McpServer, Scope};
 use crate::protocol::control::MCP_UPGRADE;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -253,11 +253,12 @@ impl Inbound {
             if self.passing {
                 self.passing = false;
                 self.for_rmcp.extend_from_slice(&rest[..=nl]);
-            } else if shortcut.cancel(line) {
-            } else if let Some(c) = shortcut.take(line) {
-                call(c);
             } else {
-                self.for_rmcp.extend_from_slice(&rest[..=nl]);
+                match shortcut.take(line) {
+                    Taken::Call(c) => call(c),
+                    Taken::Cancel => {}
+                    Taken::Not => self.for_rmcp.extend_from_slice(&rest[..=nl]),
+                }
             }
             at += nl + 1;
         }

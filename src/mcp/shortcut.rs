@@ -56,6 +56,16 @@ impl<B: Backend> Clone for Shortcut<B> {
     }
 }
 
+/// What the short way makes of one message, read once.
+pub enum Taken<B: Backend> {
+    /// A call to answer with [`Shortcut::answer`].
+    Call(Call<B>),
+    /// A `notifications/cancelled` of a call taken here, now cancelled: rmcp need not hear of it.
+    Cancel,
+    /// Anything else: rmcp's.
+    Not,
+}
+
 /// A call taken: answer it with [`Shortcut::answer`].
 pub struct Call<B: Backend> {
     /// Kept alive until the call ends, though the session's service may end first.
@@ -106,12 +116,11 @@ fn message(line: &[u8]) -> Option<Message<'_>> {
 }
 
 /// A `tools/call` request with nothing beyond a name, arguments and an empty `_meta`.
-fn plain_call(line: &[u8]) -> Option<(RequestId, CallParams<'_>)> {
-    let m = message(line)?;
+fn plain_call<'a>(m: &Message<'a>) -> Option<(RequestId, CallParams<'a>)> {
     if m.method != "tools/call" {
         return None;
     }
-    let id = m.id?;
+    let id = m.id.clone()?;
     let params: CallParams = serde_json::from_str(m.params?.get()).ok()?;
     if params.meta.as_ref().is_some_and(|meta| !meta.is_empty()) {
         return None;
@@ -145,10 +154,21 @@ impl<B: Backend> Shortcut<B> {
         self.in_flight.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The call in `line` (one JSON-RPC message), when it can go the short way; `None`: hand
-    /// the line to rmcp.
-    pub fn take(&self, line: &[u8]) -> Option<Call<B>> {
-        let (id, params) = plain_call(line)?;
+    /// What `line` (one JSON-RPC message) is to the short way, read once: a call it takes, a
+    /// cancellation of one it took, or rmcp's.
+    pub fn take(&self, line: &[u8]) -> Taken<B> {
+        let Some(m) = message(line) else {
+            return Taken::Not;
+        };
+        match &*m.method {
+            "tools/call" => self.call(&m).map_or(Taken::Not, Taken::Call),
+            "notifications/cancelled" if self.cancel(&m) => Taken::Cancel,
+            _ => Taken::Not,
+        }
+    }
+
+    fn call(&self, m: &Message<'_>) -> Option<Call<B>> {
+        let (id, params) = plain_call(m)?;
         let server = self.server.upgrade()?;
         if !server.initialized() || !server.quiet() {
             return None;
@@ -179,13 +199,9 @@ impl<B: Backend> Shortcut<B> {
         })
     }
 
-    /// Whether `line` is a `notifications/cancelled` of a call taken here (then it is
-    /// cancelled, and rmcp need not hear of it).
-    pub fn cancel(&self, line: &[u8]) -> bool {
-        let Some(m) = message(line) else {
-            return false;
-        };
-        if m.method != "notifications/cancelled" || m.id.is_some() {
+    /// Whether a `notifications/cancelled` names a call taken here (then it is cancelled).
+    fn cancel(&self, m: &Message<'_>) -> bool {
+        if m.id.is_some() {
             return false;
         }
         let Some(p) = m
@@ -245,7 +261,7 @@ mod tests {
     use super::*;
 
     fn params(line: &str) -> Option<CallParams<'_>> {
-        plain_call(line.as_bytes()).map(|(_, p)| p)
+        plain_call(&message(line.as_bytes())?).map(|(_, p)| p)
     }
 
     #[test]

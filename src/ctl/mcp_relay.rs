@@ -216,6 +216,9 @@ impl Relay {
             if !out.is_empty() {
                 write_out(&out)?;
             }
+            if wait_for_input(&socket).is_err() {
+                return Ok(());
+            }
             match lines.fill(&mut socket) {
                 Ok(true) => {}
                 Ok(false) | Err(_) => return Ok(()),
@@ -328,6 +331,25 @@ fn clone(socket: &UnixStream) -> UnixStream {
     socket
         .try_clone()
         .expect("a second handle on the daemon socket")
+}
+
+/// Sleeps until the daemon session has something to read (or has ended).
+///
+/// A blocking `read` would wait too, but on the socket's one wait queue, where the kernel
+/// also signals "room to write" each time the daemon reads one of our requests: every
+/// request would wake this thread for nothing, and make the daemon pay for the wake-up.
+/// `poll` for input only sleeps through those.
+fn wait_for_input(socket: &UnixStream) -> std::io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(socket.as_fd(), PollFlags::POLLIN)];
+    loop {
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) => return Ok(()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 fn write_out(bytes: &[u8]) -> std::io::Result<()> {

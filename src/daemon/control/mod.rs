@@ -4,6 +4,7 @@
 //! connection, graceful shutdown): [`socket`] keeps the socket private and checks each peer's
 //! uid, [`routes`] parses requests, [`handlers`] answers them and [`events`] streams events.
 
+mod conn;
 mod events;
 mod handlers;
 pub mod routes;
@@ -16,6 +17,7 @@ use super::http;
 use super::limits::{self, Admission};
 use super::mcp_stream::ConnectionSlot;
 use crate::error::{Error, ErrorCode};
+use conn::ControlConn;
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -54,6 +56,13 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
             Err(e) => {
                 tracing::warn!(error = %e, "could not read the peer's credentials; refusing");
                 false
+            }
+        };
+        let stream = match ControlConn::new(stream) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not watch a control connection; closed it");
+                continue;
             }
         };
         let d2 = d.clone();

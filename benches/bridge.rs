@@ -3,7 +3,9 @@
 //! Measures browser-mcpd against the physical limit of this machine, every row in the same run:
 //! the raw hops (a minimal hyper HTTP/1.1 echo on a Unix socket, a minimal tokio-tungstenite
 //! echo on loopback) are the baseline, and each daemon figure is printed beside it with the
-//! ratio. `--check` exits non-zero when a target is missed; `--quick` runs fewer iterations.
+//! ratio. Row 9's floor is served by a process of its own (the daemon is one: each hop wakes
+//! another process); rows 8–9 also report the others against it. `--check` exits non-zero
+//! when a target is missed; `--quick` runs fewer iterations.
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -173,24 +175,7 @@ async fn uds_latency(path: &Path, route: &str, body: Bytes, n: usize) -> Lat {
 }
 
 async fn raw_ws_echo(n: usize) -> Lat {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((s, _)) = listener.accept().await {
-            let _ = s.set_nodelay(true);
-            tokio::spawn(async move {
-                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
-                while let Some(Ok(m)) = ws.next().await {
-                    if m.is_text() && ws.send(m).await.is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/"))
-        .await
-        .unwrap();
+    let mut ws = WsEcho::connect(spawn_ws_echo().await).await.0;
     let msg = r#"{"type":"callTool","callId":"call_1","tabId":1,"toolName":"echo","args":{"x":1}}"#;
     let mut samples = Vec::with_capacity(n);
     for i in 0..n + n / 10 {
@@ -796,28 +781,97 @@ async fn tcp_client(
     sender
 }
 
-/// A raw WebSocket echo (server and client) on loopback: one message out and back.
+/// A minimal tokio-tungstenite echo on loopback TCP: the floor of the hop to an extension.
+async fn spawn_ws_echo() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            let _ = s.set_nodelay(true);
+            tokio::spawn(async move {
+                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+                while let Some(Ok(m)) = ws.next().await {
+                    if m.is_text() && ws.send(m).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Echoes of row 9's floor served by a process of their own: the bench run again with
+/// [`ECHO_CHILD`] set, on one thread, as the daemon serves its ports. A round trip to it
+/// wakes another process, as every hop through the daemon does; an echo in the bench's own
+/// runtime can answer without one (a thread of the same process, often one already awake).
+struct EchoProcess {
+    child: Child,
+    http: std::net::SocketAddr,
+    ws: std::net::SocketAddr,
+    /// Its HTTP echo on a Unix socket (the floor of the control socket's hop).
+    uds: PathBuf,
+}
+
+const ECHO_CHILD: &str = "BENCH_ECHO_CHILD";
+
+impl EchoProcess {
+    fn start(dir: &Path) -> EchoProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(ECHO_CHILD, dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let mut addrs = line.split_whitespace().map(|a| a.parse().unwrap());
+        let (http, ws) = (addrs.next().unwrap(), addrs.next().unwrap());
+        EchoProcess {
+            child,
+            http,
+            ws,
+            uds: dir.join("echo.sock"),
+        }
+    }
+
+    /// The child's side: prints `<http addr> <ws addr>` (its Unix socket is `echo.sock` in
+    /// the directory it was given), serves until its stdin closes.
+    fn serve(dir: &Path) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            use tokio::io::AsyncReadExt;
+            let (http, ws) = (spawn_tcp_echo().await, spawn_ws_echo().await);
+            spawn_uds_echo(dir);
+            println!("{http} {ws}");
+            let mut stdin = tokio::io::stdin();
+            let mut buf = [0; 64];
+            while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+        });
+    }
+}
+
+impl Drop for EchoProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw WebSocket echo's client on loopback: one message out and back.
 struct WsEcho(
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
 );
 
 impl WsEcho {
-    async fn start() -> WsEcho {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            while let Ok((s, _)) = listener.accept().await {
-                let _ = s.set_nodelay(true);
-                tokio::spawn(async move {
-                    let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
-                    while let Some(Ok(m)) = ws.next().await {
-                        if m.is_text() && ws.send(m).await.is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-        });
+    async fn connect(addr: std::net::SocketAddr) -> WsEcho {
         let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/"))
             .await
             .unwrap();
@@ -870,8 +924,13 @@ struct McpLatencies {
     stdio: Lat,
     socket: Lat,
     http: Lat,
+    /// Row 9's floor: echoes in a process of their own.
     tcp: Lat,
     ws: Lat,
+    /// The same echoes in the bench's own runtime (reported).
+    here: (Lat, Lat),
+    /// The echo process's Unix-socket HTTP echo: with `ws`, the direct call's floor.
+    uds: Lat,
     before: Option<Lat>,
 }
 
@@ -885,12 +944,16 @@ async fn mcp_latencies(
     let call = call_body("b1:1");
     let mut socket = McpSocket::start(d).await;
     let (mut http, http_name) = McpHttp::start(d).await;
-    let tcp_addr = spawn_tcp_echo().await;
-    let mut tcp = tcp_client(tcp_addr).await;
-    let tcp_host = tcp_addr.to_string();
+    let echo_dir = tempfile::tempdir().unwrap();
+    let echoes = EchoProcess::start(echo_dir.path());
+    let mut uds = http1_client(&echoes.uds).await;
+    let mut tcp = tcp_client(echoes.http).await;
+    let mut ws = WsEcho::connect(echoes.ws).await;
+    let tcp_here_addr = spawn_tcp_echo().await;
+    let mut tcp_here = tcp_client(tcp_here_addr).await;
+    let mut ws_here = WsEcho::connect(spawn_ws_echo().await).await;
     let echo_body = Bytes::from(tools_call(1, "echo").to_string());
-    let mut ws = WsEcho::start().await;
-    let mut s: [Vec<Duration>; 7] = Default::default();
+    let mut s: [Vec<Duration>; 10] = Default::default();
     // Blocks of BLOCK round trips of each kind in turn: every kind sees the same load on
     // the machine, and each block runs warm (like the sequential rows).
     const BLOCK: usize = 50;
@@ -910,11 +973,23 @@ async fn mcp_latencies(
                     2 => socket.call().await,
                     3 => http.call((b * BLOCK + i) as u64 + 10, &http_name).await,
                     4 => {
-                        tcp_echo_once(&mut tcp, &tcp_host, &echo_body).await;
+                        tcp_echo_once(&mut tcp, &echoes.http.to_string(), &echo_body).await;
                         t.elapsed()
                     }
                     5 => {
                         ws.once().await;
+                        t.elapsed()
+                    }
+                    6 => {
+                        tcp_echo_once(&mut tcp_here, &tcp_here_addr.to_string(), &echo_body).await;
+                        t.elapsed()
+                    }
+                    7 => {
+                        ws_here.once().await;
+                        t.elapsed()
+                    }
+                    8 => {
+                        direct_once(&mut uds, &call).await;
                         t.elapsed()
                     }
                     _ => match before.as_mut() {
@@ -928,8 +1003,8 @@ async fn mcp_latencies(
             }
         }
     }
-    let has_before = !s[6].is_empty();
-    let [direct, stdio, socket, http, tcp, ws, b] = s.map(|v| {
+    let has_before = !s[9].is_empty();
+    let [direct, stdio, socket, http, tcp, ws, tcp_here, ws_here, uds, b] = s.map(|v| {
         if v.is_empty() {
             percentiles(vec![Duration::ZERO])
         } else {
@@ -944,6 +1019,8 @@ async fn mcp_latencies(
         http,
         tcp,
         ws,
+        here: (tcp_here, ws_here),
+        uds,
     }
 }
 
@@ -1129,6 +1206,9 @@ fn one_shot(d: &Daemon, runs: usize) -> (Duration, Duration) {
 // ---------------------------------------------------------------------------------------------
 
 fn main() {
+    if let Some(dir) = std::env::var_os(ECHO_CHILD) {
+        return EchoProcess::serve(Path::new(&dir));
+    }
     let args: Vec<String> = std::env::args().collect();
     let check = args.iter().any(|a| a == "--check");
     let quick = args.iter().any(|a| a == "--quick");
@@ -1293,6 +1373,20 @@ fn main() {
         "baseline",
         None,
     ));
+    let floor = m.uds.p50 + m.ws.p50;
+    rows.push(row(
+        "8 direct call p50 vs the echo process's hops",
+        us(m.direct.p50),
+        format!(
+            "{} (UDS {} + WS {})",
+            us(floor),
+            us(m.uds.p50),
+            us(m.ws.p50)
+        ),
+        format!("{:.2}x", ratio(m.direct.p50, floor)),
+        "report",
+        None,
+    ));
     let m50 = ratio(m.stdio.p50, m.direct.p50);
     let m99 = ratio(m.stdio.p99, m.direct.p99);
     rows.push(row(
@@ -1384,10 +1478,19 @@ fn main() {
     rows.push(row(
         "9 MCP tools/call over /mcp (Streamable HTTP) p50",
         us(m.http.p50),
-        format!("{} (TCP+WS)", us(h50)),
+        format!("{} (TCP {} + WS {})", us(h50), us(m.tcp.p50), us(m.ws.p50)),
         format!("{r50:.2}x"),
         "<= 1.3x",
         Some(r50 <= 1.3),
+    ));
+    let here50 = m.here.0.p50 + m.here.1.p50;
+    rows.push(row(
+        "9 the same, against echoes in the bench's own runtime, p50",
+        us(m.http.p50),
+        format!("{} (TCP+WS)", us(here50)),
+        format!("{:.2}x", ratio(m.http.p50, here50)),
+        "report",
+        None,
     ));
     rows.push(row(
         "9 MCP tools/call over /mcp (Streamable HTTP) p99",

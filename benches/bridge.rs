@@ -82,6 +82,18 @@ fn row(
     }
 }
 
+/// A reported ratio (no target) of a latency to its baseline, which `what` names.
+fn ratio_row(name: &str, measured: Duration, baseline: Duration, what: String) -> Row {
+    row(
+        name,
+        us(measured),
+        format!("{} ({what})", us(baseline)),
+        format!("{:.2}x", measured.as_secs_f64() / baseline.as_secs_f64()),
+        "report",
+        None,
+    )
+}
+
 fn print_table(rows: &[Row]) {
     let header = ["row", "measured", "baseline", "ratio", "target", ""];
     let cells: Vec<[String; 6]> = rows
@@ -139,18 +151,24 @@ fn spawn_uds_echo(dir: &Path) -> PathBuf {
     let listener = UnixListener::bind(&path).unwrap();
     tokio::spawn(async move {
         while let Ok((s, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
-                    let body = req.into_body().collect().await?.to_bytes();
-                    Ok::<_, hyper::Error>(Response::new(Full::new(body)))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(s), svc)
-                    .await;
-            });
+            tokio::spawn(http_echo(s));
         }
     });
     path
+}
+
+/// Serves one connection with a minimal hyper HTTP/1.1 echo: each answer is its request's body.
+async fn http_echo<I>(io: I)
+where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
+        let body = req.into_body().collect().await?.to_bytes();
+        Ok::<_, hyper::Error>(Response::new(Full::new(body)))
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo::new(io), svc)
+        .await;
 }
 
 /// Sequential round trips of `body` to `route` on a Unix-socket HTTP server.
@@ -780,25 +798,26 @@ impl McpSocket {
     }
 }
 
-/// A minimal hyper HTTP/1.1 echo on loopback TCP: the floor of any HTTP front.
-async fn spawn_tcp_echo() -> std::net::SocketAddr {
+/// Serves loopback TCP on a port of its own: each connection (with Nagle off) goes to `serve`.
+async fn spawn_tcp<F, Fut>(serve: F) -> std::net::SocketAddr
+where
+    F: Fn(tokio::net::TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((s, _)) = listener.accept().await {
             let _ = s.set_nodelay(true);
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
-                    let body = req.into_body().collect().await?.to_bytes();
-                    Ok::<_, hyper::Error>(Response::new(Full::new(body)))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(s), svc)
-                    .await;
-            });
+            tokio::spawn(serve(s));
         }
     });
     addr
+}
+
+/// A minimal hyper HTTP/1.1 echo on loopback TCP: the floor of any HTTP front.
+async fn spawn_tcp_echo() -> std::net::SocketAddr {
+    spawn_tcp(http_echo).await
 }
 
 async fn tcp_client(
@@ -815,22 +834,15 @@ async fn tcp_client(
 
 /// A minimal tokio-tungstenite echo on loopback TCP: the floor of the hop to an extension.
 async fn spawn_ws_echo() -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((s, _)) = listener.accept().await {
-            let _ = s.set_nodelay(true);
-            tokio::spawn(async move {
-                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
-                while let Some(Ok(m)) = ws.next().await {
-                    if m.is_text() && ws.send(m).await.is_err() {
-                        break;
-                    }
-                }
-            });
+    spawn_tcp(|s| async move {
+        let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+        while let Some(Ok(m)) = ws.next().await {
+            if m.is_text() && ws.send(m).await.is_err() {
+                break;
+            }
         }
-    });
-    addr
+    })
+    .await
 }
 
 /// Echoes of row 9's floor served by a process of their own: the bench run again with
@@ -861,16 +873,9 @@ type ExtWs =
 /// state. Serves loopback TCP and `bridge.sock` in `dir`.
 async fn spawn_bridge(ext: std::net::SocketAddr, dir: &Path) -> std::net::SocketAddr {
     let ws = Arc::new(tokio::sync::Mutex::new(WsEcho::connect(ext).await.0));
-    let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = tcp.local_addr().unwrap();
     let uds = UnixListener::bind(dir.join("bridge.sock")).unwrap();
     let ws2 = ws.clone();
-    tokio::spawn(async move {
-        while let Ok((s, _)) = tcp.accept().await {
-            let _ = s.set_nodelay(true);
-            tokio::spawn(bridged(s, ws2.clone()));
-        }
-    });
+    let addr = spawn_tcp(move |s| bridged(s, ws2.clone())).await;
     tokio::spawn(async move {
         while let Ok((s, _)) = uds.accept().await {
             tokio::spawn(bridged(s, ws.clone()));
@@ -1503,22 +1508,17 @@ fn main() {
         "baseline",
         None,
     ));
-    rows.push(row(
+    rows.push(ratio_row(
         "8 direct call p50 vs a minimal bridge (UDS -> WS)",
-        us(m.direct.p50),
-        format!("{} (bridge)", us(m.bridge.0.p50)),
-        format!("{:.2}x", ratio(m.direct.p50, m.bridge.0.p50)),
-        "report",
-        None,
+        m.direct.p50,
+        m.bridge.0.p50,
+        "bridge".into(),
     ));
-    let hops = m.uds.p50 + m.ws.p50;
-    rows.push(row(
+    rows.push(ratio_row(
         "8 direct call p50 vs the echo process's two hops",
-        us(m.direct.p50),
-        format!("{} (UDS {} + WS {})", us(hops), us(m.uds.p50), us(m.ws.p50)),
-        format!("{:.2}x", ratio(m.direct.p50, hops)),
-        "report",
-        None,
+        m.direct.p50,
+        m.uds.p50 + m.ws.p50,
+        format!("UDS {} + WS {}", us(m.uds.p50), us(m.ws.p50)),
     ));
     let m50 = ratio(m.stdio.p50, m.direct.p50);
     let m99 = ratio(m.stdio.p99, m.direct.p99);
@@ -1538,13 +1538,11 @@ fn main() {
         "<= 2x",
         Some(m99 <= 2.0),
     ));
-    rows.push(row(
+    rows.push(ratio_row(
         "8 MCP tools/call on the socket's MCP session, no relay, p50",
-        us(m.socket.p50),
-        format!("{} (direct call)", us(m.direct.p50)),
-        format!("{:.2}x", ratio(m.socket.p50, m.direct.p50)),
-        "report",
-        None,
+        m.socket.p50,
+        m.direct.p50,
+        "direct call".into(),
     ));
     let rc = mcp_cpu / direct16;
     rows.push(row(
@@ -1626,31 +1624,23 @@ fn main() {
         "<= 2x",
         Some(r99 <= 2.0),
     ));
-    rows.push(row(
+    rows.push(ratio_row(
         "9 /mcp p50 vs the direct call",
-        us(m.http.p50),
-        format!("{} (direct call)", us(m.direct.p50)),
-        format!("{:.2}x", ratio(m.http.p50, m.direct.p50)),
-        "report",
-        None,
+        m.http.p50,
+        m.direct.p50,
+        "direct call".into(),
     ));
-    let hops = m.tcp.p50 + m.ws.p50;
-    rows.push(row(
+    rows.push(ratio_row(
         "9 /mcp p50 vs the echo process's two hops",
-        us(m.http.p50),
-        format!("{} (TCP {} + WS {})", us(hops), us(m.tcp.p50), us(m.ws.p50)),
-        format!("{:.2}x", ratio(m.http.p50, hops)),
-        "report",
-        None,
+        m.http.p50,
+        m.tcp.p50 + m.ws.p50,
+        format!("TCP {} + WS {}", us(m.tcp.p50), us(m.ws.p50)),
     ));
-    let here = m.here.0.p50 + m.here.1.p50;
-    rows.push(row(
+    rows.push(ratio_row(
         "9 /mcp p50 vs echoes on the client's own thread",
-        us(m.http.p50),
-        format!("{} (TCP+WS)", us(here)),
-        format!("{:.2}x", ratio(m.http.p50, here)),
-        "report",
-        None,
+        m.http.p50,
+        m.here.0.p50 + m.here.1.p50,
+        "TCP+WS".into(),
     ));
 
     let (ctl, curl) = one_shot(&d, if quick { 10 } else { 40 });

@@ -70,6 +70,21 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Erro
     serde_json::from_slice(body).map_err(|e| Error::bad_request(format!("invalid JSON body: {e}")))
 }
 
+/// Whether header `name` lists `token`: its values split at commas, each compared without its
+/// parameters (after `;`) and without regard to case, so `Accept: application/json,
+/// text/event-stream;q=0.9` lists `text/event-stream`.
+pub fn lists(headers: &hyper::HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            let essence = t.split(';').next().unwrap_or("");
+            essence.trim().eq_ignore_ascii_case(token)
+        })
+}
+
 /// The value of one query parameter, decoded (`%XX` escapes, `+` as a space).
 pub fn query_param(query: Option<&str>, name: &str) -> Option<String> {
     form_urlencoded::parse(query?.as_bytes())
@@ -92,6 +107,23 @@ pub fn path_segments(path: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_lists() {
+        let mut h = hyper::HeaderMap::new();
+        h.append(
+            header::ACCEPT,
+            HeaderValue::from_static("Application/JSON ; q=1"),
+        );
+        h.append(
+            header::ACCEPT,
+            HeaderValue::from_static("text/html, text/event-stream;q=0.5"),
+        );
+        assert!(lists(&h, header::ACCEPT, "application/json"));
+        assert!(lists(&h, header::ACCEPT, "text/event-stream"));
+        assert!(!lists(&h, header::ACCEPT, "text/plain"));
+        assert!(!lists(&h, header::CONTENT_TYPE, "application/json"));
+    }
 
     #[test]
     fn query() {

@@ -236,25 +236,10 @@ async fn shortcut(
 /// answer types, sends JSON, names a revision with sessions (or none), and has none of the
 /// 2026-07-28 standard headers, which rmcp checks against the body.
 fn plain_post(headers: &HeaderMap) -> bool {
-    let essences = |name: header::HeaderName| {
-        headers
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|t| {
-                t.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .collect::<Vec<_>>()
-    };
-    let accept = essences(header::ACCEPT);
-    let json = |t: &String| t == "application/json";
-    let accepts_both = accept.iter().any(json) && accept.iter().any(|t| t == "text/event-stream");
-    let sends_json = essences(header::CONTENT_TYPE).iter().any(json);
+    let json = "application/json";
+    let accepts_both = http::lists(headers, header::ACCEPT, json)
+        && http::lists(headers, header::ACCEPT, "text/event-stream");
+    let sends_json = http::lists(headers, header::CONTENT_TYPE, json);
     let version_ok = match headers.get("mcp-protocol-version") {
         None => true,
         Some(v) => ProtocolVersion::known_up_to(&PROTOCOL)

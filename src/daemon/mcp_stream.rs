@@ -49,14 +49,7 @@ pub fn accept(
     d: Arc<Daemon>,
     scope: Scope,
 ) -> Result<Response<Body>, Error> {
-    let wants = |name: header::HeaderName, token: &str| {
-        req.headers()
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|t| t.trim().eq_ignore_ascii_case(token))
-    };
+    let wants = |name, token| http::lists(req.headers(), name, token);
     if !wants(header::CONNECTION, "upgrade") || !wants(header::UPGRADE, MCP_UPGRADE) {
         return Err(Error::bad_request(format!(
             "/v1/mcp is an upgrade: send `Connection: Upgrade` and `Upgrade: {MCP_UPGRADE}` \

@@ -10,7 +10,9 @@
 //! - a daemon appears (or comes back): the client's `initialize` is replayed to the new
 //!   session (its answer dropped), and the client hears `notifications/tools/list_changed`;
 //! - the daemon goes away with requests in flight: each gets the answer it would get
-//!   without a daemon, and the client hears `list_changed` (its tab tools are gone).
+//!   without a daemon, and the client hears `list_changed` (its tab tools are gone);
+//! - the client's input ends with requests in flight (`printf … | browserctl mcp`): their
+//!   answers come first (the daemon's session drains, up to [`LAST_ANSWERS`]), then the end.
 //!
 //! Two plain threads and no async runtime: stdin → socket on the main thread, socket →
 //! stdout on the other, each line written by the thread that read it. Lines that arrive
@@ -36,6 +38,9 @@ const CHUNK: usize = 64 << 10;
 /// Longest line kept; a longer one is dropped (as the daemon's MCP transport drops it), so a
 /// client that never ends its line cannot make the relay grow without bound.
 const MAX_LINE: usize = 128 << 20;
+/// How long the relay waits, once the client's input has ended, for the answers still owed:
+/// the daemon gives calls in flight 5 s to finish before it cancels them and ends the session.
+const LAST_ANSWERS: Duration = Duration::from_secs(6);
 
 /// What the relay needs to know of a line: enough to tell requests from answers.
 #[derive(Deserialize)]
@@ -73,6 +78,8 @@ struct State {
     init: Option<Vec<u8>>,
     /// Whether the client said `notifications/initialized` (and so may hear notifications).
     initialized: bool,
+    /// The client's input ended: the session that ends now is not to be replaced.
+    closing: bool,
     /// Why there is no daemon session, for the answers given meanwhile.
     why: Error,
 }
@@ -99,6 +106,7 @@ impl Relay {
                 pending: HashMap::new(),
                 init: None,
                 initialized: false,
+                closing: false,
                 why: Error::new(ErrorCode::DaemonUnavailable, "browser-mcpd is not running"),
             }),
         });
@@ -114,13 +122,28 @@ impl Relay {
             }
         };
         let daemon_side = relay.clone();
+        let (ended, daemon_side_ended) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("mcp-daemon".into())
-            .spawn(move || daemon_side.daemon_to_client(session))
+            .spawn(move || {
+                daemon_side.daemon_to_client(session);
+                let _ = ended.send(());
+            })
             .expect("a thread for the daemon's side");
         relay.client_to_daemon();
-        let conn = relay.state().conn.take();
+        // The input ended (`printf … | browserctl mcp`, or a client done with us). Requests in
+        // flight still get their answers, as from the daemon's own session: its sending side
+        // is closed, the daemon answers what it owes and ends the session, and so do we.
+        let (conn, owed) = {
+            let mut s = relay.state();
+            s.closing = true;
+            (s.conn.take(), !s.pending.is_empty())
+        };
         if let Some(conn) = conn {
+            if owed {
+                let _ = conn.shutdown(std::net::Shutdown::Write);
+                let _ = daemon_side_ended.recv_timeout(LAST_ANSWERS);
+            }
             let _ = conn.shutdown(std::net::Shutdown::Both);
         }
     }
@@ -159,6 +182,9 @@ impl Relay {
         let mut backoff = Duration::from_millis(200);
         loop {
             let Some(s) = session.take() else {
+                if self.state().closing {
+                    return;
+                }
                 match self.client.mcp_session(&self.query) {
                     Ok(s) => {
                         backoff = Duration::from_millis(200);
@@ -179,8 +205,14 @@ impl Relay {
             if self.relay_answers(s).is_err() {
                 return;
             }
+            if self.state().closing {
+                // What the session ended without answering is answered here; no one listens
+                // for tools any more.
+                let _ = self.went_away(false);
+                return;
+            }
             tracing::warn!("browser-mcpd went away; answering without it until it is back");
-            if self.went_away().is_err() {
+            if self.went_away(true).is_err() {
                 return;
             }
         }
@@ -226,9 +258,9 @@ impl Relay {
         }
     }
 
-    /// The session ended: answer what was pending on it, and tell the client its tab tools
-    /// are gone.
-    fn went_away(&self) -> std::io::Result<()> {
+    /// The session ended: answer what was pending on it, and (with `notify`) tell the client
+    /// its tab tools are gone.
+    fn went_away(&self, notify: bool) -> std::io::Result<()> {
         let why = Error::new(
             ErrorCode::DaemonUnavailable,
             "browser-mcpd went away before answering (stopped or restarting); \
@@ -242,7 +274,7 @@ impl Relay {
             for (id, kind) in s.pending.drain() {
                 out.extend(offline::answer(kind, id, version.clone(), &why));
             }
-            if s.initialized {
+            if s.initialized && notify {
                 out.extend_from_slice(offline::LIST_CHANGED);
             }
             s.why = why;
@@ -459,6 +491,7 @@ mod tests {
             pending: HashMap::new(),
             init: None,
             initialized: true,
+            closing: false,
             why: Error::new(ErrorCode::DaemonUnavailable, "gone"),
         };
         let (mut to_daemon, mut to_client) = (Vec::new(), Vec::new());

@@ -97,7 +97,7 @@ fn call(id: u64, name: &str, meta: Option<Value>) -> Value {
 }
 
 /// The next line of `browserctl mcp`, as JSON.
-async fn read(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> Value {
+async fn read(lines: &mut StdoutLines) -> Value {
     let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
         .await
         .expect("a line within 20 s")
@@ -112,6 +112,49 @@ fn answer_to(messages: &[Value], id: u64) -> Value {
         .find(|m| m["id"] == id)
         .unwrap_or_else(|| panic!("an answer to {id} in {messages:?}"))
         .clone()
+}
+
+type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
+
+/// `browserctl mcp` with raw stdio, past `initialize` and a listing of the tools (so that the
+/// page's tools go the short way).
+async fn stdio_session(
+    d: &TestDaemon,
+) -> (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    StdoutLines,
+) {
+    let mut child = tokio::process::Command::new(CTL)
+        .arg("--socket")
+        .arg(&d.socket)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    stdin
+        .write_all(
+            format!(
+                "{init}\n{}\n{}\n",
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(read(&mut lines).await["id"], 1);
+    let listed = read(&mut lines).await;
+    assert_eq!(listed["id"], 2, "{listed}");
+    (child, stdin, lines)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -210,35 +253,7 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
     let mut ext =
         FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
     d.wait_tabs("tab 7", |t| t.len() == 1);
-    let mut child = tokio::process::Command::new(CTL)
-        .arg("--socket")
-        .arg(&d.socket)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}});
-    stdin
-        .write_all(
-            format!(
-                "{init}\n{}\n{}\n",
-                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(read(&mut lines).await["id"], 1);
-    let listed = read(&mut lines).await;
-    assert_eq!(listed["id"], 2, "{listed}");
+    let (mut child, mut stdin, mut lines) = stdio_session(&d).await;
 
     // Short calls and rmcp's requests in one write; the page answers both calls.
     let batch = [
@@ -288,6 +303,47 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .expect("browserctl mcp ends with its input")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
+/// `printf … | browserctl mcp`: requests in flight when the input ends still get their
+/// answers, short calls' and rmcp's alike, and then browserctl ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn browserctl_mcp_answers_what_it_owes_after_its_input_ends() {
+    let d = TestDaemon::start();
+    let mut ext =
+        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let (mut child, mut stdin, mut lines) = stdio_session(&d).await;
+    let batch = [
+        call(10, "search", None),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
+        call(12, "search", None),
+    ]
+    .iter()
+    .map(|m| m.to_string() + "\n")
+    .collect::<String>();
+    stdin.write_all(batch.as_bytes()).await.unwrap();
+    drop(stdin);
+    // The page answers after the input has ended.
+    ext.answer_call(json!("one")).await;
+    ext.answer_call(json!("two")).await;
+    let mut ids = Vec::new();
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("a line or the end within 20 s")
+        .unwrap()
+    {
+        let m: Value = serde_json::from_str(&line).unwrap();
+        assert!(m.get("result").is_some(), "{m}");
+        ids.push(m["id"].as_u64().unwrap());
+    }
+    ids.sort();
+    assert_eq!(ids, [10, 11, 12], "every request answered before the end");
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("browserctl mcp ends after its last answer")
         .unwrap();
     assert!(status.success(), "{status}");
 }

@@ -116,6 +116,39 @@ fn answer_to(messages: &[Value], id: u64) -> Value {
 
 type StdoutLines = tokio::io::Lines<BufReader<tokio::process::ChildStdout>>;
 
+/// Messages as newline-delimited JSON, ready for one write.
+fn ndjson(messages: &[Value]) -> String {
+    messages.iter().map(|m| m.to_string() + "\n").collect()
+}
+
+/// `initialize` (id 1), `notifications/initialized` and `tools/list` (id 2), as one write.
+fn handshake() -> String {
+    ndjson(&[
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ])
+}
+
+/// A daemon with one tab (7) whose page has a `search` tool.
+async fn daemon_with_search() -> (TestDaemon, FakeExtension) {
+    let d = TestDaemon::start();
+    let ext = FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("tab 7", |t| t.len() == 1);
+    (d, ext)
+}
+
+/// `browserctl mcp` ends, successfully, within 10 s (`when` says when it should have).
+async fn ends_well(mut child: tokio::process::Child, when: &str) {
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("{when}"))
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
 /// `browserctl mcp` with raw stdio, past `initialize` and a listing of the tools (so that the
 /// page's tools go the short way).
 async fn stdio_session(
@@ -137,20 +170,7 @@ async fn stdio_session(
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}});
-    stdin
-        .write_all(
-            format!(
-                "{init}\n{}\n{}\n",
-                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
+    stdin.write_all(handshake().as_bytes()).await.unwrap();
     assert_eq!(read(&mut lines).await["id"], 1);
     let listed = read(&mut lines).await;
     assert_eq!(listed["id"], 2, "{listed}");
@@ -159,10 +179,7 @@ async fn stdio_session(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_listed_tools_call_over_mcp_is_one_json_answer_equal_to_rmcps() {
-    let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let (d, mut ext) = daemon_with_search().await;
     let mut c = Http::start(&d).await;
 
     // Before any listing the name is looked up afresh, on rmcp's path: an event stream.
@@ -249,22 +266,16 @@ async fn a_listed_tools_call_over_mcp_is_one_json_answer_equal_to_rmcps() {
 /// arrives together; a cancelled short call gets no answer and the next one does.
 #[tokio::test(flavor = "multi_thread")]
 async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
-    let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let (mut child, mut stdin, mut lines) = stdio_session(&d).await;
+    let (d, mut ext) = daemon_with_search().await;
+    let (child, mut stdin, mut lines) = stdio_session(&d).await;
 
     // Short calls and rmcp's requests in one write; the page answers both calls.
-    let batch = [
+    let batch = ndjson(&[
         call(10, "search", None),
         json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
         call(12, "search", None),
         json!({"jsonrpc": "2.0", "id": 13, "method": "tools/list"}),
-    ]
-    .iter()
-    .map(|m| m.to_string() + "\n")
-    .collect::<String>();
+    ]);
     stdin.write_all(batch.as_bytes()).await.unwrap();
     ext.answer_call(json!("one")).await;
     ext.answer_call(json!("two")).await;
@@ -300,30 +311,20 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
             .then_some(())
     });
     drop(stdin);
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
-        .await
-        .expect("browserctl mcp ends with its input")
-        .unwrap();
-    assert!(status.success(), "{status}");
+    ends_well(child, "browserctl mcp ends with its input").await;
 }
 
 /// `printf … | browserctl mcp`: requests in flight when the input ends still get their
 /// answers, short calls' and rmcp's alike, and then browserctl ends.
 #[tokio::test(flavor = "multi_thread")]
 async fn browserctl_mcp_answers_what_it_owes_after_its_input_ends() {
-    let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let (mut child, mut stdin, mut lines) = stdio_session(&d).await;
-    let batch = [
+    let (d, mut ext) = daemon_with_search().await;
+    let (child, mut stdin, mut lines) = stdio_session(&d).await;
+    let batch = ndjson(&[
         call(10, "search", None),
         json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
         call(12, "search", None),
-    ]
-    .iter()
-    .map(|m| m.to_string() + "\n")
-    .collect::<String>();
+    ]);
     stdin.write_all(batch.as_bytes()).await.unwrap();
     drop(stdin);
     // The page answers after the input has ended.
@@ -341,33 +342,16 @@ async fn browserctl_mcp_answers_what_it_owes_after_its_input_ends() {
     }
     ids.sort();
     assert_eq!(ids, [10, 11, 12], "every request answered before the end");
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
-        .await
-        .expect("browserctl mcp ends after its last answer")
-        .unwrap();
-    assert!(status.success(), "{status}");
+    ends_well(child, "browserctl mcp ends after its last answer").await;
 }
 
 /// A client of the socket's MCP session that sends everything and closes its sending side
 /// (`printf … | socat`) still hears every answer, short calls' and rmcp's alike.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_half_closed_socket_session_still_gets_its_answers() {
-    let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let (d, mut ext) = daemon_with_search().await;
     let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}});
-    let lines = [
-        init,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-    ]
-    .iter()
-    .map(|m| m.to_string() + "\n")
-    .collect::<String>();
+    let lines = handshake();
     s.write_all(
         format!(
             "GET /v1/mcp HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n{lines}"

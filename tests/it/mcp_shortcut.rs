@@ -291,14 +291,14 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
     // Cancelled: no answer to 20; the next call's answer is the next line.
     let before = d.status();
     stdin
-        .write_all((call(20, "search", None).to_string() + "\n").as_bytes())
+        .write_all(ndjson(&[call(20, "search", None)]).as_bytes())
         .await
         .unwrap();
     ext.expect("callTool").await;
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 20}});
     stdin
-        .write_all(format!("{cancel}\n{}\n", call(21, "search", None)).as_bytes())
+        .write_all(ndjson(&[cancel, call(21, "search", None)]).as_bytes())
         .await
         .unwrap();
     ext.answer_call(json!("after")).await;
@@ -373,16 +373,11 @@ async fn a_half_closed_socket_session_still_gets_its_answers() {
     assert_eq!(next_message(&mut lines).await.unwrap()["id"], 1);
     assert_eq!(next_message(&mut lines).await.unwrap()["id"], 2);
     // A short call and a ping, then the end of the client's input.
-    w.write_all(
-        format!(
-            "{}\n{}\n",
-            call(3, "search", None),
-            json!({"jsonrpc": "2.0", "id": 4, "method": "ping"})
-        )
-        .as_bytes(),
-    )
-    .await
-    .unwrap();
+    let batch = ndjson(&[
+        call(3, "search", None),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ]);
+    w.write_all(batch.as_bytes()).await.unwrap();
     w.shutdown().await.unwrap();
     ext.answer_call(json!("late but heard")).await;
     let mut ids = Vec::new();

@@ -328,20 +328,25 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// CPU time (user + system) process `pid` used so far, all its threads: the scheduler's
-/// nanosecond run times where the kernel keeps them (schedstat), else clock ticks.
+/// CPU time (user + system) process `pid` used so far, all its threads: its POSIX CPU clock,
+/// which counts a running thread up to now (schedstat's run times stop at the thread's last
+/// switch or tick, so a read while the daemon runs misses up to a tick of its work, which
+/// the next reading then gets), else clock ticks.
 fn cpu(pid: u32) -> Duration {
-    let per_thread = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .ok()
-        .map(|tasks| {
-            tasks
-                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-                .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-                .sum::<u64>()
-        });
-    match per_thread {
-        Some(ns) if ns > 0 => Duration::from_nanos(ns),
-        _ => cpu_ticks(pid),
+    use nix::libc;
+    let mut clock: libc::clockid_t = 0;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Safety: both are valid, writable out-parameters.
+    let read = unsafe {
+        libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) == 0
+            && libc::clock_gettime(clock, &mut ts) == 0
+    };
+    match read {
+        true => Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
+        false => cpu_ticks(pid),
     }
 }
 
@@ -1117,6 +1122,64 @@ struct McpLatencies {
     before: Option<Lat>,
 }
 
+/// The MCP CPU row: CPU per call of `browserctl mcp` and of the daemon for MCP calls, and of
+/// the daemon for direct calls to the same tab, 16 in flight each, taking turns on one daemon
+/// so that both see the same machine (read in phases of their own, seconds apart, the ratio
+/// followed the machine's load: 1.63x in a slow run against 1.12–1.29x). The order swaps
+/// every round, so that what one kind leaves behind is paid by each kind alike.
+async fn mcp_and_direct_cpu(d: &Daemon, stdio: &mut McpStdio) -> (f64, f64, f64) {
+    const ROUNDS: usize = 8;
+    const CALLS: usize = 2_000;
+    const IN_FLIGHT: usize = 16;
+    let mut direct = Vec::new();
+    for _ in 0..IN_FLIGHT {
+        direct.push(http1_client(&d.socket).await);
+    }
+    let call = call_body("b1:1");
+    let (mut relay, mut mcp, mut plain) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    for round in 0..ROUNDS {
+        for mcp_now in [round % 2 == 0, round % 2 == 1] {
+            let (r0, d0) = (cpu(stdio.pid()), d.cpu());
+            if mcp_now {
+                stdio.pipelined(CALLS, IN_FLIGHT).await;
+                relay += cpu(stdio.pid()) - r0;
+                mcp += d.cpu() - d0;
+            } else {
+                direct = direct_calls(direct, &call, CALLS / IN_FLIGHT).await;
+                plain += d.cpu() - d0;
+            }
+        }
+    }
+    let per_call = |t: Duration| t.as_secs_f64() / (ROUNDS * CALLS) as f64;
+    (per_call(relay), per_call(mcp), per_call(plain))
+}
+
+/// `each` direct calls on each of `clients` at once, a task per client as row 3's clients
+/// are; gives the clients back.
+async fn direct_calls(
+    clients: Vec<hyper::client::conn::http1::SendRequest<Full<Bytes>>>,
+    call: &Bytes,
+    each: usize,
+) -> Vec<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut c| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                for _ in 0..each {
+                    direct_once(&mut c, &call).await;
+                }
+                c
+            })
+        })
+        .collect();
+    let mut back = Vec::new();
+    for t in tasks {
+        back.push(t.await.unwrap());
+    }
+    back
+}
+
 /// Rows 8–9's round trips, with `browserctl mcp` (and the one before issue 17, if given)
 /// started for them.
 async fn latency_pass(d: &Daemon, has_before: bool, n: usize) -> McpLatencies {
@@ -1473,7 +1536,7 @@ fn main() {
     let idle_rss = d.rss_kib();
     let mut exts = Vec::new();
     let mcp_n = if quick { 1_000 } else { 5_000 };
-    let (lat, (cps, tp), cpu_per_call, direct16) = rt.block_on(async {
+    let (lat, (cps, tp), cpu_per_call) = rt.block_on(async {
         for b in 1..=4 {
             exts.push(extension(d.port, &format!("bench-{b}"), 4, 1).await);
         }
@@ -1483,12 +1546,7 @@ fn main() {
         let tp = throughput(&d.socket, "/v1/call", spread_call, 64, secs).await;
         let calls = tp.0 * secs.as_secs_f64();
         let cpu_per_call = (d.cpu() - cpu0).as_secs_f64() / calls;
-        // The baseline of the MCP CPU row: direct calls to the same tab, 16 in flight.
-        let cpu0 = d.cpu();
-        let t16 = throughput(&d.socket, "/v1/call", |_| call_body("b1:1"), 16, secs).await;
-        let direct16 = (d.cpu() - cpu0).as_secs_f64() / (t16.0 * secs.as_secs_f64());
-
-        (lat, tp, cpu_per_call, direct16)
+        (lat, tp, cpu_per_call)
     });
     drop(exts);
     drop(d);
@@ -1503,10 +1561,7 @@ fn main() {
         d.wait_tabs(16).await;
         let mut stdio = McpStdio::start(&d).await;
         let rss_before = d.rss_kib();
-        let (cpu_ctl, cpu_d) = (cpu(stdio.pid()), d.cpu());
         stdio.pipelined(MCP_CALLS, 16).await;
-        let ctl_cpu = (cpu(stdio.pid()) - cpu_ctl).as_secs_f64() / MCP_CALLS as f64;
-        let d_cpu = (d.cpu() - cpu_d).as_secs_f64() / MCP_CALLS as f64;
         // Before the /mcp session of the latency rows, so the row is browserctl mcp's alone.
         let rss = (rss_kib(stdio.pid()), d.rss_kib(), rss_before);
         // The same figures for the `browserctl mcp` before issue 17, if given: an MCP server
@@ -1524,6 +1579,7 @@ fn main() {
             before = Some((b, b_cpu, b_rss));
         }
         let has_before = before.is_some();
+        let cpu_row = mcp_and_direct_cpu(&d, &mut stdio).await;
         drop(stdio);
         let before = before.map(|(_, c, r)| (c.0 / MCP_CALLS as f64, c.1 / MCP_CALLS as f64, r));
         // The latency rows' clients run on one thread that also waits on their sockets, as a
@@ -1545,7 +1601,7 @@ fn main() {
             .join()
             .unwrap()
         });
-        (lat, (ctl_cpu, d_cpu), rss, before)
+        (lat, cpu_row, rss, before)
     });
     let r50 = lat.p50.as_secs_f64() / base50.as_secs_f64();
     let r99 = lat.p99.as_secs_f64() / base99.as_secs_f64();
@@ -1594,7 +1650,7 @@ fn main() {
         Some(tp.p99 < Duration::from_millis(5)),
     ));
 
-    let ((m, placed), (ctl_cpu, d_cpu), mcp_rss, before) = mcp;
+    let ((m, placed), (ctl_cpu, d_cpu, direct16), mcp_rss, before) = mcp;
     let mcp_cpu = ctl_cpu + d_cpu;
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     rows.push(row(

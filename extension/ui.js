@@ -9,7 +9,7 @@ export async function ask(msg) {
 }
 
 // Re-renders on every change the worker announces, on storage changes and once a second (for
-// the "5 s ago" texts), keeping keyboard focus on the element with the same data-key.
+// the "5 s ago" texts). `replace` keeps keyboard focus across the re-render.
 export function live(render) {
   let busy = false;
   let again = false;
@@ -20,11 +20,7 @@ export function live(render) {
     }
     busy = true;
     try {
-      const key = document.activeElement?.dataset?.key;
       await render();
-      if (key && document.activeElement?.dataset?.key !== key) {
-        document.querySelector(`[data-key="${CSS.escape(key)}"]`)?.focus();
-      }
     } catch (e) {
       console.warn('browser-mcp: render', e);
     } finally {
@@ -58,14 +54,20 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 // Swaps a container's content, unless it would look the same (a screen reader would otherwise
-// hear it again, and a pressed button would vanish under the pointer).
+// hear it again, and a pressed button would vanish under the pointer). Keyboard focus inside
+// moves to the new element with the same data-key. It is read at the swap itself, not before
+// the render's await: a Tab pressed while the state was on its way would otherwise land on an
+// element about to be removed, and the next Tab would start over from where it was.
 const rendered = new WeakMap();
 export function replace(container, ...children) {
   const nodes = children.flat().filter((c) => c != null && c !== false);
   const html = nodes.map((n) => (typeof n === 'string' ? n : n.outerHTML)).join('');
   if (rendered.get(container) === html) return;
+  const focused = document.activeElement;
+  const key = container.contains(focused) ? focused.dataset?.key : undefined;
   container.replaceChildren(...nodes);
   rendered.set(container, html);
+  if (key) container.querySelector(`[data-key="${CSS.escape(key)}"]`)?.focus();
 }
 
 export function ago(ms, now = Date.now()) {

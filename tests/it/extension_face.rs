@@ -183,6 +183,22 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         ["expose", "ask", "builtins", "SUMMARY", "open-options"],
         "focus order of the popup (the summary folds the hidden tools)"
     );
+    // The list is re-rendered under the keyboard (a tool came or went while the popup's state
+    // was on its way): focus stays on the summary, and the next Tab goes on from there.
+    let kept = b.eval(
+        &popup,
+        r#"(async () => {
+            const { el, replace } = await import('./ui.js');
+            const box = document.getElementById('hidden-tools');
+            box.querySelector('summary').focus();
+            replace(box, el('details', {}, el('summary', { dataset: { key: 'hidden-tools' }, text: 'changed under the keyboard' })));
+            return document.activeElement.textContent;
+        })()"#,
+    );
+    assert_eq!(kept, "changed under the keyboard");
+    b.press(&popup, "Tab");
+    let next = b.eval(&popup, "document.activeElement?.id");
+    assert_eq!(next, "open-options", "Tab after a re-render under focus");
     let switch = b.eval(&popup, "(() => { const s = document.getElementById('expose'); return [s.getAttribute('role'), s.labels[0].textContent.trim().split('\\n')[0], s.getAttribute('aria-describedby')]; })()");
     assert_eq!(switch, json!(["switch", "Expose this site", "expose-hint"]));
     let status = d.status();

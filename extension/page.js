@@ -62,15 +62,18 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 // when the frame has moved on, the error has code FRAME_GONE.
 export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
   const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });
+  const frameGone = async () => {
+    const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+    if (!frame || (documentId && frame.documentId !== documentId)) {
+      throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
+    }
+  };
   let reply;
   try {
     reply = await withTimeout(send(), timeoutMs, msg.op === 'dom' ? `browser_${msg.name}` : msg.op);
   } catch (e) {
     if (!noReceiver(e)) throw pageGone(tabId, e);
-    const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
-    if (!frame || (documentId && frame.documentId !== documentId)) {
-      throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
-    }
+    await frameGone();
     if (!mayInject) throw pageGone(tabId, e);
     try {
       await inject(tabId, frameId);
@@ -81,7 +84,13 @@ export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs =
       throw pageGone(tabId, e2);
     });
   }
-  if (!reply) throw new proto.ToolError(proto.Code.TOOL_ERROR, `no reply from the page in tab ${tabId}`);
+  if (!reply) {
+    // Our listener always answers, so the document that took the request was not the one that
+    // runs it: it was on its way out (a navigation, a close) and Chromium resolved the message
+    // with nothing. That is the page going away, for call-watch.js to word once it shows.
+    await frameGone();
+    throw goneError(`page in tab ${tabId} went away: ${frameId ? `frame ${frameId} ` : ''}did not answer`);
+  }
   if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);
   return reply.result;
 }

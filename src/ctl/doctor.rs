@@ -9,7 +9,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The native messaging host name our extension connects to (`NATIVE_HOST` in
-/// extension/background.js).
+/// extension/worker/background.js).
 pub const NATIVE_HOST: &str = crate::protocol::native::HOST_NAME;
 
 #[derive(Debug, Serialize)]

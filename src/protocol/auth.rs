@@ -27,7 +27,7 @@
 //! nothing at another port; the labels differ per direction, so a proof cannot be reflected.
 //! Nonces are 32 random bytes; nonces and MACs travel as standard base64.
 //!
-//! The extension (extension/auth.js) computes the same with WebCrypto; the test vectors below
+//! The extension (extension/worker/auth.js) computes the same with WebCrypto; the test vectors below
 //! are checked on both sides.
 
 use base64::Engine;
@@ -372,7 +372,7 @@ impl CodeSecret {
 mod tests {
     use super::*;
 
-    /// Fixed inputs whose outputs extension/auth.js must reproduce (tests/it checks it in the
+    /// Fixed inputs whose outputs extension/worker/auth.js must reproduce (tests/it checks it in the
     /// real extension; keep the two in step).
     pub const VECTOR_CODE: &str = "K7QM-2XHD-9RTA-4FNV";
 
@@ -453,7 +453,7 @@ mod tests {
         assert!(!swapped.daemon_proof_ok(&d));
     }
 
-    /// The values extension/auth.js is checked against (tests/it/trust.rs computes them with
+    /// The values extension/worker/auth.js is checked against (tests/it/trust.rs computes them with
     /// this code; trust_browser.rs and firefox_face.rs compare auth.js's in the real extension).
     #[test]
     fn test_vectors() {
@@ -478,20 +478,15 @@ mod tests {
         assert_eq!(
             v,
             vectors(),
-            "update vectors() and extension/auth.js's test together"
+            "update vectors() and extension/worker/auth.js's test together"
         );
     }
 
     /// Computed once by this code, checked against Python's hmac module by hand, and kept, so
-    /// a change of the scheme shows up here.
+    /// a change of the scheme shows up here. One file for both sides: the extension's unit
+    /// tests (tests/extension/auth.test.mjs) check auth.js against the same values.
     pub fn vectors() -> serde_json::Value {
-        serde_json::json!({
-            "codeId": "f241bdc88b1e86bd",
-            "daemonProof": "ekJ11ijrS40/nbO3oN0iQVeW5RD1tUFTYk+gEFkp2Mg=",
-            "browserProof": "hcX+h6Ct3v9k54PGwy7+yC22gFE823WyRcwS6N7jPYA=",
-            "pairingKey": "N0appwZaY4Zd7Oi+cg8DTefKmYLVY9hXiqSRNgN6rAg=",
-            "pairingId": "d0ef350922023f4f",
-        })
+        serde_json::from_str(include_str!("../../tests/extension/auth-vectors.json")).unwrap()
     }
 
     #[test]

@@ -218,7 +218,7 @@ pub fn pair_browser(profile: &Path, d: &TestDaemon) -> String {
             .await
             .expect("DevTools");
         let mut id = 0u64;
-        let url = format!("chrome-extension://{EXTENSION_ID}/options.html");
+        let url = format!("chrome-extension://{EXTENSION_ID}/ui/options.html");
         let target = cdp(&mut ws, &mut id, None, "Target.createTarget", serde_json::json!({"url": url})).await["targetId"].clone();
         let session = cdp(&mut ws, &mut id, None, "Target.attachToTarget", serde_json::json!({"targetId": target, "flatten": true})).await["sessionId"]
             .as_str()

@@ -82,7 +82,9 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
 
     // Only this test's daemon: the scan range is a user setting (options page).
-    let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let options = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     b.wait_for(
         &options,
         "the options page to render",
@@ -117,7 +119,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     d.ctl_json(&["call", "browser_snapshot", "--tab", &tab_ref]);
 
     let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/popup.html?tab={tab_id}"
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={tab_id}"
     ));
     b.viewport(&popup, 400, 600);
     let daemon = format!("127.0.0.1:{}", d.port);
@@ -502,7 +504,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
 
     // "Ask" for this site, from the popup; prompts give up after 1.5 s (a setting in storage).
     let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/popup.html?tab={}",
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
         tab["id"]
     ));
     b.viewport(&popup, 400, 600);
@@ -648,7 +650,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
         stderr(&out)
     );
     let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/popup.html?tab={}",
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
         tab["id"]
     ));
     let state = b.wait_for(&popup, "the popup after the restart", "document.getElementById('site').textContent.startsWith('http') && [document.getElementById('expose').checked, document.getElementById('ask').checked, document.getElementById('builtins').checked]");
@@ -680,7 +682,9 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
         n.contains(&"search_recipes")
     });
 
-    let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let options = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     b.viewport(&options, 900, 700);
     let shown = b.wait_for(
         &options,

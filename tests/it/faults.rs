@@ -357,7 +357,7 @@ async fn reconnects_restore_tabs_without_duplicates_or_ghosts() {
     assert!(backlog["lastEventSeq"].as_u64().unwrap() > 0);
 }
 
-/// A scripted extension that follows the real one's reconnect rules (extension/background.js):
+/// A scripted extension that follows the real one's reconnect rules (extension/worker/background.js):
 /// a stable session id, daemons found through the discovery directory (what the native host
 /// does) with their token, a retry with backoff when the connection is lost, and a fresh
 /// `connected` snapshot on every (re)connection. It answers every call with "ok".

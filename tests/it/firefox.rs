@@ -323,7 +323,7 @@ impl Firefox {
         }
     }
 
-    /// The extension's own page (popup.html?tab=7, options.html) in a new tab.
+    /// The extension's own page (ui/popup.html?tab=7, ui/options.html) in a new tab.
     pub fn open_extension_page(&mut self, path: &str) -> Context {
         self.open(&format!("moz-extension://{EXTENSION_UUID}/{path}"))
     }
@@ -360,7 +360,7 @@ impl Firefox {
     pub fn pair(&mut self, d: &TestDaemon) -> String {
         let printed = d.ctl_json(&["pair", "--no-wait"]);
         let code = printed["code"].as_str().expect("a code").to_owned();
-        let options = self.open_extension_page("options.html");
+        let options = self.open_extension_page("ui/options.html");
         // Types the code, presses Pair, and waits for the page's verdict.
         let attempt = format!(
             r#"(async () => {{

@@ -568,12 +568,12 @@ fn one_manifest_serves_chromium_and_firefox() {
     let m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let bg = &m["background"];
     assert_eq!(
-        bg["service_worker"], "background.js",
+        bg["service_worker"], "worker/background.js",
         "Chromium's worker: {bg}"
     );
     assert_eq!(
         bg["scripts"],
-        json!(["background.js"]),
+        json!(["worker/background.js"]),
         "Firefox's event page, the same file: {bg}"
     );
     assert_eq!(bg["type"], "module", "{bg}");

@@ -69,7 +69,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     let mut ff = Firefox::launch(&exe, &Options::default());
     // Found by the scan but not paired (issue 21): the popup says so in words, offers the
     // pairing form, and the daemon has heard of no tab.
-    let popup = ff.open_extension_page("popup.html");
+    let popup = ff.open_extension_page("ui/popup.html");
     let unpaired = ff.wait_for(
         &popup,
         "the popup to show the daemon found, not paired",
@@ -131,7 +131,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     step("tab up");
 
     // Options: only this test's daemon (the scan range is a setting), and browser_evaluate on.
-    let options = ff.open_extension_page("options.html");
+    let options = ff.open_extension_page("ui/options.html");
     ff.wait_for(
         &options,
         "the options page to render",
@@ -156,7 +156,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     assert_eq!(
         ff.eval(&options, crate::trust::AUTH_SELF_TEST),
         crate::trust::auth_vectors(),
-        "extension/auth.js in Firefox against src/protocol/auth.rs"
+        "extension/worker/auth.js in Firefox against src/protocol/auth.rs"
     );
     // The pairing made at launch is listed, and the daemon is trusted because of it.
     let listed = ff.wait_for(
@@ -214,7 +214,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     step("options done");
 
     // The popup of that tab: the daemon, the site, the tools and the calls; the badge says "on".
-    let popup = ff.open_extension_page(&format!("popup.html?tab={tab_id}"));
+    let popup = ff.open_extension_page(&format!("ui/popup.html?tab={tab_id}"));
     let daemon = format!("127.0.0.1:{}", d.port);
     let shown = ff.wait_for(&popup, "the popup to show the daemon, the tools and the calls", &format!(r#"(() => {{
         const daemons = [...document.querySelectorAll('#daemons li.daemon')].map((li) => li.textContent);

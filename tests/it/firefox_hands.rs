@@ -486,7 +486,7 @@ fn rest(h: &mut Hands) {
         "TOOL_NOT_FOUND",
     );
     assert!(msg.contains("browser_evaluate is disabled"), "{msg}");
-    let options = h.ff.open_extension_page("options.html");
+    let options = h.ff.open_extension_page("ui/options.html");
     h.ff.eval(
         &options,
         "chrome.storage.local.set({ evaluateEnabled: true }).then(() => true)",

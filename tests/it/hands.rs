@@ -369,8 +369,9 @@ fn frames(h: &mut Hands) {
 
     // A frame whose site the person turned off in the extension: named with why, refs refused.
     let other_site = h.origin.replace("127.0.0.1", "localhost");
-    let options =
-        h.b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let options = h.b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     let set_sites = |b: &mut Browser, sites: Value| {
         b.eval(
             &options,
@@ -411,7 +412,9 @@ fn frames(h: &mut Hands) {
     let tab_id: i64 = h.tab.split(':').nth(1).unwrap().parse().unwrap();
     let got = h.b.eval(
         &options,
-        &format!("import('/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"),
+        &format!(
+            "import('/worker/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"
+        ),
     );
     let want = h.eval("(() => { const f = document.getElementById('same'); const r = f.getBoundingClientRect(); const b = f.contentDocument.getElementById('b').getBoundingClientRect(); return [r.x + f.clientLeft + b.x, r.y + f.clientTop + b.y, b.width, b.height]; })()");
     for (i, key) in ["x", "y", "width", "height"].iter().enumerate() {

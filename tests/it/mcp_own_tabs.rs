@@ -207,9 +207,9 @@ fn an_agents_tabs_are_grouped_under_its_name_and_own_tabs_scopes_it_to_them() {
 
     // The browser shows the agent's tabs in one group titled after it; the user's tab is not
     // grouped.
-    let ext = rig
-        .b
-        .open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let ext = rig.b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     let first = group_of(&mut rig, &ext, &agent_url);
     let second = group_of(&mut rig, &ext, &second_url);
     let user = group_of(&mut rig, &ext, &user_url);

@@ -39,12 +39,14 @@ fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing()
     let impostor = Impostor::daemon(free_scan_port(d.port), Some(d.port));
     let profile = tempfile::tempdir().unwrap();
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("secret"));
-    let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let options = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     // Chromium's WebCrypto computes the handshake's HMACs as the daemon does.
     assert_eq!(
         b.eval(&options, crate::trust::AUTH_SELF_TEST),
         crate::trust::auth_vectors(),
-        "extension/auth.js in Chromium against src/protocol/auth.rs"
+        "extension/worker/auth.js in Chromium against src/protocol/auth.rs"
     );
     // Both found, neither paired; the real daemon hears nothing either.
     let shown = b.wait_for(
@@ -199,7 +201,9 @@ fn impostor_beside_the_native_host(test: &str, host_delay_s: Option<u32>) {
     assert!(snap.to_string().contains("account 12345"), "{snap}");
 
     // The settings page says who is trusted, and why, in words.
-    let options = b.open(&format!("chrome-extension://{EXTENSION_ID}/options.html"));
+    let options = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
     let shown = b.wait_for(
         &options,
         "the real daemon shown as connected via the native host",
@@ -256,7 +260,7 @@ fn in_firefox_an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_afte
     let mut ff = crate::firefox::Firefox::launch(&exe, &crate::firefox::Options::default());
     let url = pages.url("secret");
     ff.show(&url);
-    let options = ff.open_extension_page("options.html");
+    let options = ff.open_extension_page("ui/options.html");
     let shown = ff.wait_for(
         &options,
         "both daemons shown as found, not paired",

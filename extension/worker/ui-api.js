@@ -8,7 +8,7 @@ import { badgeState } from './badge.js';
 import { BUILTIN_TOOLS } from './builtins.js';
 import { isWebUrl } from './page.js';
 import { findTab } from './navigations.js';
-import { sitePolicy, siteOf } from './policy.js';
+import { sitePolicy, siteOf } from '../shared/policy.js';
 import { pageToolsOf, toolsOf } from './tabs.js';
 
 async function tabView(tabId) {

@@ -1,8 +1,8 @@
 // The options page: connection and native-host status, the scan range, the site list, the
 // defaults, and the activity log. Settings are written to chrome.storage.local, where the
 // service worker picks them up at once (settings.js).
-import { DEFAULTS, normalize } from './settings.js';
-import { MODES, siteOf } from './policy.js';
+import { DEFAULTS, normalize } from '../shared/settings.js';
+import { MODES, siteOf } from '../shared/policy.js';
 import { ago, ask, clock, daemonList, duration, el, live, outcome, replace, wirePairForm } from './ui.js';
 
 const $ = (id) => document.getElementById(id);

@@ -4,7 +4,7 @@
 //
 // A tab is driven for DRIVE_MS after each built-in call on it. Only then are dialogs answered
 // for the page: the person's own browsing keeps its native dialogs.
-import { Code, ToolError } from './protocol.js';
+import { Code, ToolError } from '../shared/protocol.js';
 
 const DRIVE_MS = 30_000;
 const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close

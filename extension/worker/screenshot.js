@@ -2,7 +2,10 @@
 // scrolling it into view), or the whole page (viewport captures stitched top to bottom).
 // chrome.tabs.captureVisibleTab only sees the active tab of a window, so the tab is brought to
 // the front first; Chromium allows it about twice a second, so captures are spaced.
-import { Code, ToolError } from './protocol.js';
+// scrollPage and the scroll-back below run in the page (chrome.scripting.executeScript), where
+// these exist; the worker never calls them itself.
+/* global window, document, requestAnimationFrame */
+import { Code, ToolError } from '../shared/protocol.js';
 import { getTab } from './page.js';
 import * as frames from './frames.js';
 

@@ -54,8 +54,9 @@ export function normalize(key, value) {
   }
 }
 
-// Listeners are registered at module load, i.e. synchronously at service-worker start.
-chrome.storage.onChanged.addListener((changes, area) => {
+// Listeners are registered at module load, i.e. synchronously at service-worker start. Outside
+// an extension (the unit tests under Node) there is no storage to follow.
+globalThis.chrome?.storage.onChanged.addListener((changes, area) => {
   if (area !== 'local') return;
   const before = { ...current };
   const keys = KEYS.filter((k) => k in changes);

@@ -3,19 +3,19 @@
 // without a host, ports 8765–8785 on loopback are scanned. Discovery only finds: every socket
 // starts with the trust handshake (auth.js), and a daemon that cannot prove it holds this
 // browser's token or pairing hears nothing about the browser (issue 21).
-import * as proto from './protocol.js';
+import * as proto from '../shared/protocol.js';
 import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
 import { initObserve } from './observe.js';
 import { initDialogs } from './dialogs.js';
 import { forgetTab } from './frames.js';
-import { loadSettings, onSettingsChanged, settings } from './settings.js';
+import { loadSettings, onSettingsChanged, settings } from '../shared/settings.js';
 import * as daemons from './daemons.js';
 import * as auth from './auth.js';
 import * as pairings from './pairings.js';
 import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './activity.js';
-import { siteOf } from './policy.js';
+import { siteOf } from '../shared/policy.js';
 import { watched } from './call-watch.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';

@@ -1,9 +1,9 @@
 // "Ask" mode: a call waits until the user allows or denies it, in a desktop notification or in
 // the popup, and fails with USER_DENIED, or USER_CONSENT_TIMEOUT when nobody answers in time.
-import { Code, ToolError } from './protocol.js';
-import { settings } from './settings.js';
+import { Code, ToolError } from '../shared/protocol.js';
+import { settings } from '../shared/settings.js';
 import { uiChanged } from './badge.js';
-import { isFirefox } from './platform.js';
+import { isFirefox } from '../shared/platform.js';
 
 const pending = new Map(); // id -> Prompt
 const answerWindows = new Map(); // prompt id -> window opened from its notification
@@ -80,7 +80,7 @@ function notify(p) {
 async function openAnswerWindow(id) {
   const p = pending.get(id);
   if (!p || answerWindows.has(id)) return;
-  const url = chrome.runtime.getURL(`popup.html?tab=${p.tabId}`);
+  const url = chrome.runtime.getURL(`ui/popup.html?tab=${p.tabId}`);
   try {
     const win = await chrome.windows.create({ url, type: 'popup', width: 420, height: 640 });
     if (pending.has(id)) answerWindows.set(id, win.id);

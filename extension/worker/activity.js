@@ -2,9 +2,9 @@
 // then the call runs; each call is counted while in flight (badge) and logged when done
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
 // The log keeps tool, site, tab title, timing and outcome, never the arguments or results.
-import { errorBody } from './protocol.js';
+import { errorBody } from '../shared/protocol.js';
 import { setInFlight, uiChanged } from './badge.js';
-import { checkCall, siteOf } from './policy.js';
+import { checkCall, siteOf } from '../shared/policy.js';
 import * as consent from './consent.js';
 import { getTab } from './page.js';
 import { isBuiltinName } from './builtins.js';

@@ -5,7 +5,7 @@
 // download's referrer, then, for blob: URLs, to the tab showing the blob's origin (the most
 // recently used one if there are several). A download none of these finds belongs to no tab and
 // is not reported. A tab's list goes when the tab closes (the files stay on disk).
-import { Code, ToolError } from './protocol.js';
+import { Code, ToolError } from '../shared/protocol.js';
 import { bounds, clip, clock, fit } from './ring.js';
 import { tabThatRequested } from './network-log.js';
 

@@ -6,14 +6,14 @@
 // recorded or reported. Everything recorded is bounded per tab (console-log.js, network-log.js,
 // downloads.js) and forgotten when the tab closes. It lives in the service worker's memory, so
 // a restarted worker starts empty.
-import * as proto from './protocol.js';
+import * as proto from '../shared/protocol.js';
 import * as consoleLog from './console-log.js';
 import * as network from './network-log.js';
 import * as downloads from './downloads.js';
 import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
-import { sitePolicy, siteOf } from './policy.js';
-import { onSettingsChanged } from './settings.js';
+import { sitePolicy, siteOf } from '../shared/policy.js';
+import { onSettingsChanged } from '../shared/settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
 import { onConnection } from './badge.js';
 
@@ -103,8 +103,8 @@ export function held() {
 async function ensureConsoleCapture(tabId) {
   if (consoleLog.knows(tabId)) return;
   try {
-    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['console-relay.js'] });
-    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['console-capture.js'], world: 'MAIN' });
+    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['content/console-relay.js'] });
+    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/console-capture.js'], world: 'MAIN' });
   } catch (e) {
     console.debug('browser-mcp: console capture', tabId, e.message);
   }

@@ -1,7 +1,7 @@
 // Built-in tools, offered on every http(s) tab so that a page without WebMCP is still useful.
 // Tools that need the DOM run in the content scripts of the frame that owns their element
 // (frames.js routes by ref); the rest need extension APIs.
-import { Code, ToolError } from './protocol.js';
+import { Code, ToolError } from '../shared/protocol.js';
 import { committedTab, getTab, isWebUrl } from './page.js';
 import { started } from './navigations.js';
 import * as frames from './frames.js';

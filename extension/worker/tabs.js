@@ -1,9 +1,9 @@
 // Tab registry: what the daemon should believe about our tabs, and the events that keep it true.
-import * as proto from './protocol.js';
+import * as proto from '../shared/protocol.js';
 import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
 import { findTab, queryTabs, seen, started } from './navigations.js';
-import { toolOffer } from './policy.js';
+import { toolOffer } from '../shared/policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const openRequests = new Map(); // tabId -> requestId of the openTab that created it

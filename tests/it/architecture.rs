@@ -286,7 +286,7 @@ fn push(
 }
 
 /// Strongly connected components with more than one module (Tarjan).
-fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+pub fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct T<'a> {
         edges: &'a BTreeMap<String, BTreeSet<String>>,
         index: BTreeMap<&'a str, usize>,

@@ -30,6 +30,7 @@ mod fuzz_smoke;
 mod hands;
 mod harness;
 mod hostile;
+mod layout;
 mod impostor;
 mod limits;
 mod man;

@@ -3,7 +3,7 @@
 # given as $1). An .xpi is a zip with manifest.json at its root; the same directory is what
 # Chromium loads unpacked. Firefox ESR, Developer Edition and Nightly install an unsigned .xpi
 # permanently once xpinstall.signatures.required is false (about:config); release Firefox
-# installs only signed add-ons (README.md, "Firefox").
+# installs only signed add-ons (docs/firefox.md).
 #
 #   scripts/build-xpi.sh                 # target/browser-mcp-0.1.0.xpi
 #   scripts/build-xpi.sh /tmp/bm.xpi

@@ -138,7 +138,7 @@ impl ErrorCode {
         }
     }
 
-    /// browserctl's exit code for this code; documented in README and `browserctl --help`.
+    /// browserctl's exit code for this code; documented in docs/browserctl.md and `browserctl --help`.
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorCode::Internal => 1,

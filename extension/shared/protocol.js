@@ -101,7 +101,7 @@ export const toolsDiscovered = (callId, tabId, offer, error) =>
 export const toolResult = (callId, result, error) =>
   message('toolResult', error ? { callId, result: null, error: errorBody(error) } : { callId, result: result ?? null, error: null });
 // Not in seed 001: something a page did that scripts may react to. `event` is consoleError,
-// downloadFinished or navigated; `data` is that event's object (README, "Page events").
+// downloadFinished or navigated; `data` is that event's object (docs/built-in-tools.md, "Page events").
 export const tabEvent = (tabId, event, data) => message('tabEvent', { tabId, event, data });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

@@ -46,6 +46,9 @@ chmod 644 "$root"/usr/share/*/*/browserctl* "$root"/usr/share/zsh/vendor-complet
 doc="$root/usr/share/doc/browser-mcp"
 install -d "$doc"
 install -m644 README.md "$doc/README.md"
+# The pages README.md links to, so its links work in the installed copy too.
+install -d "$doc/docs"
+install -m644 docs/*.md "$doc/docs/"
 install -m644 packaging/deb/copyright "$doc/copyright"
 # A native package's changelog: packaging/deb/changelog, whose first entry is this version.
 top=$(sed -n '1s/^browser-mcp (\([^)]*\)).*/\1/p' packaging/deb/changelog)

@@ -4,7 +4,7 @@
 //! except on `/mcp` pages served from a loopback host, which DNS rebinding cannot fake), and
 //! the daemon's token must match when presented (or when required).
 //!
-//! Per dialect, who is admitted on what evidence (README, "Threat model"):
+//! Per dialect, who is admitted on what evidence (docs/threat-model.md):
 //! - every route: the uid owning the peer's socket is ours (the kernel says so, [`PeerUser`]);
 //!   another uid is refused before anything else, token or not;
 //! - where the uid cannot be learned, and with `--require-token`: proof of the user's secret,

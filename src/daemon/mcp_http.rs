@@ -101,7 +101,7 @@ fn is_initialize(body: &[u8]) -> bool {
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
-/// Largest `/mcp` request body: rmcp's own default, which the README documents.
+/// Largest `/mcp` request body: rmcp's own default, which docs/mcp.md documents.
 const MAX_BODY: usize = 4 << 20;
 
 /// Serves one request to `/mcp` (the listener has checked Host, Origin and a presented

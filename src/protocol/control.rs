@@ -288,7 +288,7 @@ pub mod event_kind {
     /// Events were lost to this reader; `data` says `{"from", "to"}` (inclusive seqs).
     pub const LAGGED: &str = "lagged";
     /// What a page did, as our extension reports it (`tabEvent` on the bridge); `data` is the
-    /// extension's object, documented in the README ("Page events").
+    /// extension's object, documented in docs/built-in-tools.md ("Page events").
     /// An uncaught error, unhandled rejection, CSP violation or `console.error` in a tab.
     pub const CONSOLE_ERROR: &str = "consoleError";
     /// A download the tab started completed or was interrupted.

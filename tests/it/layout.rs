@@ -20,7 +20,11 @@ fn files(dir: &Path, exts: &[&str], skip: &[&str], out: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let p = entry.path();
-        let rel = p.strip_prefix(root()).unwrap().to_string_lossy().into_owned();
+        let rel = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if skip.iter().any(|s| rel == *s) {
             continue;
         }
@@ -127,7 +131,10 @@ fn the_extension_has_no_import_circle() {
     );
     for (from, deps) in &edges {
         for to in deps {
-            assert!(edges.contains_key(to), "{from} imports {to}, which is not a file");
+            assert!(
+                edges.contains_key(to),
+                "{from} imports {to}, which is not a file"
+            );
         }
     }
     let found = circles(&edges);
@@ -153,6 +160,12 @@ fn the_reader_sees_every_kind_of_import() {
     let code = "import { a } from './a.js';\nimport * as b from \"../shared/b.js\";\nexport { c } from './c.js';\nimport './d.js';\nconst e = await import('/worker/e.js');\nconst imported = x.from('no'); // not an import\n";
     assert_eq!(
         specifiers(code),
-        ["./a.js", "../shared/b.js", "./c.js", "./d.js", "/worker/e.js"]
+        [
+            "./a.js",
+            "../shared/b.js",
+            "./c.js",
+            "./d.js",
+            "/worker/e.js"
+        ]
     );
 }

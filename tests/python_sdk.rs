@@ -8,7 +8,7 @@
 //! (with a loud note), not as passed. Under CI (`CI` set) .ci/run installs the package, and a
 //! missing one fails the test instead.
 
-#[path = "it/common.rs"]
+#[path = "it/support/common.rs"]
 mod common;
 
 use common::*;

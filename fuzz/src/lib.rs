@@ -1,7 +1,7 @@
 //! The fuzz targets: each takes arbitrary bytes, hands them to code that reads what a peer
 //! sent, and checks what must hold whatever the input (no panic, no unbounded recursion, and
 //! what decodes can be written back). The libFuzzer binaries in `fuzz_targets/` call these;
-//! so does the main crate's `tests/it/fuzz_smoke.rs`, with a small mutational driver.
+//! so does the main crate's `tests/it/daemon/fuzz_smoke.rs`, with a small mutational driver.
 
 use browser_mcp::daemon::fuzzing as daemon;
 use browser_mcp::protocol::{bridge, jsonrpc, register};

@@ -57,7 +57,7 @@ pub use service::{run, Exit, Start, StartError, EXIT_CONFIG};
 pub use settings::{load, LoadError, Loaded};
 
 /// The parsers of what peers send, exposed for the fuzz targets in `fuzz/` and their smoke
-/// test (`tests/it/fuzz_smoke.rs`). Not an API: it follows the code.
+/// test (`tests/it/daemon/fuzz_smoke.rs`). Not an API: it follows the code.
 #[doc(hidden)]
 pub mod fuzzing {
     pub use super::args::{prepare, ValidatorCache};

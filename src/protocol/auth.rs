@@ -453,7 +453,7 @@ mod tests {
         assert!(!swapped.daemon_proof_ok(&d));
     }
 
-    /// The values extension/worker/auth.js is checked against (tests/it/trust.rs computes them with
+    /// The values extension/worker/auth.js is checked against (tests/it/security/trust.rs computes them with
     /// this code; trust_browser.rs and firefox_face.rs compare auth.js's in the real extension).
     #[test]
     fn test_vectors() {

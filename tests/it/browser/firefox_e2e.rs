@@ -1,0 +1,724 @@
+//! End to end in headless Firefox ESR: the same extension directory as the Chromium tests,
+//! installed as a temporary add-on over WebDriver BiDi (tests/it/support/firefox.rs), the real daemon,
+//! the pages of tests/e2e/pages on loopback, and browserctl as a subprocess. One scenario per
+//! discovery path, each with one WebMCP flavour: the native host with Firefox's own WebMCP
+//! (`dom.modelcontext.enabled`), the port scan with the extension's shim.
+//!
+//! Without Firefox the tests say SKIPPED loudly and pass, except under CI=true, where a missing
+//! browser is a failure. `BROWSER_MCP_FIREFOX` names another binary.
+
+use crate::support::chromium::*;
+use crate::support::common::*;
+use crate::support::firefox::*;
+use serde_json::{json, Value};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// How long a browser step may take on a loaded machine (passed to `browserctl wait`).
+const WAIT: &str = "60s";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Discovery {
+    NativeHost,
+    PortScan,
+}
+
+#[test]
+fn native_host_with_firefox_webmcp() {
+    scenario(
+        "firefox_e2e::native_host_with_firefox_webmcp",
+        Discovery::NativeHost,
+        true,
+    );
+}
+
+#[test]
+fn port_scan_with_shim() {
+    scenario(
+        "firefox_e2e::port_scan_with_shim",
+        Discovery::PortScan,
+        false,
+    );
+}
+
+/// browserctl against one daemon, failing with both logs.
+pub struct Ctl<'a> {
+    pub d: &'a TestDaemon,
+    pub what: String,
+}
+
+impl Ctl<'_> {
+    pub fn context(&self, ff: &Firefox) -> String {
+        format!(
+            "[{}]\n--- daemon log (tail) ---\n{}\n--- firefox log (tail) ---\n{}",
+            self.what,
+            last_lines(&self.d.log(), 40),
+            ff.log_tail()
+        )
+    }
+
+    pub fn ok(&self, ff: &Firefox, args: &[&str]) -> Output {
+        let out = self.d.ctl(args);
+        assert!(
+            out.status.success(),
+            "browserctl {args:?} failed ({}): {}\n{}",
+            out.status,
+            stderr(&out),
+            self.context(ff)
+        );
+        out
+    }
+
+    pub fn json(&self, ff: &Firefox, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_slice(&self.ok(ff, &all).stdout).expect("JSON from browserctl")
+    }
+
+    pub fn tabs(&self, ff: &Firefox) -> Vec<Value> {
+        self.json(ff, &["tabs"])["tabs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn wait_tabs(
+        &self,
+        ff: &Firefox,
+        what: &str,
+        pred: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let tabs = self.tabs(ff);
+            if pred(&tabs) {
+                return tabs;
+            }
+            if start.elapsed() > FIREFOX_WAIT {
+                panic!(
+                    "timed out waiting for {what}; tabs: {tabs:?}\n{}",
+                    self.context(ff)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `call TOOL --tab TAB ARGS… --json`: the tool's result.
+    pub fn call(&self, ff: &Firefox, tool: &str, tab: &str, args: &[&str]) -> Value {
+        let mut all = vec!["call", tool, "--tab", tab];
+        all.extend_from_slice(args);
+        self.json(ff, &all)["result"].clone()
+    }
+}
+
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn url_of(tab: &Value) -> &str {
+    tab["url"].as_str().unwrap_or_default()
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// The ref of the snapshot element with this role and name.
+fn ref_of(snapshot: &Value, role: &str, name: &str) -> String {
+    snapshot["structuredContent"]["elements"]
+        .as_array()
+        .and_then(|els| {
+            els.iter()
+                .find(|e| e["role"] == role && e["name"] == name)
+                .and_then(|e| e["ref"].as_str())
+        })
+        .unwrap_or_else(|| panic!("no [{role}] {name:?} in {snapshot}"))
+        .to_owned()
+}
+
+/// Live `browserctl native-host` processes whose command line mentions `needle`.
+fn native_hosts_mentioning(needle: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c);
+                c.contains("native-host") && c.contains(needle)
+            })
+        })
+        .collect()
+}
+
+fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
+    let what = format!(
+        "Firefox, {discovery:?}, {} WebMCP",
+        if native_webmcp { "Firefox's" } else { "shim" }
+    );
+    let Some(exe) = firefox_or_skip(test) else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let started = Instant::now();
+    let step = |name: &str| eprintln!("firefox e2e [{what}] {:>6.1?} {name}", started.elapsed());
+    let pages = PageServer::pages();
+
+    // Native host: the daemon is on a port the scan never tries and demands its token, so only
+    // the host's list can have brought the extension to it.
+    let token_flag: &[&str] = match discovery {
+        Discovery::NativeHost => &["--require-token"],
+        Discovery::PortScan => &[],
+    };
+    let d = match discovery {
+        Discovery::NativeHost => TestDaemon::builder().args(token_flag).start(),
+        Discovery::PortScan => daemon_in_scan_range(&[]),
+    };
+    let home = tempfile::tempdir().unwrap();
+    if discovery == Discovery::NativeHost {
+        assert!(!SCAN_PORTS.contains(&d.port), "port {} is scanned", d.port);
+        let out = std::process::Command::new(CTL)
+            .args([
+                "install-native-host",
+                "--browser",
+                "firefox-esr",
+                "--json",
+                "--discovery-dir",
+            ])
+            .arg(&d.discovery_dir)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "install: {}", stderr(&out));
+        let written: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let manifest_path = home
+            .path()
+            .join(".mozilla/native-messaging-hosts/dev.browsermcp.host.json");
+        assert_eq!(
+            written["installed"][0]["manifest"],
+            json!(manifest_path),
+            "{written}"
+        );
+        let manifest: Value =
+            serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+        assert_eq!(
+            manifest["allowed_extensions"],
+            json!([GECKO_ID]),
+            "{manifest}"
+        );
+    }
+    let host_marker = d.discovery_dir.to_str().unwrap().to_owned();
+    let options = Options {
+        native_webmcp,
+        ..Options::default()
+    };
+    let mut ff = Firefox::launch_with_home(&exe, &options, home);
+    if discovery == Discovery::PortScan {
+        // Found by the scan, trusted once paired (issue 21).
+        ff.pair(&d);
+    }
+    let mut daemon = Some(d);
+    fn ctl<'a>(d: &'a Option<TestDaemon>, what: &str) -> Ctl<'a> {
+        Ctl {
+            d: d.as_ref().unwrap(),
+            what: what.to_owned(),
+        }
+    }
+    step("firefox up");
+
+    // The page's WebMCP tool shows up on its tab, with the built-ins.
+    let first = ff.show(&pages.url("search.html"));
+    let c = ctl(&daemon, &what);
+    c.ok(&ff, &["wait", "--tool", "search", "--timeout", WAIT]);
+    step("search tool up");
+    let browsers = c.json(&ff, &["browsers"]);
+    assert!(
+        browsers["browsers"][0]["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Firefox")),
+        "{browsers}"
+    );
+    let tabs = c.tabs(&ff);
+    let search_tab = tabs
+        .iter()
+        .find(|t| url_of(t).ends_with("/search.html"))
+        .unwrap_or_else(|| panic!("no search.html tab in {tabs:?}\n{}", c.context(&ff)))
+        .clone();
+    let search_ref = search_tab["ref"].as_str().unwrap().to_owned();
+    let names = tool_names(&search_tab);
+    for builtin in [
+        "browser_navigate",
+        "browser_snapshot",
+        "browser_click",
+        "browser_type",
+        "browser_select",
+        "browser_press_key",
+        "browser_wait_for",
+        "browser_screenshot",
+    ] {
+        assert!(names.contains(&builtin), "{builtin} in {names:?}");
+    }
+    assert!(names.contains(&"search"), "{names:?}");
+    let tools = c.json(&ff, &["tools", "--tab", &search_ref]);
+    let search = tools["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "search"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no search tool in {tools}"));
+    assert_eq!(search["inputSchema"]["required"][0], "query", "{search}");
+    assert_eq!(
+        search["annotations"]["idempotentHint"], true,
+        "annotations intact: {search}"
+    );
+
+    // The flavour asked for is the one the page got (the page prints its API object's class).
+    let snap = text_of(&c.call(&ff, "browser_snapshot", &search_ref, &[]));
+    let expected = if native_webmcp {
+        "WebMCP object: [object ModelContext]"
+    } else {
+        "WebMCP object: [object Object]"
+    };
+    assert!(snap.contains(expected), "wanted {expected:?} in {snap}");
+    assert!(snap.contains("search tool registered"), "{snap}");
+
+    // The page answers a call, and its own error comes back as the page worded it.
+    let out = c.ok(&ff, &["call", "search", "--query", "test"]);
+    assert!(
+        stdout(&out).contains("results for test"),
+        "{}",
+        stdout(&out)
+    );
+    let out =
+        c.d.ctl(&["call", "search", "--tab", &search_ref, "--query", ""]);
+    assert!(!out.status.success(), "an empty query fails");
+    assert!(
+        stderr(&out).contains("query is required"),
+        "{}",
+        stderr(&out)
+    );
+    step("page call answered");
+
+    // The rest of the page's API, as the page sees it (BiDi evaluates in the page's own world):
+    // a tool withdrawn by its AbortSignal (Firefox's own object ignores one), unregisterTool,
+    // provideContext replacing the set, clearContext emptying it.
+    let page_tools = |c: &Ctl, ff: &Firefox| -> Vec<String> {
+        let tab = c
+            .tabs(ff)
+            .into_iter()
+            .find(|t| t["ref"] == search_ref.as_str())
+            .unwrap_or_default();
+        tool_names(&tab)
+            .into_iter()
+            .filter(|n| !n.starts_with("browser_"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let wait_page_tools = |c: &Ctl, ff: &Firefox, want: &[&str]| {
+        let start = Instant::now();
+        loop {
+            let now = page_tools(c, ff);
+            if now == want {
+                return;
+            }
+            if start.elapsed() > FIREFOX_WAIT {
+                panic!("page tools {now:?}, wanted {want:?}\n{}", c.context(ff));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let tool_js = |name: &str| {
+        format!("{{ name: '{name}', description: '{name}', inputSchema: {{ type: 'object', properties: {{}} }}, execute: async () => '{name} ran' }}")
+    };
+    ff.eval(
+        &first,
+        &format!(
+            "(() => {{ window.ac = new AbortController(); navigator.modelContext.registerTool({}, {{ signal: ac.signal }}); return true; }})()",
+            tool_js("late")
+        ),
+    );
+    wait_page_tools(&c, &ff, &["search", "late"]);
+    let out = c.ok(&ff, &["call", "late", "--tab", &search_ref]);
+    assert!(stdout(&out).contains("late ran"), "{}", stdout(&out));
+    ff.eval(&first, "(() => { ac.abort(); return true; })()");
+    wait_page_tools(&c, &ff, &["search"]);
+    ff.eval(
+        &first,
+        &format!(
+            "Promise.resolve(navigator.modelContext.provideContext({{ tools: [{}, {}] }})).then(() => true)",
+            tool_js("one"),
+            tool_js("two")
+        ),
+    );
+    wait_page_tools(&c, &ff, &["one", "two"]);
+    ff.eval(
+        &first,
+        "(() => { navigator.modelContext.unregisterTool('one'); return true; })()",
+    );
+    wait_page_tools(&c, &ff, &["two"]);
+    ff.eval(
+        &first,
+        "(() => { navigator.modelContext.clearContext(); return true; })()",
+    );
+    wait_page_tools(&c, &ff, &[]);
+    ff.go(&first, &pages.url("search.html"));
+    wait_page_tools(&c, &ff, &["search"]);
+    step("the page's WebMCP API");
+
+    // open: the tab is reported with its built-ins before it has loaded, and a call waits for it.
+    let opened = c.json(&ff, &["open", &pages.url("plain.html")]);
+    let plain = opened["ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("open gave {opened}"))
+        .to_owned();
+    assert!(
+        tool_names(&opened).contains(&"browser_snapshot"),
+        "a tab opened for a web page offers the built-ins at once: {opened}"
+    );
+    c.call(&ff, "browser_wait_for", &plain, &["--selector", "#button"]);
+    let snap = c.call(&ff, "browser_snapshot", &plain, &[]);
+    assert!(text_of(&snap).contains("Plain test page"), "{snap}");
+
+    // Click, type, select and keys by ref, as an agent does.
+    let button = ref_of(&snap, "button", "Click me");
+    c.call(&ff, "browser_click", &plain, &["--ref", &button]);
+    let name = ref_of(&snap, "textbox", "Your name");
+    c.call(
+        &ff,
+        "browser_type",
+        &plain,
+        &["--ref", &name, "--text", "Ada"],
+    );
+    c.call(&ff, "browser_press_key", &plain, &["--key", "!"]);
+    let colour = ref_of(&snap, "combobox", "Colour");
+    c.call(
+        &ff,
+        "browser_select",
+        &plain,
+        &["--ref", &colour, "--value", "Green"],
+    );
+    let after = text_of(&c.call(&ff, "browser_snapshot", &plain, &[]));
+    assert!(after.contains("Clicked!"), "the click landed: {after}");
+    assert!(
+        after.contains("You typed: Ada!"),
+        "typed and pressed: {after}"
+    );
+    assert!(after.contains("Colour = \"green\""), "selected: {after}");
+    let out =
+        c.d.ctl(&["call", "browser_click", "--tab", &plain, "--ref", "e999"]);
+    assert!(
+        stderr(&out).contains("ELEMENT_NOT_FOUND"),
+        "{}",
+        stderr(&out)
+    );
+    let out = c.d.ctl(&[
+        "call",
+        "browser_wait_for",
+        "--tab",
+        &plain,
+        "--text",
+        "never there",
+        "--timeout",
+        "300",
+    ]);
+    assert!(stderr(&out).contains("WAIT_TIMEOUT"), "{}", stderr(&out));
+
+    // A screenshot is a PNG; navigation loads and reports a failure as such.
+    let shot = c.call(&ff, "browser_screenshot", &plain, &[]);
+    assert_eq!(shot["content"][0]["mimeType"], "image/png", "{shot}");
+    assert!(
+        shot["content"][0]["data"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("iVBORw0KGgo") && d.len() > 1000),
+        "a PNG of some size"
+    );
+    let loaded = text_of(&c.call(
+        &ff,
+        "browser_navigate",
+        &plain,
+        &["--url", &pages.url("search.html")],
+    ));
+    assert!(loaded.contains("Search test page"), "{loaded}");
+    c.ok(
+        &ff,
+        &[
+            "wait",
+            "--tool",
+            "search",
+            "--tab",
+            &plain,
+            "--timeout",
+            WAIT,
+        ],
+    );
+    let out = c.d.ctl(&[
+        "call",
+        "browser_navigate",
+        "--tab",
+        &plain,
+        "--url",
+        "http://127.0.0.1:9/nothing",
+    ]);
+    assert!(
+        stderr(&out).contains("NAVIGATION_FAILED"),
+        "{}",
+        stderr(&out)
+    );
+    step("built-ins done");
+
+    // Closing: by browserctl, and by the browser (as a user closes a tab).
+    c.ok(&ff, &["close", &plain]);
+    c.wait_tabs(&ff, "the plain tab to close", |tabs| {
+        !tabs.iter().any(|t| t["ref"] == plain.as_str())
+    });
+    let other = ff.open(&pages.url("plain.html"));
+    let tabs = c.wait_tabs(&ff, "the tab BiDi opened", |tabs| {
+        tabs.iter()
+            .filter(|t| url_of(t).ends_with("/plain.html"))
+            .count()
+            == 1
+    });
+    let other_ref = tabs
+        .iter()
+        .find(|t| url_of(t).ends_with("/plain.html"))
+        .unwrap()["ref"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ff.bidi.close(&other).unwrap();
+    c.wait_tabs(&ff, "the closed tab to go", |tabs| {
+        !tabs.iter().any(|t| t["ref"] == other_ref.as_str())
+    });
+    step("tabs closed");
+
+    // A daemon restart on the same port: the extension comes back with its tabs.
+    let d = daemon.take().unwrap().restart(token_flag);
+    daemon = Some(d);
+    let c = ctl(&daemon, &what);
+    c.ok(&ff, &["wait", "--tool", "search", "--timeout", WAIT]);
+    let out = c.ok(
+        &ff,
+        &["call", "search", "--tab", &search_ref, "--query", "again"],
+    );
+    assert!(stdout(&out).contains("results for again"));
+    step("reconnected after a daemon restart");
+
+    if discovery == Discovery::PortScan {
+        // Firefox suspends an idle event page (after 25 s in these profiles); the extension's
+        // keep-alive holds it, so the connection outlives an idle spell untouched. The spell is
+        // what an idle page needs to die for sure: 25 s, plus up to 30 s that the extension's
+        // watchdog alarm (an event, which counts as activity) may add. (With the native host,
+        // an open native port alone keeps Firefox's background alive.)
+        let connected_at = |c: &Ctl| c.json(&ff, &["browsers"])["browsers"][0].clone();
+        let before = connected_at(&c);
+        std::thread::sleep(Duration::from_secs(58));
+        let after = connected_at(&c);
+        assert_eq!(
+            before,
+            after,
+            "one connection all along\n{}",
+            c.context(&ff)
+        );
+        let out = c.ok(
+            &ff,
+            &["call", "search", "--tab", &search_ref, "--query", "idle"],
+        );
+        assert!(stdout(&out).contains("results for idle"));
+        step("still connected after idling");
+    }
+
+    // Killing the browser takes its tabs away (and the native host goes with it).
+    if discovery == Discovery::NativeHost {
+        assert!(
+            !native_hosts_mentioning(&host_marker).is_empty(),
+            "Firefox runs the host we installed\n{}",
+            c.context(&ff)
+        );
+    }
+    ff.kill();
+    c.wait_tabs(&ff, "the tabs to go with the browser", |tabs| {
+        tabs.is_empty()
+    });
+    if discovery == Discovery::NativeHost {
+        wait_until(Duration::from_secs(20), "the native host to exit", || {
+            native_hosts_mentioning(&host_marker)
+                .is_empty()
+                .then_some(())
+        });
+    }
+    step("done");
+}
+
+/// The one manifest serves both families: what each browser needs is there, and nothing that
+/// would break the other (the browsers' own verdicts are the e2e tests above and tests/it/e2e.rs).
+#[test]
+fn one_manifest_serves_chromium_and_firefox() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("extension/manifest.json");
+    let m: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let bg = &m["background"];
+    assert_eq!(
+        bg["service_worker"], "worker/background.js",
+        "Chromium's worker: {bg}"
+    );
+    assert_eq!(
+        bg["scripts"],
+        json!(["worker/background.js"]),
+        "Firefox's event page, the same file: {bg}"
+    );
+    assert_eq!(bg["type"], "module", "{bg}");
+    // Firefox's default MV3 CSP upgrades ws://127.0.0.1 to wss://, which no daemon speaks.
+    let csp = m["content_security_policy"]["extension_pages"]
+        .as_str()
+        .unwrap_or_else(|| panic!("an explicit extension_pages CSP: {m}"));
+    assert!(!csp.contains("upgrade-insecure-requests"), "{csp}");
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    assert!(
+        !csp.contains("connect-src") || csp.contains("ws://127.0.0.1:*"),
+        "the daemon's WebSocket stays allowed: {csp}"
+    );
+    let gecko = &m["browser_specific_settings"]["gecko"];
+    assert_eq!(gecko["id"], GECKO_ID, "{gecko}");
+    let min: u32 = gecko["strict_min_version"]
+        .as_str()
+        .and_then(|v| v.split('.').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("strict_min_version: {gecko}"));
+    assert!(
+        min >= 128,
+        "world: \"MAIN\" content scripts need Firefox 128: {gecko}"
+    );
+}
+
+/// The permanent install a user makes on Firefox ESR or Developer Edition: the unsigned .xpi
+/// that scripts/build-xpi.sh packs, which Firefox installs for good once
+/// xpinstall.signatures.required is false (and refuses while it is true). Dropped into the
+/// profile's extensions/ directory, where about:addons' "Install Add-on From File…" puts it
+/// too. Firefox runs without its remote agent here: under automation it relaxes its signature
+/// checks, which would prove nothing.
+#[test]
+fn unsigned_xpi_installs_for_good_only_without_required_signatures() {
+    let Some(exe) = firefox_or_skip(
+        "firefox_e2e::unsigned_xpi_installs_for_good_only_without_required_signatures",
+    ) else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let scratch = tempfile::tempdir().unwrap();
+    let xpi = scratch.path().join("browser-mcp.xpi");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-xpi.sh");
+    let out = std::process::Command::new(&script)
+        .arg(&xpi)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        script.display(),
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out).trim(), xpi.to_str().unwrap());
+
+    // Found through the native host, so only this daemon can be the one it reaches.
+    let d = TestDaemon::builder().args(&["--require-token"]).start();
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(CTL)
+        .args([
+            "install-native-host",
+            "--browser",
+            "firefox",
+            "--discovery-dir",
+        ])
+        .arg(&d.discovery_dir)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "install: {}", stderr(&out));
+    let log = home.path().join("firefox.log");
+    let browsers = || {
+        d.ctl_json(&["browsers"])["browsers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    // What Firefox's add-on database says of ours, once it has written the database.
+    let ours = |profile: &std::path::Path| {
+        wait_until(FIREFOX_WAIT, "Firefox to write its add-on database", || {
+            let text = std::fs::read_to_string(profile.join("extensions.json")).ok()?;
+            let db: Value = serde_json::from_str(&text).ok()?;
+            let addons = db["addons"].as_array()?;
+            addons
+                .iter()
+                .any(|a| a["location"] == "app-builtin")
+                .then(|| addons.iter().find(|a| a["id"] == GECKO_ID).cloned())
+        })
+    };
+
+    for required in [true, false] {
+        let profile = tempfile::tempdir().unwrap();
+        std::fs::create_dir(profile.path().join("extensions")).unwrap();
+        std::fs::copy(
+            &xpi,
+            profile.path().join(format!("extensions/{GECKO_ID}.xpi")),
+        )
+        .unwrap();
+        // autoDisableScopes 0: a file dropped into the profile is enabled without asking, as
+        // one the user installs from about:addons is.
+        write_prefs(
+            profile.path(),
+            &Options::default(),
+            &format!(
+                "user_pref(\"xpinstall.signatures.required\", {required});\n\
+                 user_pref(\"extensions.autoDisableScopes\", 0);\n"
+            ),
+        );
+        let (mut ff, _) = Process::spawn(&exe, profile.path(), home.path(), &log, false);
+        if required {
+            let addon = ours(profile.path());
+            assert_eq!(
+                addon,
+                None,
+                "an unsigned add-on is refused\n{}",
+                ff.log_tail()
+            );
+            assert!(browsers().is_empty(), "{:?}", browsers());
+            continue;
+        }
+        let connected = wait_until(FIREFOX_WAIT, "the installed add-on to connect", || {
+            browsers().first().cloned()
+        });
+        assert_eq!(connected["name"], "Firefox", "{connected}");
+        let addon = ours(profile.path()).unwrap_or_else(|| panic!("installed\n{}", ff.log_tail()));
+        assert_eq!(addon["active"], true, "{addon}");
+        assert_eq!(
+            addon["location"], "app-profile",
+            "installed in the profile: {addon}"
+        );
+        assert_eq!(
+            addon["signedState"], 0,
+            "unsigned (SIGNEDSTATE_MISSING): {addon}"
+        );
+        // For good: a restart on the same profile brings it back by itself.
+        ff.kill();
+        drop(ff);
+        wait_until(FIREFOX_WAIT, "the browser to go", || {
+            browsers().is_empty().then_some(())
+        });
+        let (ff, _) = Process::spawn(&exe, profile.path(), home.path(), &log, false);
+        wait_until(
+            FIREFOX_WAIT,
+            "the add-on to come back after a restart",
+            || (!browsers().is_empty()).then_some(()),
+        );
+        drop(ff);
+    }
+}

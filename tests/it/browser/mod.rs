@@ -1,0 +1,12 @@
+//! The real extension in headless Chromium and Firefox: end to end, hands, eyes, the extension's face, faults.
+
+pub mod e2e;
+pub mod extension_face;
+pub mod eyes;
+pub mod faults;
+pub mod firefox_e2e;
+pub mod firefox_eyes;
+pub mod firefox_face;
+pub mod firefox_hands;
+pub mod hands;
+pub mod soak;

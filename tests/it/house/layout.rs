@@ -1,0 +1,171 @@
+//! The shape of the rest of the tree, as tests/it/house/architecture.rs checks src/: no import circle
+//! among the extension's JS modules, and no source file over 700 lines in src/, extension/
+//! (vendored code aside), benches/ or tests/ (the third-party pages of tests/e2e/corpus aside).
+
+use crate::house::architecture::circles;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+
+const MAX_LINES: usize = 700;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Files under `dir` whose name ends with one of `exts`, skipping folders named in `skip`
+/// (relative to the repository).
+fn files(dir: &Path, exts: &[&str], skip: &[&str], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let p = entry.path();
+        let rel = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if skip.iter().any(|s| rel == *s) {
+            continue;
+        }
+        if p.is_dir() {
+            files(&p, exts, skip, out);
+        } else if exts.iter().any(|e| rel.ends_with(e)) {
+            out.push(p);
+        }
+    }
+}
+
+const SOURCE: &[&str] = &[".rs", ".js", ".mjs", ".py", ".sh", ".html", ".css"];
+const NOT_OURS: &[&str] = &["extension/vendor", "tests/e2e/corpus"];
+
+#[test]
+fn no_source_file_in_the_tree_is_over_700_lines() {
+    let mut all = Vec::new();
+    for dir in ["src", "extension", "benches", "tests"] {
+        files(&root().join(dir), SOURCE, NOT_OURS, &mut all);
+    }
+    assert!(all.len() > 100, "the walk found too little: {}", all.len());
+    let mut long: Vec<String> = all
+        .iter()
+        .filter_map(|p| {
+            let n = std::fs::read_to_string(p).ok()?.lines().count();
+            let rel = p.strip_prefix(root()).unwrap().display().to_string();
+            (n > MAX_LINES).then(|| format!("{rel} ({n})"))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:?}");
+}
+
+/// The module specifiers a JS file imports statically (`import … from`, `export … from`,
+/// `import '…'`) or by a literal dynamic `import('…')`.
+fn specifiers(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, close) in [("from", None), ("import", None), ("import(", Some(')'))] {
+        let mut rest = code;
+        while let Some(at) = rest.find(key) {
+            let before = rest[..at].chars().next_back();
+            rest = &rest[at + key.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                continue;
+            }
+            let t = rest.trim_start();
+            let Some(q) = t.chars().next().filter(|c| matches!(c, '\'' | '"')) else {
+                continue;
+            };
+            let Some(end) = t[1..].find(q) else { continue };
+            if close.is_none() || t[1 + end + 1..].trim_start().starts_with(')') {
+                out.push(t[1..1 + end].to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// `base/../x/./y.js` → `x/y.js`, relative to the extension's root.
+fn normalize(p: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    parts.join("/")
+}
+
+/// The extension's JS modules (vendored code aside) and what each imports, by path from
+/// `extension/`.
+fn extension_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let ext = root().join("extension");
+    let mut js = Vec::new();
+    files(&ext, &[".js", ".mjs"], NOT_OURS, &mut js);
+    let mut edges = BTreeMap::new();
+    for p in js {
+        let rel = p.strip_prefix(&ext).unwrap();
+        let code = std::fs::read_to_string(&p).unwrap();
+        let deps = specifiers(&code)
+            .into_iter()
+            .filter(|s| s.starts_with('.') || s.starts_with('/'))
+            .map(|s| match s.strip_prefix('/') {
+                Some(abs) => normalize(Path::new(abs)),
+                None => normalize(&rel.parent().unwrap().join(s)),
+            })
+            .collect();
+        edges.insert(normalize(rel), deps);
+    }
+    edges
+}
+
+#[test]
+fn the_extension_has_no_import_circle() {
+    let edges = extension_graph();
+    let page = &edges["worker/page.js"];
+    assert!(
+        page.contains("worker/frames.js") && edges["worker/background.js"].len() > 5,
+        "the reader no longer sees the imports: {page:?}"
+    );
+    for (from, deps) in &edges {
+        for to in deps {
+            assert!(
+                edges.contains_key(to),
+                "{from} imports {to}, which is not a file"
+            );
+        }
+    }
+    let found = circles(&edges);
+    assert!(found.is_empty(), "import circles in extension/: {found:?}");
+}
+
+#[test]
+fn a_world_imports_only_itself_and_shared() {
+    let world = |p: &str| p.split('/').next().unwrap_or("").to_owned();
+    for (from, deps) in extension_graph() {
+        for to in deps {
+            let (a, b) = (world(&from), world(&to));
+            assert!(
+                a == b || b == "shared",
+                "{from} ({a}) imports {to}, another world's file: only shared/ is common"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_reader_sees_every_kind_of_import() {
+    let code = "import { a } from './a.js';\nimport * as b from \"../shared/b.js\";\nexport { c } from './c.js';\nimport './d.js';\nconst e = await import('/worker/e.js');\nconst imported = x.from('no'); // not an import\n";
+    assert_eq!(
+        specifiers(code),
+        [
+            "./a.js",
+            "../shared/b.js",
+            "./c.js",
+            "./d.js",
+            "/worker/e.js"
+        ]
+    );
+}

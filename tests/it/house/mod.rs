@@ -1,0 +1,4 @@
+//! The shape of the tree: one-way imports, file sizes, the extension's worlds.
+
+pub mod architecture;
+pub mod layout;

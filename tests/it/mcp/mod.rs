@@ -1,0 +1,8 @@
+//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs.
+
+pub mod conformance;
+pub mod front;
+pub mod own_tabs;
+pub mod rmcp_client;
+pub mod sessions;
+pub mod shortcut;

@@ -1,0 +1,8 @@
+//! Who may connect and what they get: web pages, other uids, impostors, hostile peers, trust both ways.
+
+pub mod attacks;
+pub mod hostile;
+pub mod multi_user;
+pub mod security;
+pub mod trust;
+pub mod trust_browser;

@@ -5,7 +5,7 @@
 //! it again on its port. Each asserts how the call ends, and the time to its end or to the
 //! browser's return against a generous bound, and prints that time.
 
-use crate::browser::extension_face::{Browser, Page};
+use crate::support::cdp::{Browser, Page};
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::{json, Value};

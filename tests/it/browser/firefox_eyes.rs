@@ -7,7 +7,7 @@
 //!
 //! Without Firefox the test says SKIPPED loudly and passes, except under CI=true.
 
-use crate::browser::eyes::{dead_port, find, image, list, png_size, text, DrivesTab};
+use crate::browser::drives::{dead_port, find, image, list, png_size, text, DrivesTab};
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::firefox::*;

@@ -6,12 +6,13 @@
 //!
 //! Without Firefox the test says SKIPPED loudly and passes, except under CI=true.
 
-use crate::browser::hands::{all_text, find_ref, SiteServer};
+use crate::browser::hands::{all_text, find_ref};
 use crate::daemon::control::raw_request;
 use crate::support::bidi::Context;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::firefox::*;
+use crate::support::site::SiteServer;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

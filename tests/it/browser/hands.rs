@@ -10,17 +10,15 @@
 //!
 //! Without Chromium the test says SKIPPED loudly and passes, except under CI=true.
 
-use crate::browser::extension_face::{Browser, Page};
 use crate::daemon::control::raw_request;
+use crate::support::cdp::{Browser, Page};
 use crate::support::chromium::*;
 use crate::support::common::*;
+use crate::support::site::SiteServer;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// A failed call: the code a script branches on (the extension's own code when the daemon
@@ -949,154 +947,4 @@ fn timings(h: &mut Hands) {
         .join("test-artifacts");
     let _ = std::fs::create_dir_all(&artifacts);
     let _ = std::fs::write(artifacts.join("hands-p50.txt"), table);
-}
-
-/// Serves tests/e2e/pages and tests/e2e/corpus (subdirectories too) on 127.0.0.1, reachable as
-/// http://localhost:PORT as well (another origin, another site), and answers POST /upload with
-/// what a multipart form sent. Stops on drop.
-pub struct SiteServer {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl SiteServer {
-    pub fn start() -> SiteServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(stream) = stream else { continue };
-                let root = root.clone();
-                std::thread::spawn(move || serve(stream, &root));
-            }
-        });
-        SiteServer { port, stop }
-    }
-
-    pub fn origin(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for SiteServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
-/// Where a request path is served from: corpus/… for the corpus, pages/… for ours.
-fn file_for(root: &Path, path: &str) -> Option<PathBuf> {
-    let path = path.split(['?', '#']).next()?.trim_start_matches('/');
-    let safe = !path.is_empty()
-        && path.split('/').all(|seg| {
-            !seg.is_empty()
-                && !seg.starts_with('.')
-                && seg
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        });
-    if !safe {
-        return None;
-    }
-    let first = path.split('/').next()?;
-    let file = if matches!(first, "playwright" | "selenium") {
-        root.join("corpus").join(path)
-    } else {
-        root.join("pages").join(path)
-    };
-    file.is_file().then_some(file)
-}
-
-fn content_type(path: &Path) -> &'static str {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("js") => "text/javascript",
-        Some("css") => "text/css",
-        Some("txt") => "text/plain; charset=utf-8",
-        _ => "text/html; charset=utf-8",
-    }
-}
-
-fn serve(stream: TcpStream, root: &Path) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    let mut length = 0usize;
-    let mut boundary = None;
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" || header == "\n" => break,
-            Ok(_) => {
-                let lower = header.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if lower.starts_with("content-type:") {
-                    boundary = header
-                        .split("boundary=")
-                        .nth(1)
-                        .map(|b| b.trim().trim_matches('"').to_owned());
-                }
-            }
-        }
-    }
-    let mut parts = request_line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
-    let (status, kind, body) = if method == "POST" && path == "/upload" {
-        let mut body = vec![0; length.min(64 << 20)];
-        let _ = reader.read_exact(&mut body);
-        let summary = multipart_summary(&body, boundary.as_deref().unwrap_or(""));
-        (
-            "200 OK",
-            "text/html; charset=utf-8",
-            format!("<!doctype html><title>Uploaded</title><pre>{summary}</pre>").into_bytes(),
-        )
-    } else {
-        match file_for(root, path).and_then(|f| Some((std::fs::read(&f).ok()?, f))) {
-            Some((body, f)) => ("200 OK", content_type(&f), body),
-            None => (
-                "404 Not Found",
-                "text/html; charset=utf-8",
-                b"<!doctype html><title>Not found</title><p>not found</p>".to_vec(),
-            ),
-        }
-    };
-    let mut out = &stream;
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = out.write_all(&body);
-}
-
-/// "field=filename N bytes: first line" for each file part of a multipart body.
-fn multipart_summary(body: &[u8], boundary: &str) -> String {
-    let text = String::from_utf8_lossy(body);
-    let sep = format!("--{boundary}");
-    text.split(sep.as_str())
-        .filter_map(|part| {
-            let (head, content) = part.split_once("\r\n\r\n")?;
-            let field = head.split("name=\"").nth(1)?.split('"').next()?;
-            let file = head.split("filename=\"").nth(1)?.split('"').next()?;
-            let content = content.strip_suffix("\r\n").unwrap_or(content);
-            Some(format!(
-                "{field}={file} {} bytes: {}",
-                content.len(),
-                content.lines().next().unwrap_or("")
-            ))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }

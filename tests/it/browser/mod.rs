@@ -1,5 +1,6 @@
 //! The real extension in headless Chromium and Firefox: end to end, hands, eyes, the extension's face, faults.
 
+pub mod drives;
 pub mod e2e;
 pub mod extension_face;
 pub mod eyes;
@@ -8,5 +9,6 @@ pub mod firefox_e2e;
 pub mod firefox_eyes;
 pub mod firefox_face;
 pub mod firefox_hands;
+pub mod firefox_install;
 pub mod hands;
 pub mod soak;

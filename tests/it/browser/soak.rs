@@ -6,8 +6,8 @@
 //!
 //! `SOAK_BROWSER_SECS` (default 45) sets how long the faults run; its figures are in docs/performance.md.
 
-use crate::browser::extension_face::{Browser, Page};
 use crate::browser::faults::{stop_worker, Rig};
+use crate::support::cdp::{Browser, Page};
 use crate::support::harness::*;
 use serde_json::json;
 use std::collections::BTreeMap;

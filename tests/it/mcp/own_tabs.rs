@@ -4,8 +4,8 @@
 //! --own-tabs` shows the client only the tabs it opened.
 //! The browser itself is the oracle: chrome.tabs / chrome.tabGroups, read in an extension page.
 
-use crate::browser::extension_face::Page;
 use crate::browser::faults::Rig;
+use crate::support::cdp::Page;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use rmcp::model::{

@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod hostile;
+pub mod hostile_load;
 pub mod multi_user;
 pub mod security;
 pub mod trust;

@@ -3,7 +3,7 @@
 //! native host, (b) with a native host that answers after 4 s, (c) scan only and unpaired,
 //! (d) after pairing.
 
-use crate::browser::extension_face::Browser;
+use crate::support::cdp::Browser;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::impostor::*;

@@ -1,9 +1,11 @@
 //! Helpers the tests share: the daemon on temp paths, scripted peers, impostors, and the browser drivers (Chromium over CDP, Firefox over WebDriver BiDi).
 
 pub mod bidi;
+pub mod cdp;
 pub mod chromium;
 pub mod common;
 pub mod firefox;
 pub mod harness;
 pub mod impostor;
 pub mod peers;
+pub mod site;

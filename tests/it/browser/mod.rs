@@ -8,7 +8,6 @@ pub mod faults;
 pub mod firefox_e2e;
 pub mod firefox_eyes;
 pub mod firefox_face;
-pub mod firefox_hands;
 pub mod firefox_install;
 pub mod hands;
 pub mod soak;

@@ -6,6 +6,7 @@
 use crate::support::common::*;
 use base64::Engine;
 use serde_json::{json, Value};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// A browser's tab driven through `browserctl`, with what to show when a step fails: the
@@ -15,6 +16,11 @@ pub trait DrivesTab {
     fn tab(&self) -> &str;
     /// How long [`DrivesTab::until`] waits.
     fn patience(&self) -> Duration;
+    fn firefox(&self) -> bool;
+    /// Where the browser saves downloads without asking.
+    fn downloads(&self) -> &Path;
+    /// Prints how far the scenario got, and when.
+    fn step(&self, name: &str);
     /// The daemon's and the browser's log tails, for a failure message.
     fn context(&self) -> String;
 

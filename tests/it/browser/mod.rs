@@ -6,7 +6,6 @@ pub mod extension_face;
 pub mod eyes;
 pub mod faults;
 pub mod firefox_e2e;
-pub mod firefox_eyes;
 pub mod firefox_face;
 pub mod firefox_install;
 pub mod hands;

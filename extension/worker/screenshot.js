@@ -28,7 +28,9 @@ async function capture(windowId, format, quality) {
     try {
       return await chrome.tabs.captureVisibleTab(windowId, format === 'jpeg' ? { format, quality } : { format });
     } catch (e) {
-      if (attempt < 3 && /MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(e.message)) continue;
+      // Over the rate, or a tab brought to the front whose first frame is not drawn yet
+      // ("image readback failed"): both pass by themselves.
+      if (attempt < 3 && /MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND|image readback failed/.test(e.message)) continue;
       throw new ToolError(Code.TOOL_ERROR, `could not capture the tab: ${e.message}`);
     }
   }

@@ -6,7 +6,6 @@
 //! Without Firefox the test says SKIPPED loudly and passes, except under CI=true, where a
 //! missing browser is a failure. `BROWSER_MCP_FIREFOX` names another binary.
 
-use crate::browser::firefox_e2e::Ctl;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::firefox::*;
@@ -30,6 +29,53 @@ const PAGE: &str = r#"<!doctype html>
     });
   </script>
 </body></html>"#;
+
+/// browserctl against one daemon, failing with both logs.
+pub struct Ctl<'a> {
+    pub d: &'a TestDaemon,
+    pub what: String,
+}
+
+impl Ctl<'_> {
+    pub fn context(&self, ff: &Firefox) -> String {
+        format!(
+            "[{}]\n--- daemon log (tail) ---\n{}\n--- firefox log (tail) ---\n{}",
+            self.what,
+            last_lines(&self.d.log(), 40),
+            ff.log_tail()
+        )
+    }
+
+    pub fn ok(&self, ff: &Firefox, args: &[&str]) -> std::process::Output {
+        let out = self.d.ctl(args);
+        assert!(
+            out.status.success(),
+            "browserctl {args:?} failed ({}): {}\n{}",
+            out.status,
+            stderr(&out),
+            self.context(ff)
+        );
+        out
+    }
+
+    pub fn json(&self, ff: &Firefox, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_slice(&self.ok(ff, &all).stdout).expect("JSON from browserctl")
+    }
+
+    pub fn tabs(&self, ff: &Firefox) -> Vec<Value> {
+        self.json(ff, &["tabs"])["tabs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
 
 fn tab_in(d: &TestDaemon, tab_ref: &str) -> Option<Value> {
     let tabs = d.ctl_json(&["tabs"]);

@@ -5,7 +5,6 @@ pub mod e2e;
 pub mod extension_face;
 pub mod eyes;
 pub mod faults;
-pub mod firefox_e2e;
 pub mod firefox_face;
 pub mod firefox_install;
 pub mod hands;

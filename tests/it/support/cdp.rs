@@ -17,8 +17,10 @@ use tokio_tungstenite::tungstenite::Message;
 pub(crate) const BROWSER_WAIT: Duration = Duration::from_secs(30);
 
 /// An attached DevTools session on one page.
+#[derive(Clone)]
 pub(crate) struct Page {
     pub(crate) session: String,
+    pub(crate) target: String,
 }
 
 /// Headless Chromium (own process group, killed with its helpers on drop) and a DevTools
@@ -34,6 +36,11 @@ pub(crate) struct Browser {
 
 impl Browser {
     pub(crate) fn launch(exe: &Path, profile: &Path, url: &str) -> Browser {
+        Browser::launch_with(exe, profile, url, &[])
+    }
+
+    /// With more command-line flags (`--enable-features=WebMCP`, a window size…).
+    pub(crate) fn launch_with(exe: &Path, profile: &Path, url: &str, flags: &[&str]) -> Browser {
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("chromium.log");
         let out = File::create(&log).unwrap();
@@ -55,6 +62,7 @@ impl Browser {
             // Chromium leaves its singleton socket dir in TMPDIR when killed: keep it in the profile.
             .env("TMPDIR", profile)
             .arg(format!("--load-extension={}", extension.display()))
+            .args(flags)
             .arg(url)
             .process_group(0)
             .stdin(Stdio::null())
@@ -168,7 +176,10 @@ impl Browser {
             .as_str()
             .unwrap()
             .to_owned();
-        let page = Page { session };
+        let page = Page {
+            session,
+            target: target.as_str().unwrap().to_owned(),
+        };
         self.wait_for(
             &page,
             &format!("{url} to load"),
@@ -307,6 +318,47 @@ impl Browser {
                 .to_owned()
             })
             .collect()
+    }
+
+    /// Attaches to the tab already showing `url` (the one the browser was launched with).
+    pub(crate) fn attach(&mut self, url: &str) -> Page {
+        let start = Instant::now();
+        let target = loop {
+            let targets = self.send(None, "Target.getTargets", json!({}));
+            let found = targets["targetInfos"].as_array().and_then(|ts| {
+                ts.iter()
+                    .find(|t| t["type"] == "page" && t["url"] == url)
+                    .map(|t| t["targetId"].as_str().unwrap().to_owned())
+            });
+            if let Some(t) = found {
+                break t;
+            }
+            if start.elapsed() > BROWSER_WAIT {
+                panic!("no tab showing {url}: {targets}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let session = self.send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        Page { session, target }
+    }
+
+    /// Closes one tab, as a person closes it.
+    pub(crate) fn close_page(&mut self, page: &Page) {
+        self.send(None, "Target.closeTarget", json!({"targetId": page.target}));
+    }
+
+    /// SIGKILL to the browser process alone, as in a crash: its helpers and the native host
+    /// must notice by themselves.
+    pub(crate) fn kill_main(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Closes the browser as a person would (profile written to disk), then waits for it.

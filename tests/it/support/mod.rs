@@ -4,6 +4,7 @@ pub mod bidi;
 pub mod cdp;
 pub mod chromium;
 pub mod common;
+pub mod driver;
 pub mod firefox;
 pub mod harness;
 pub mod impostor;

@@ -4,7 +4,7 @@
 //! unmodified, with their NOTICE) plus ours for the edge cases (tests/e2e/pages/hands-*.html).
 //!
 //! Every scenario is written once against [`Hands`] and runs in both browsers; the browser
-//! itself is the oracle ([`Oracle`]: DevTools for Chromium, WebDriver BiDi for Firefox): it
+//! itself is the oracle ([`Driver`]: DevTools for Chromium, WebDriver BiDi for Firefox): it
 //! reads what the page recorded, and gives the one trusted click a person would have made (the
 //! activation a beforeunload prompt needs). Where the two browsers really behave differently,
 //! the scenario says so where it checks it ([`Hands::firefox`]).
@@ -19,10 +19,10 @@ mod input;
 mod pages;
 
 use crate::daemon::control::raw_request;
-use crate::support::bidi::Context;
-use crate::support::cdp::{Browser, Page};
+use crate::support::cdp::Browser;
 use crate::support::chromium::*;
 use crate::support::common::*;
+use crate::support::driver::*;
 use crate::support::firefox::*;
 use crate::support::site::SiteServer;
 use serde_json::{json, Value};
@@ -37,110 +37,10 @@ pub(crate) struct Failure {
     message: String,
 }
 
-/// The browser under the agent's hands, as the test sees it: script in the tab, a person's
-/// click, and one of the extension's own pages (for settings and worker-side checks).
-pub(crate) trait Oracle {
-    fn firefox(&self) -> bool;
-    fn eval(&mut self, expr: &str) -> Value;
-    fn wait_for(&mut self, what: &str, expr: &str) -> Value;
-    /// A click as a person makes it: input the page cannot tell from a real one.
-    fn person_clicks(&mut self, x: f64, y: f64);
-    /// Evaluates in the extension's options page, opened the first time.
-    fn eval_in_extension(&mut self, expr: &str) -> Value;
-    /// Closes that page, and brings the tab under test back to the front.
-    fn close_extension_page(&mut self);
-    fn log_tail(&self) -> String;
-}
-
-struct ChromiumTab {
-    b: Browser,
-    page: Page,
-    extension_page: Option<Page>,
-}
-
-impl Oracle for ChromiumTab {
-    fn firefox(&self) -> bool {
-        false
-    }
-    fn eval(&mut self, expr: &str) -> Value {
-        self.b.eval(&self.page, expr)
-    }
-    fn wait_for(&mut self, what: &str, expr: &str) -> Value {
-        self.b.wait_for(&self.page, what, expr)
-    }
-    fn person_clicks(&mut self, x: f64, y: f64) {
-        // DevTools input is trusted.
-        for kind in ["mousePressed", "mouseReleased"] {
-            self.b.send(
-                Some(&self.page.session),
-                "Input.dispatchMouseEvent",
-                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-            );
-        }
-    }
-    fn eval_in_extension(&mut self, expr: &str) -> Value {
-        if self.extension_page.is_none() {
-            let url = format!("chrome-extension://{EXTENSION_ID}/ui/options.html");
-            self.extension_page = Some(self.b.open(&url));
-        }
-        self.b.eval(self.extension_page.as_ref().unwrap(), expr)
-    }
-    fn close_extension_page(&mut self) {
-        if let Some(p) = self.extension_page.take() {
-            let _ = self.b.try_eval(&p, "window.close()");
-        }
-        self.b
-            .send(Some(&self.page.session), "Page.bringToFront", json!({}));
-    }
-    fn log_tail(&self) -> String {
-        self.b.log_tail()
-    }
-}
-
-struct FirefoxTab {
-    ff: Firefox,
-    page: Context,
-    extension_page: Option<Context>,
-}
-
-impl Oracle for FirefoxTab {
-    fn firefox(&self) -> bool {
-        true
-    }
-    fn eval(&mut self, expr: &str) -> Value {
-        self.ff.eval(&self.page, expr)
-    }
-    fn wait_for(&mut self, what: &str, expr: &str) -> Value {
-        self.ff.wait_for(&self.page, what, expr)
-    }
-    fn person_clicks(&mut self, x: f64, y: f64) {
-        // WebDriver BiDi's input.performActions is trusted.
-        self.ff.bidi.click_at(&self.page, x, y).unwrap();
-    }
-    fn eval_in_extension(&mut self, expr: &str) -> Value {
-        if self.extension_page.is_none() {
-            self.extension_page = Some(self.ff.open_extension_page("ui/options.html"));
-        }
-        self.ff.eval(self.extension_page.as_ref().unwrap(), expr)
-    }
-    fn close_extension_page(&mut self) {
-        if let Some(p) = self.extension_page.take() {
-            self.ff.bidi.close(&p).unwrap();
-        }
-        let _ = self.ff.bidi.command(
-            "browsingContext.activate",
-            json!({"context": self.page.0.clone()}),
-        );
-    }
-    fn log_tail(&self) -> String {
-        self.ff.log_tail()
-    }
-}
-
 /// The agent's side: calls over the control socket, on one tab; and the oracle.
 pub(crate) struct Hands {
     d: TestDaemon,
-    o: Box<dyn Oracle>,
+    o: Box<dyn Driver>,
     tab: String,
     origin: String,
     /// Round trips per tool, for the p50 table.
@@ -365,11 +265,7 @@ fn hands_and_bounded_snapshots_in_chromium() {
     pair_browser(profile.path(), &d);
     let page = b.open(&start_url);
     let tab = built_ins_tab(&d, &start_url);
-    let o = ChromiumTab {
-        b,
-        page,
-        extension_page: None,
-    };
+    let o = ChromiumTab::new(b, page);
     every_scenario(
         Hands {
             d,
@@ -396,11 +292,7 @@ fn hands_and_bounded_snapshots_in_firefox() {
     let start_url = format!("{}/hands-names.html", server.origin());
     let page = ff.show(&start_url);
     let tab = built_ins_tab(&d, &start_url);
-    let o = FirefoxTab {
-        ff,
-        page,
-        extension_page: None,
-    };
+    let o = FirefoxTab::new(ff, page);
     every_scenario(
         Hands {
             d,

@@ -1,14 +1,11 @@
-//! End to end in headless Firefox ESR: the same extension directory as the Chromium tests,
-//! installed as a temporary add-on over WebDriver BiDi (tests/it/support/firefox.rs), the real daemon,
-//! the pages of tests/e2e/pages on loopback, and browserctl as a subprocess. One scenario per
-//! discovery path, each with one WebMCP flavour: the native host with Firefox's own WebMCP
-//! (`dom.modelcontext.enabled`), the port scan with the extension's shim.
-//!
-//! Without Firefox the tests say SKIPPED loudly and pass, except under CI=true, where a missing
-//! browser is a failure. `BROWSER_MCP_FIREFOX` names another binary.
+//! The end-to-end scenario, once for both browsers: the page's WebMCP tool and the rest of its
+//! API, the built-ins by ref, tabs opened and closed from both sides, a daemon restart, an idle
+//! spell, and the browser's crash.
 
+use crate::support::cdp::Browser;
 use crate::support::chromium::*;
 use crate::support::common::*;
+use crate::support::driver::*;
 use crate::support::firefox::*;
 use serde_json::{json, Value};
 use std::process::Output;
@@ -18,86 +15,69 @@ use std::time::{Duration, Instant};
 const WAIT: &str = "60s";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Discovery {
+pub enum Family {
+    Chromium,
+    Firefox,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Discovery {
     NativeHost,
     PortScan,
 }
 
-#[test]
-fn native_host_with_firefox_webmcp() {
-    scenario(
-        "firefox_e2e::native_host_with_firefox_webmcp",
-        Discovery::NativeHost,
-        true,
-    );
-}
-
-#[test]
-fn port_scan_with_shim() {
-    scenario(
-        "firefox_e2e::port_scan_with_shim",
-        Discovery::PortScan,
-        false,
-    );
-}
-
 /// browserctl against one daemon, failing with both logs.
-pub struct Ctl<'a> {
-    pub d: &'a TestDaemon,
-    pub what: String,
+struct Ctl<'a> {
+    d: &'a TestDaemon,
+    what: &'a str,
 }
 
 impl Ctl<'_> {
-    pub fn context(&self, ff: &Firefox) -> String {
+    fn context(&self, b: &dyn Driver) -> String {
         format!(
-            "[{}]\n--- daemon log (tail) ---\n{}\n--- firefox log (tail) ---\n{}",
+            "[{}]\n--- daemon log (tail) ---\n{}\n--- browser log (tail) ---\n{}",
             self.what,
             last_lines(&self.d.log(), 40),
-            ff.log_tail()
+            b.log_tail()
         )
     }
 
-    pub fn ok(&self, ff: &Firefox, args: &[&str]) -> Output {
+    fn ok(&self, b: &dyn Driver, args: &[&str]) -> Output {
         let out = self.d.ctl(args);
         assert!(
             out.status.success(),
             "browserctl {args:?} failed ({}): {}\n{}",
             out.status,
             stderr(&out),
-            self.context(ff)
+            self.context(b)
         );
         out
     }
 
-    pub fn json(&self, ff: &Firefox, args: &[&str]) -> Value {
+    fn json(&self, b: &dyn Driver, args: &[&str]) -> Value {
         let mut all = vec!["--json"];
         all.extend_from_slice(args);
-        serde_json::from_slice(&self.ok(ff, &all).stdout).expect("JSON from browserctl")
+        serde_json::from_slice(&self.ok(b, &all).stdout).expect("JSON from browserctl")
     }
 
-    pub fn tabs(&self, ff: &Firefox) -> Vec<Value> {
-        self.json(ff, &["tabs"])["tabs"]
+    fn tabs(&self, b: &dyn Driver) -> Vec<Value> {
+        self.json(b, &["tabs"])["tabs"]
             .as_array()
             .cloned()
             .unwrap_or_default()
     }
 
-    pub fn wait_tabs(
-        &self,
-        ff: &Firefox,
-        what: &str,
-        pred: impl Fn(&[Value]) -> bool,
-    ) -> Vec<Value> {
+    fn wait_tabs(&self, b: &dyn Driver, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let start = Instant::now();
         loop {
-            let tabs = self.tabs(ff);
+            let tabs = self.tabs(b);
             if pred(&tabs) {
                 return tabs;
             }
-            if start.elapsed() > FIREFOX_WAIT {
+            if start.elapsed() > Duration::from_secs(60) {
                 panic!(
                     "timed out waiting for {what}; tabs: {tabs:?}\n{}",
-                    self.context(ff)
+                    self.context(b)
                 );
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -105,14 +85,14 @@ impl Ctl<'_> {
     }
 
     /// `call TOOL --tab TAB ARGS… --json`: the tool's result.
-    pub fn call(&self, ff: &Firefox, tool: &str, tab: &str, args: &[&str]) -> Value {
+    fn call(&self, b: &dyn Driver, tool: &str, tab: &str, args: &[&str]) -> Value {
         let mut all = vec!["call", tool, "--tab", tab];
         all.extend_from_slice(args);
-        self.json(ff, &all)["result"].clone()
+        self.json(b, &all)["result"].clone()
     }
 }
 
-pub fn last_lines(text: &str, n: usize) -> String {
+fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
@@ -163,17 +143,104 @@ fn native_hosts_mentioning(needle: &str) -> Vec<u32> {
         .collect()
 }
 
-fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
+/// The browser up with our extension, connected to `d` the way the discovery path says, showing
+/// `start` in its first tab. Chromium gets the native host in its profile, Firefox in `HOME`.
+fn launch(
+    family: Family,
+    discovery: Discovery,
+    native_webmcp: bool,
+    d: &TestDaemon,
+    start: &str,
+) -> Option<Box<dyn Driver>> {
+    let test = format!("browser::e2e::{family:?}/{discovery:?}");
+    match family {
+        Family::Chromium => {
+            let exe = chromium_or_skip(&test)?;
+            let profile = tempfile::tempdir().unwrap();
+            if discovery == Discovery::NativeHost {
+                let out = ctl_plain(&[
+                    "install-native-host",
+                    "--user-data-dir",
+                    profile.path().to_str().unwrap(),
+                    "--discovery-dir",
+                    d.discovery_dir.to_str().unwrap(),
+                ]);
+                assert!(out.status.success(), "install: {}", stderr(&out));
+            }
+            let flags: &[&str] = if native_webmcp {
+                &["--enable-features=WebMCP"]
+            } else {
+                &[]
+            };
+            let b = Browser::launch_with(&exe, profile.path(), start, flags);
+            if discovery == Discovery::PortScan {
+                // Found by the scan, trusted once paired (issue 21).
+                pair_browser(profile.path(), d);
+            }
+            Some(Box::new(ChromiumTab::launched(b, start).keeping(profile)))
+        }
+        Family::Firefox => {
+            let exe = firefox_or_skip(&test)?;
+            let home = tempfile::tempdir().unwrap();
+            if discovery == Discovery::NativeHost {
+                let out = std::process::Command::new(CTL)
+                    .args([
+                        "install-native-host",
+                        "--browser",
+                        "firefox-esr",
+                        "--json",
+                        "--discovery-dir",
+                    ])
+                    .arg(&d.discovery_dir)
+                    .env("HOME", home.path())
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "install: {}", stderr(&out));
+                let written: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let manifest_path = home
+                    .path()
+                    .join(".mozilla/native-messaging-hosts/dev.browsermcp.host.json");
+                assert_eq!(
+                    written["installed"][0]["manifest"],
+                    json!(manifest_path),
+                    "{written}"
+                );
+                let manifest: Value =
+                    serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+                assert_eq!(
+                    manifest["allowed_extensions"],
+                    json!([GECKO_ID]),
+                    "{manifest}"
+                );
+            }
+            let options = Options {
+                native_webmcp,
+                ..Options::default()
+            };
+            let mut ff = Firefox::launch_with_home(&exe, &options, home);
+            if discovery == Discovery::PortScan {
+                // Found by the scan, trusted once paired (issue 21).
+                ff.pair(d);
+            }
+            let page = ff.show(start);
+            Some(Box::new(FirefoxTab::new(ff, page)))
+        }
+    }
+}
+
+pub fn scenario(family: Family, discovery: Discovery, native_webmcp: bool) {
+    let firefox = family == Family::Firefox;
     let what = format!(
-        "Firefox, {discovery:?}, {} WebMCP",
-        if native_webmcp { "Firefox's" } else { "shim" }
+        "{family:?}, {discovery:?}, {} WebMCP",
+        if native_webmcp {
+            "the browser's own"
+        } else {
+            "shim"
+        }
     );
-    let Some(exe) = firefox_or_skip(test) else {
-        return;
-    };
     let _lock = machine_wide_lock();
     let started = Instant::now();
-    let step = |name: &str| eprintln!("firefox e2e [{what}] {:>6.1?} {name}", started.elapsed());
+    let step = |name: &str| eprintln!("e2e [{what}] {:>6.1?} {name}", started.elapsed());
     let pages = PageServer::pages();
 
     // Native host: the daemon is on a port the scan never tries and demands its token, so only
@@ -186,75 +253,46 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         Discovery::NativeHost => TestDaemon::builder().args(token_flag).start(),
         Discovery::PortScan => daemon_in_scan_range(&[]),
     };
-    let home = tempfile::tempdir().unwrap();
     if discovery == Discovery::NativeHost {
         assert!(!SCAN_PORTS.contains(&d.port), "port {} is scanned", d.port);
-        let out = std::process::Command::new(CTL)
-            .args([
-                "install-native-host",
-                "--browser",
-                "firefox-esr",
-                "--json",
-                "--discovery-dir",
-            ])
-            .arg(&d.discovery_dir)
-            .env("HOME", home.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "install: {}", stderr(&out));
-        let written: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let manifest_path = home
-            .path()
-            .join(".mozilla/native-messaging-hosts/dev.browsermcp.host.json");
-        assert_eq!(
-            written["installed"][0]["manifest"],
-            json!(manifest_path),
-            "{written}"
-        );
-        let manifest: Value =
-            serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
-        assert_eq!(
-            manifest["allowed_extensions"],
-            json!([GECKO_ID]),
-            "{manifest}"
-        );
     }
     let host_marker = d.discovery_dir.to_str().unwrap().to_owned();
-    let options = Options {
+    let Some(mut browser) = launch(
+        family,
+        discovery,
         native_webmcp,
-        ..Options::default()
+        &d,
+        &pages.url("search.html"),
+    ) else {
+        return;
     };
-    let mut ff = Firefox::launch_with_home(&exe, &options, home);
-    if discovery == Discovery::PortScan {
-        // Found by the scan, trusted once paired (issue 21).
-        ff.pair(&d);
-    }
+    let b: &mut dyn Driver = browser.as_mut();
     let mut daemon = Some(d);
-    fn ctl<'a>(d: &'a Option<TestDaemon>, what: &str) -> Ctl<'a> {
+    fn ctl<'a>(d: &'a Option<TestDaemon>, what: &'a str) -> Ctl<'a> {
         Ctl {
             d: d.as_ref().unwrap(),
-            what: what.to_owned(),
+            what,
         }
     }
-    step("firefox up");
+    step("browser up");
 
     // The page's WebMCP tool shows up on its tab, with the built-ins.
-    let first = ff.show(&pages.url("search.html"));
     let c = ctl(&daemon, &what);
-    c.ok(&ff, &["wait", "--tool", "search", "--timeout", WAIT]);
+    c.ok(b, &["wait", "--tool", "search", "--timeout", WAIT]);
     step("search tool up");
-    let browsers = c.json(&ff, &["browsers"]);
+    let browsers = c.json(b, &["browsers"]);
+    let family_name = if firefox { "Firefox" } else { "Chromium" };
     assert!(
         browsers["browsers"][0]["name"]
             .as_str()
-            .is_some_and(|n| n.starts_with("Firefox")),
+            .is_some_and(|n| n.starts_with(family_name)),
         "{browsers}"
     );
-    let tabs = c.tabs(&ff);
+    let tabs = c.tabs(b);
     let search_tab = tabs
         .iter()
         .find(|t| url_of(t).ends_with("/search.html"))
-        .unwrap_or_else(|| panic!("no search.html tab in {tabs:?}\n{}", c.context(&ff)))
+        .unwrap_or_else(|| panic!("no search.html tab in {tabs:?}\n{}", c.context(b)))
         .clone();
     let search_ref = search_tab["ref"].as_str().unwrap().to_owned();
     let names = tool_names(&search_tab);
@@ -271,7 +309,7 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         assert!(names.contains(&builtin), "{builtin} in {names:?}");
     }
     assert!(names.contains(&"search"), "{names:?}");
-    let tools = c.json(&ff, &["tools", "--tab", &search_ref]);
+    let tools = c.json(b, &["tools", "--tab", &search_ref]);
     let search = tools["tools"]
         .as_array()
         .and_then(|t| t.iter().find(|t| t["name"] == "search"))
@@ -284,7 +322,7 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     );
 
     // The flavour asked for is the one the page got (the page prints its API object's class).
-    let snap = text_of(&c.call(&ff, "browser_snapshot", &search_ref, &[]));
+    let snap = text_of(&c.call(b, "browser_snapshot", &search_ref, &[]));
     let expected = if native_webmcp {
         "WebMCP object: [object ModelContext]"
     } else {
@@ -294,7 +332,7 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     assert!(snap.contains("search tool registered"), "{snap}");
 
     // The page answers a call, and its own error comes back as the page worded it.
-    let out = c.ok(&ff, &["call", "search", "--query", "test"]);
+    let out = c.ok(b, &["call", "search", "--query", "test"]);
     assert!(
         stdout(&out).contains("results for test"),
         "{}",
@@ -313,9 +351,9 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     // The rest of the page's API, as the page sees it (BiDi evaluates in the page's own world):
     // a tool withdrawn by its AbortSignal (Firefox's own object ignores one), unregisterTool,
     // provideContext replacing the set, clearContext emptying it.
-    let page_tools = |c: &Ctl, ff: &Firefox| -> Vec<String> {
+    let page_tools = |c: &Ctl, b: &dyn Driver| -> Vec<String> {
         let tab = c
-            .tabs(ff)
+            .tabs(b)
             .into_iter()
             .find(|t| t["ref"] == search_ref.as_str())
             .unwrap_or_default();
@@ -325,15 +363,19 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
             .map(str::to_owned)
             .collect()
     };
-    let wait_page_tools = |c: &Ctl, ff: &Firefox, want: &[&str]| {
+    let wait_page_tools = |c: &Ctl, b: &dyn Driver, want: &[&str]| {
         let start = Instant::now();
         loop {
-            let now = page_tools(c, ff);
+            let mut now = page_tools(c, b);
+            // The browser's own WebMCP and the shim list a page's tools in their own orders.
+            now.sort();
+            let mut want: Vec<&str> = want.to_vec();
+            want.sort();
             if now == want {
                 return;
             }
             if start.elapsed() > FIREFOX_WAIT {
-                panic!("page tools {now:?}, wanted {want:?}\n{}", c.context(ff));
+                panic!("page tools {now:?}, wanted {want:?}\n{}", c.context(b));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -341,43 +383,35 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     let tool_js = |name: &str| {
         format!("{{ name: '{name}', description: '{name}', inputSchema: {{ type: 'object', properties: {{}} }}, execute: async () => '{name} ran' }}")
     };
-    ff.eval(
-        &first,
+    b.eval(
         &format!(
             "(() => {{ window.ac = new AbortController(); navigator.modelContext.registerTool({}, {{ signal: ac.signal }}); return true; }})()",
             tool_js("late")
         ),
     );
-    wait_page_tools(&c, &ff, &["search", "late"]);
-    let out = c.ok(&ff, &["call", "late", "--tab", &search_ref]);
+    wait_page_tools(&c, b, &["search", "late"]);
+    let out = c.ok(b, &["call", "late", "--tab", &search_ref]);
     assert!(stdout(&out).contains("late ran"), "{}", stdout(&out));
-    ff.eval(&first, "(() => { ac.abort(); return true; })()");
-    wait_page_tools(&c, &ff, &["search"]);
-    ff.eval(
-        &first,
+    b.eval("(() => { ac.abort(); return true; })()");
+    wait_page_tools(&c, b, &["search"]);
+    b.eval(
         &format!(
             "Promise.resolve(navigator.modelContext.provideContext({{ tools: [{}, {}] }})).then(() => true)",
             tool_js("one"),
             tool_js("two")
         ),
     );
-    wait_page_tools(&c, &ff, &["one", "two"]);
-    ff.eval(
-        &first,
-        "(() => { navigator.modelContext.unregisterTool('one'); return true; })()",
-    );
-    wait_page_tools(&c, &ff, &["two"]);
-    ff.eval(
-        &first,
-        "(() => { navigator.modelContext.clearContext(); return true; })()",
-    );
-    wait_page_tools(&c, &ff, &[]);
-    ff.go(&first, &pages.url("search.html"));
-    wait_page_tools(&c, &ff, &["search"]);
+    wait_page_tools(&c, b, &["one", "two"]);
+    b.eval("(() => { navigator.modelContext.unregisterTool('one'); return true; })()");
+    wait_page_tools(&c, b, &["two"]);
+    b.eval("(() => { navigator.modelContext.clearContext(); return true; })()");
+    wait_page_tools(&c, b, &[]);
+    b.go(&pages.url("search.html"));
+    wait_page_tools(&c, b, &["search"]);
     step("the page's WebMCP API");
 
     // open: the tab is reported with its built-ins before it has loaded, and a call waits for it.
-    let opened = c.json(&ff, &["open", &pages.url("plain.html")]);
+    let opened = c.json(b, &["open", &pages.url("plain.html")]);
     let plain = opened["ref"]
         .as_str()
         .unwrap_or_else(|| panic!("open gave {opened}"))
@@ -386,29 +420,29 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         tool_names(&opened).contains(&"browser_snapshot"),
         "a tab opened for a web page offers the built-ins at once: {opened}"
     );
-    c.call(&ff, "browser_wait_for", &plain, &["--selector", "#button"]);
-    let snap = c.call(&ff, "browser_snapshot", &plain, &[]);
+    c.call(b, "browser_wait_for", &plain, &["--selector", "#button"]);
+    let snap = c.call(b, "browser_snapshot", &plain, &[]);
     assert!(text_of(&snap).contains("Plain test page"), "{snap}");
 
     // Click, type, select and keys by ref, as an agent does.
     let button = ref_of(&snap, "button", "Click me");
-    c.call(&ff, "browser_click", &plain, &["--ref", &button]);
+    c.call(b, "browser_click", &plain, &["--ref", &button]);
     let name = ref_of(&snap, "textbox", "Your name");
     c.call(
-        &ff,
+        b,
         "browser_type",
         &plain,
         &["--ref", &name, "--text", "Ada"],
     );
-    c.call(&ff, "browser_press_key", &plain, &["--key", "!"]);
+    c.call(b, "browser_press_key", &plain, &["--key", "!"]);
     let colour = ref_of(&snap, "combobox", "Colour");
     c.call(
-        &ff,
+        b,
         "browser_select",
         &plain,
         &["--ref", &colour, "--value", "Green"],
     );
-    let after = text_of(&c.call(&ff, "browser_snapshot", &plain, &[]));
+    let after = text_of(&c.call(b, "browser_snapshot", &plain, &[]));
     assert!(after.contains("Clicked!"), "the click landed: {after}");
     assert!(
         after.contains("You typed: Ada!"),
@@ -435,7 +469,7 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     assert!(stderr(&out).contains("WAIT_TIMEOUT"), "{}", stderr(&out));
 
     // A screenshot is a PNG; navigation loads and reports a failure as such.
-    let shot = c.call(&ff, "browser_screenshot", &plain, &[]);
+    let shot = c.call(b, "browser_screenshot", &plain, &[]);
     assert_eq!(shot["content"][0]["mimeType"], "image/png", "{shot}");
     assert!(
         shot["content"][0]["data"]
@@ -444,14 +478,14 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         "a PNG of some size"
     );
     let loaded = text_of(&c.call(
-        &ff,
+        b,
         "browser_navigate",
         &plain,
         &["--url", &pages.url("search.html")],
     ));
     assert!(loaded.contains("Search test page"), "{loaded}");
     c.ok(
-        &ff,
+        b,
         &[
             "wait",
             "--tool",
@@ -478,12 +512,12 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     step("built-ins done");
 
     // Closing: by browserctl, and by the browser (as a user closes a tab).
-    c.ok(&ff, &["close", &plain]);
-    c.wait_tabs(&ff, "the plain tab to close", |tabs| {
+    c.ok(b, &["close", &plain]);
+    c.wait_tabs(b, "the plain tab to close", |tabs| {
         !tabs.iter().any(|t| t["ref"] == plain.as_str())
     });
-    let other = ff.open(&pages.url("plain.html"));
-    let tabs = c.wait_tabs(&ff, "the tab BiDi opened", |tabs| {
+    let other = b.open(&pages.url("plain.html"));
+    let tabs = c.wait_tabs(b, "the tab the browser opened", |tabs| {
         tabs.iter()
             .filter(|t| url_of(t).ends_with("/plain.html"))
             .count()
@@ -496,8 +530,8 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
         .as_str()
         .unwrap()
         .to_owned();
-    ff.bidi.close(&other).unwrap();
-    c.wait_tabs(&ff, "the closed tab to go", |tabs| {
+    b.close(&other);
+    c.wait_tabs(b, "the closed tab to go", |tabs| {
         !tabs.iter().any(|t| t["ref"] == other_ref.as_str())
     });
     step("tabs closed");
@@ -506,32 +540,28 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     let d = daemon.take().unwrap().restart(token_flag);
     daemon = Some(d);
     let c = ctl(&daemon, &what);
-    c.ok(&ff, &["wait", "--tool", "search", "--timeout", WAIT]);
+    c.ok(b, &["wait", "--tool", "search", "--timeout", WAIT]);
     let out = c.ok(
-        &ff,
+        b,
         &["call", "search", "--tab", &search_ref, "--query", "again"],
     );
     assert!(stdout(&out).contains("results for again"));
     step("reconnected after a daemon restart");
 
-    if discovery == Discovery::PortScan {
+    if firefox && discovery == Discovery::PortScan {
         // Firefox suspends an idle event page (after 25 s in these profiles); the extension's
         // keep-alive holds it, so the connection outlives an idle spell untouched. The spell is
         // what an idle page needs to die for sure: 25 s, plus up to 30 s that the extension's
         // watchdog alarm (an event, which counts as activity) may add. (With the native host,
         // an open native port alone keeps Firefox's background alive.)
-        let connected_at = |c: &Ctl| c.json(&ff, &["browsers"])["browsers"][0].clone();
-        let before = connected_at(&c);
+        let connected_at =
+            |c: &Ctl, b: &dyn Driver| c.json(b, &["browsers"])["browsers"][0].clone();
+        let before = connected_at(&c, b);
         std::thread::sleep(Duration::from_secs(58));
-        let after = connected_at(&c);
-        assert_eq!(
-            before,
-            after,
-            "one connection all along\n{}",
-            c.context(&ff)
-        );
+        let after = connected_at(&c, b);
+        assert_eq!(before, after, "one connection all along\n{}", c.context(b));
         let out = c.ok(
-            &ff,
+            b,
             &["call", "search", "--tab", &search_ref, "--query", "idle"],
         );
         assert!(stdout(&out).contains("results for idle"));
@@ -542,14 +572,14 @@ fn scenario(test: &str, discovery: Discovery, native_webmcp: bool) {
     if discovery == Discovery::NativeHost {
         assert!(
             !native_hosts_mentioning(&host_marker).is_empty(),
-            "Firefox runs the host we installed\n{}",
-            c.context(&ff)
+            "the browser runs the host we installed\n{}",
+            c.context(b)
         );
     }
-    ff.kill();
-    c.wait_tabs(&ff, "the tabs to go with the browser", |tabs| {
-        tabs.is_empty()
-    });
+    b.kill();
+    c.wait_tabs(b, "the tabs to go with the browser", |tabs| tabs.is_empty());
+    let browsers = c.json(b, &["browsers"]);
+    assert_eq!(browsers["browsers"], json!([]), "{browsers}");
     if discovery == Discovery::NativeHost {
         wait_until(Duration::from_secs(20), "the native host to exit", || {
             native_hosts_mentioning(&host_marker)

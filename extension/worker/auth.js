@@ -201,7 +201,7 @@ export class Inbox {
 }
 
 // Checks this file against the vectors of src/protocol/auth.rs (tests/it/security/trust_browser.rs and
-// firefox_face.rs run it in the real extension and compare with the daemon's own code).
+// browser/face/firefox.rs run it in the real extension and compare with the daemon's own code).
 export async function selfTest() {
   const secret = parseCode('K7QM-2XHD-9RTA-4FNV');
   const keyId = await codeKeyId(secret);

@@ -454,7 +454,7 @@ mod tests {
     }
 
     /// The values extension/worker/auth.js is checked against (tests/it/security/trust.rs computes them with
-    /// this code; trust_browser.rs and firefox_face.rs compare auth.js's in the real extension).
+    /// this code; security/trust_browser.rs and browser/face/firefox.rs compare auth.js's in the real extension).
     #[test]
     fn test_vectors() {
         let code = CodeSecret::parse(VECTOR_CODE).unwrap();

@@ -1,7 +1,7 @@
 //! The driver interface of the browser scenarios: a tab of a real browser (Chromium or
 //! Firefox) with our extension, driven through `browserctl` as an agent drives it, and what
 //! to show when a step fails. A scenario written against [`DrivesTab`] runs in both browsers;
-//! each browser's test implements it once (browser/eyes.rs, browser/firefox_eyes.rs).
+//! each browser's test implements it once (browser/eyes/chromium.rs, browser/eyes/firefox.rs).
 
 use crate::support::common::*;
 use base64::Engine;

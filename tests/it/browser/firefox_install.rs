@@ -54,7 +54,7 @@ fn one_manifest_serves_chromium_and_firefox() {
 #[test]
 fn unsigned_xpi_installs_for_good_only_without_required_signatures() {
     let Some(exe) = firefox_or_skip(
-        "firefox_e2e::unsigned_xpi_installs_for_good_only_without_required_signatures",
+        "browser::firefox_install::unsigned_xpi_installs_for_good_only_without_required_signatures",
     ) else {
         return;
     };

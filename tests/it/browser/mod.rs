@@ -2,10 +2,9 @@
 
 pub mod drives;
 pub mod e2e;
-pub mod extension_face;
 pub mod eyes;
+pub mod face;
 pub mod faults;
-pub mod firefox_face;
 pub mod firefox_install;
 pub mod hands;
 pub mod soak;

@@ -24,7 +24,7 @@ pub(crate) struct Page {
 }
 
 /// Headless Chromium (own process group, killed with its helpers on drop) and a DevTools
-/// connection to it, used synchronously. Also the oracle of tests/it/browser/hands.rs.
+/// connection to it, used synchronously. Under support/driver.rs's ChromiumTab.
 pub(crate) struct Browser {
     child: Child,
     log: PathBuf,

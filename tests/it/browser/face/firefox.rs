@@ -1,34 +1,17 @@
 //! The extension's face in headless Firefox ESR: the popup and the options page opened as the
 //! extension's own pages (moz-extension://) and driven over WebDriver BiDi, the badge, the
 //! per-site policy and "ask" mode, each checked against what `browserctl` sees. The Chromium
-//! counterpart is tests/it/browser/extension_face.rs.
+//! counterparts are chromium_popup.rs and chromium_ask.rs.
 //!
 //! Without Firefox the test says SKIPPED loudly and passes, except under CI=true, where a
 //! missing browser is a failure. `BROWSER_MCP_FIREFOX` names another binary.
 
+use super::{spawn_ctl, PAGE};
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::firefox::*;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-/// One WebMCP tool (read-only) and a title for browser_evaluate to read.
-const PAGE: &str = r#"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Recipe box</title></head>
-<body>
-  <h1>Recipe box</h1>
-  <label>Ingredient <input id="q"></label> <button id="go">Search</button>
-  <script>
-    navigator.modelContext.registerTool({
-      name: 'search_recipes',
-      title: 'Search recipes',
-      description: 'Find recipes by ingredient',
-      inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
-      annotations: { readOnlyHint: true },
-      execute: async ({ query }) => ({ content: [{ type: 'text', text: `3 recipes with ${query}` }] }),
-    });
-  </script>
-</body></html>"#;
 
 /// browserctl against one daemon, failing with both logs.
 pub struct Ctl<'a> {
@@ -86,24 +69,10 @@ fn tab_in(d: &TestDaemon, tab_ref: &str) -> Option<Value> {
         .cloned()
 }
 
-/// Runs `browserctl ARGS` on a thread (for calls that wait for the user).
-fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<std::process::Output> {
-    let socket = d.socket.clone();
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    std::thread::spawn(move || {
-        std::process::Command::new(CTL)
-            .arg("--socket")
-            .arg(&socket)
-            .args(&args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run browserctl")
-    })
-}
-
 #[test]
 fn popup_options_badge_site_policy_and_ask_mode() {
-    let Some(exe) = firefox_or_skip("firefox_face::popup_options_badge_site_policy_and_ask_mode")
+    let Some(exe) =
+        firefox_or_skip("browser::face::firefox::popup_options_badge_site_policy_and_ask_mode")
     else {
         return;
     };

@@ -130,7 +130,7 @@ impl Impostor {
         c.args(&words[1..])
             .args([
                 "--exact",
-                "impostor::impostor_process",
+                "support::impostor::impostor_process",
                 "--ignored",
                 "--nocapture",
                 "--test-threads=1",
@@ -152,7 +152,7 @@ impl Impostor {
         std::fs::read_to_string(self.dir.path().join("out"))
             .unwrap_or_default()
             .lines()
-            // libtest's "test impostor::impostor_process ... " may open the first line.
+            // libtest's "test support::impostor::impostor_process ... " may open the first line.
             .filter_map(|l| l.find("IMPOSTOR ").map(|i| &l[i + "IMPOSTOR ".len()..]))
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()

@@ -121,14 +121,7 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
       clearTimeout(timer);
       clearTimeout(startTimer);
       clearInterval(abortPoll);
-      nav.onBeforeNavigate.removeListener(onBefore);
-      nav.onCommitted.removeListener(onCommitted);
-      nav.onCompleted.removeListener(onCompleted);
-      nav.onHistoryStateUpdated.removeListener(onSameDocument);
-      nav.onReferenceFragmentUpdated.removeListener(onSameDocument);
-      nav.onErrorOccurred.removeListener(onError);
-      chrome.tabs.onRemoved.removeListener(onRemoved);
-      chrome.tabs.onUpdated.removeListener(onTabLoaded);
+      for (const [event, listener] of listeners) event.removeListener(listener);
       err ? reject(err) : resolve();
     };
     // Events of a navigation that was still going on when this one began (a click's, say)
@@ -173,14 +166,18 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
     const onRemoved = (id) => id === tabId && done(new ToolError(Code.NAVIGATION_FAILED, 'tab was closed'));
     const timer = setTimeout(() => done(new ToolError(Code.NAVIGATION_FAILED, `page did not load within ${timeoutMs} ms`)), timeoutMs);
     const startTimer = startMs && setTimeout(() => done(new ToolError(Code.NAVIGATION_FAILED, noStart)), startMs);
-    nav.onBeforeNavigate.addListener(onBefore);
-    nav.onCommitted.addListener(onCommitted);
-    nav.onCompleted.addListener(onCompleted);
-    nav.onHistoryStateUpdated.addListener(onSameDocument);
-    nav.onReferenceFragmentUpdated.addListener(onSameDocument);
-    nav.onErrorOccurred.addListener(onError);
-    chrome.tabs.onRemoved.addListener(onRemoved);
-    chrome.tabs.onUpdated.addListener(onTabLoaded);
+    // Every event this navigation listens to, added and removed as one set.
+    const listeners = [
+      [nav.onBeforeNavigate, onBefore],
+      [nav.onCommitted, onCommitted],
+      [nav.onCompleted, onCompleted],
+      [nav.onHistoryStateUpdated, onSameDocument],
+      [nav.onReferenceFragmentUpdated, onSameDocument],
+      [nav.onErrorOccurred, onError],
+      [chrome.tabs.onRemoved, onRemoved],
+      [chrome.tabs.onUpdated, onTabLoaded],
+    ];
+    for (const [event, listener] of listeners) event.addListener(listener);
     Promise.resolve().then(start).catch((e) => done(e instanceof ToolError ? e : new ToolError(Code.NAVIGATION_FAILED, e.message)));
   });
 }

@@ -6,11 +6,22 @@ pub const SOCKET_ENV: &str = "BROWSER_MCP_SOCKET";
 pub const DEFAULT_DISCOVERY_DIR: &str = "/tmp/browser-mcp";
 pub const DEFAULT_PORT: u16 = 8765;
 
-/// `$XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock`, or a per-uid directory under /tmp when
-/// the runtime dir is not set (e.g. over ssh without a login session).
+/// `$XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock`. Without a runtime directory (ssh without
+/// pam_systemd, su, cron, containers), the user's state directory:
+/// `$XDG_STATE_HOME/browser-mcp/browser-mcpd.sock`, else `~/.local/state/browser-mcp/…` —
+/// never a name under the shared /tmp, which another user could create first and listen on.
+/// Only with no home at all: a per-uid directory under /tmp, which the daemon refuses to use
+/// and browserctl to talk through unless it is ours.
 pub fn default_socket_path() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("browser-mcp/browser-mcpd.sock"),
+    let nonempty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = nonempty("XDG_RUNTIME_DIR") {
+        return PathBuf::from(dir).join("browser-mcp/browser-mcpd.sock");
+    }
+    let state = nonempty("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".local/state")));
+    match state {
+        Some(dir) => dir.join("browser-mcp/browser-mcpd.sock"),
         None => PathBuf::from(format!("/tmp/browser-mcp-{}", nix::unistd::getuid()))
             .join("browser-mcpd.sock"),
     }

@@ -188,6 +188,22 @@ pub fn ensure(dir: &Path) -> Result<(Owner, bool), Untrusted> {
     check_writable(dir).map(|owner| (owner, created))
 }
 
+/// The uid of the process at the other end of a Unix socket (the daemon checks its clients
+/// with it, browserctl its daemon).
+pub fn peer_uid(stream: &impl std::os::fd::AsFd) -> io::Result<u32> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+        let cred = getsockopt(stream, PeerCredentials).map_err(io::Error::from)?;
+        Ok(cred.uid())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let (uid, _gid) = nix::unistd::getpeereid(stream).map_err(io::Error::from)?;
+        Ok(uid.as_raw())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,7 +28,9 @@ impl Client {
     /// Opens an MCP session with the daemon's own server, scoped by `query` (`tab=b1%3A7&…`,
     /// the flags of `browserctl mcp`). Blocking. DAEMON_UNAVAILABLE when no daemon answers.
     pub fn mcp_session(&self, query: &str) -> Result<McpStream, Error> {
+        super::peer::check_dir(self.socket())?;
         let mut socket = UnixStream::connect(self.socket()).map_err(|e| self.unavailable(e))?;
+        super::peer::check_stream(self.socket(), &socket)?;
         let path = if query.is_empty() {
             "/v1/mcp".to_owned()
         } else {

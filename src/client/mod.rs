@@ -21,6 +21,7 @@
 
 mod events;
 mod mcp_stream;
+pub mod peer;
 mod transport;
 mod typed;
 

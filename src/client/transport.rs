@@ -13,12 +13,16 @@ use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A connection pool to one daemon's control socket. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
     socket: PathBuf,
     http: HttpClient<UnixConnector, Full<Bytes>>,
+    /// Set once the daemon behind the socket has been found to be ours ([`super::peer`]).
+    verified: Arc<AtomicBool>,
 }
 
 impl Client {
@@ -32,6 +36,7 @@ impl Client {
         Client {
             socket: socket.into(),
             http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),
+            verified: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -49,6 +54,21 @@ impl Client {
             .map(PathBuf::from)
             .unwrap_or_else(crate::paths::default_socket_path);
         Client::new(socket)
+    }
+
+    /// Refuses a daemon that is not ours before the first request is sent to it; checked
+    /// once per client, on a connection of its own (hyperlocal's connector opens the
+    /// request's). Our socket's directory is ours, so the socket cannot change owner after.
+    fn ensure_ours(&self) -> Result<(), Error> {
+        if self.verified.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        super::peer::check_dir(&self.socket)?;
+        if let Ok(stream) = std::os::unix::net::UnixStream::connect(&self.socket) {
+            super::peer::check_stream(&self.socket, &stream)?;
+            self.verified.store(true, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// The socket this client talks to.
@@ -97,6 +117,7 @@ impl Client {
         path: &str,
         body: Option<Vec<u8>>,
     ) -> Result<Response<Incoming>, Error> {
+        self.ensure_ours()?;
         let uri: hyper::Uri = hyperlocal::Uri::new(&self.socket, path).into();
         let mut builder = Request::builder().method(method).uri(uri);
         if body.is_some() {

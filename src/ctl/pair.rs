@@ -15,8 +15,6 @@ use crate::protocol::control::{
     PairingCode, PairingCodeState, PairingInfo, PairingList, PairingRevoked,
 };
 use hyper::Method;
-use std::path::Path;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("what").args(["list", "revoke"])))]
@@ -39,7 +37,8 @@ pub struct PairArgs {
 }
 
 pub async fn run(c: &Client, args: PairArgs, json: bool) -> Result<(), Stop> {
-    ensure_ours(c.socket())?;
+    // A code from another user's daemon would pair the browser with them.
+    crate::client::peer::ensure_ours(c.socket())?;
     if args.list {
         return list(c, json).await;
     }
@@ -158,64 +157,4 @@ async fn revoke(c: &Client, id: &str, json: bool) -> Result<(), Stop> {
         r.revoked,
         if n == 1 { "" } else { "s" }
     ))
-}
-
-/// The daemon at the other end of the control socket must be ours (or root's): a code from
-/// another user's daemon would pair the browser with them. The socket's directory is checked
-/// by the one rule ([`crate::trust`]), and the listening process by its credentials.
-fn ensure_ours(socket: &Path) -> Result<(), Error> {
-    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Err(u) = crate::trust::check(dir) {
-            if u.reason != crate::trust::Reason::Missing {
-                return Err(Error::new(
-                    ErrorCode::Unauthorized,
-                    format!(
-                        "will not pair through {}: {u}; fix: {}",
-                        socket.display(),
-                        u.fix()
-                    ),
-                ));
-            }
-        }
-    }
-    let stream = match std::os::unix::net::UnixStream::connect(socket) {
-        Ok(s) => s,
-        // Not reachable: the request itself says so, in the usual words.
-        Err(_) => return Ok(()),
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-    match peer_uid(&stream) {
-        Ok(uid) if uid == nix::unistd::geteuid().as_raw() || uid == 0 => Ok(()),
-        Ok(uid) => Err(Error::new(
-            ErrorCode::Unauthorized,
-            format!(
-                "the daemon at {} runs as uid {uid}, not as you (uid {}): it is not your \
-                 browser-mcpd, and pairing with it would hand it your browser",
-                socket.display(),
-                nix::unistd::geteuid()
-            ),
-        )),
-        Err(e) => Err(Error::new(
-            ErrorCode::Unauthorized,
-            format!(
-                "cannot tell who runs the daemon at {}: {e}",
-                socket.display()
-            ),
-        )),
-    }
-}
-
-fn peer_uid(stream: &std::os::unix::net::UnixStream) -> std::io::Result<u32> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-        Ok(getsockopt(stream, PeerCredentials)
-            .map_err(std::io::Error::from)?
-            .uid())
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        let (uid, _gid) = nix::unistd::getpeereid(stream).map_err(std::io::Error::from)?;
-        Ok(uid.as_raw())
-    }
 }

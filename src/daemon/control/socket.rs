@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::Path;
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixListener;
 
 /// Binds the control socket: creates its directory (0700), replaces a stale socket left by a
 /// dead daemon, and refuses to steal the socket of a live one.
@@ -70,17 +70,4 @@ pub fn unlink(path: &Path) {
     }
 }
 
-/// The uid of the process at the other end of a Unix socket.
-pub fn peer_uid(stream: &UnixStream) -> io::Result<u32> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    {
-        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-        let cred = getsockopt(stream, PeerCredentials).map_err(io::Error::from)?;
-        Ok(cred.uid())
-    }
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    {
-        let (uid, _gid) = nix::unistd::getpeereid(stream).map_err(io::Error::from)?;
-        Ok(uid.as_raw())
-    }
-}
+pub use crate::trust::peer_uid;

@@ -1,7 +1,7 @@
 //! browserctl and the client library as people and scripts meet them; setup, the native host, man pages.
 
-pub mod cli;
 pub mod client;
 pub mod man;
 pub mod native_host;
 pub mod setup;
+pub mod unix_tool;

@@ -4,6 +4,7 @@ pub mod attacks;
 pub mod hostile;
 pub mod hostile_load;
 pub mod multi_user;
-pub mod security;
+pub mod origins;
+pub mod squatting;
 pub mod trust;
 pub mod trust_browser;

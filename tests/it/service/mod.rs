@@ -1,5 +1,5 @@
 //! Service life: sd_notify, socket activation, shutdown, start failures, packages.
 
+pub mod lifecycle;
 pub mod packaging;
-pub mod service;
 pub mod start_failures;

@@ -44,7 +44,7 @@ pub fn other_user_or_skip(test: &str) -> Option<()> {
     None
 }
 
-fn become_nobody() -> Option<Vec<String>> {
+pub fn become_nobody() -> Option<Vec<String>> {
     let find = |c: &[&str]| {
         c.iter()
             .find(|p| Path::new(p).exists())

@@ -223,11 +223,13 @@ fn built_ins_tab(d: &TestDaemon, start_url: &str) -> String {
     )
 }
 
+type Scenario = fn(&mut Hands);
+
 /// Every scenario, in order, in one browser.
 fn every_scenario(mut h: Hands, browser: &str) {
     let started = Instant::now();
     let step = |name: &str| eprintln!("{browser} hands {:>6.1?} {name}", started.elapsed());
-    let scenarios: [(&str, fn(&mut Hands)); 11] = [
+    let scenarios: [(&str, Scenario); 11] = [
         ("names", pages::names),
         ("frames", frames::frames),
         ("dialogs", input::dialogs),

@@ -1,6 +1,7 @@
 // Tab registry: what the daemon should believe about our tabs, and the events that keep it true.
 import * as proto from '../shared/protocol.js';
 import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
+import { looksBuiltin } from '../shared/names.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
 import { findTab, queryTabs, seen, started } from './navigations.js';
 import { toolOffer } from '../shared/policy.js';
@@ -44,10 +45,12 @@ export async function snapshot() {
   return tabs.filter((t) => t.id !== chrome.tabs.TAB_ID_NONE).map(toTab);
 }
 
-// A page may not shadow a built-in: the daemon routes browser_* to us either way.
+// A page may not shadow a built-in, nor pose as one: the daemon routes browser_* to us either
+// way, and a name judged as agents see it (`browser.type_b2_7` is `browser_type_b2_7`) could
+// pass for another tab's built-in.
 function cleanPageTools(tools) {
   if (!Array.isArray(tools)) return [];
-  return tools.filter((t) => t && typeof t.name === 'string' && t.name && !isBuiltinName(t.name));
+  return tools.filter((t) => t && typeof t.name === 'string' && t.name && !isBuiltinName(t.name) && !looksBuiltin(t.name));
 }
 
 async function setPageTools(tabId, tools) {

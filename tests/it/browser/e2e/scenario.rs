@@ -396,9 +396,12 @@ pub fn scenario(family: Family, discovery: Discovery, native_webmcp: bool) {
     wait_page_tools(&c, b, &["search"]);
     b.eval(
         &format!(
-            "Promise.resolve(navigator.modelContext.provideContext({{ tools: [{}, {}] }})).then(() => true)",
+            "Promise.resolve(navigator.modelContext.provideContext({{ tools: [{}, {}, {}] }})).then(() => true)",
             tool_js("one"),
-            tool_js("two")
+            tool_js("two"),
+            // Named, as agents see it, like another tab's built-in (issue 35, item 2): never
+            // offered.
+            tool_js(&format!("browser.type_{}", search_ref.replace(':', "_")))
         ),
     );
     wait_page_tools(&c, b, &["one", "two"]);

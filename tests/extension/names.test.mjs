@@ -1,0 +1,19 @@
+// A page's tool is judged by the name agents see (extension/shared/names.js).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { looksBuiltin, mcpName } from '../../extension/shared/names.js';
+
+test('names are seen as the daemon sanitizes them', () => {
+  assert.equal(mcpName('browser.type_b2_7'), 'browser_type_b2_7');
+  assert.equal(mcpName('search recipes!'), 'search_recipes_');
+  assert.equal(mcpName('ok-name_1'), 'ok-name_1');
+});
+
+test('a page tool that would pass for a built-in, or another tab\'s, is caught', () => {
+  for (const name of ['browser_click', 'browser.type_b2_7', 'browser type', 'browser/snapshot']) {
+    assert.ok(looksBuiltin(name), name);
+  }
+  for (const name of ['search', 'browserish', 'my_browser_tool', 'Browser_click']) {
+    assert.ok(!looksBuiltin(name), name);
+  }
+});

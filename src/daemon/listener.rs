@@ -10,6 +10,7 @@ use super::context::Daemon;
 use super::dialect::{bridge, driver, jsonrpc, register};
 use super::http::{self, Body};
 use super::limits::{self, Admission, Slot};
+use super::refuse::Refusals;
 use super::{access, auth, mcp_http};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::auth as auth_proto;
@@ -56,6 +57,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
     // Connections over the limit get a short-lived answer (LIMIT_EXCEEDED); those answers are
     // capped too, and beyond both a connection is closed unanswered.
     let refusing = Arc::default();
+    let others = Refusals::default();
     loop {
         let (stream, peer) = tokio::select! {
             _ = d.draining.cancelled() => break,
@@ -70,6 +72,21 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
             },
         };
         let _ = stream.set_nodelay(true);
+        // Whose program this is, asked of the kernel once per connection (issue 21), before
+        // the connection may take a slot: another user's is answered and closed at once.
+        let who = match stream.local_addr() {
+            Ok(local) => PeerUser::of(local, peer),
+            Err(e) => PeerUser::Unknown(e.to_string()),
+        };
+        if let Err(refusal) = access::admit_peer(&who) {
+            others.refuse(
+                &d.tasks,
+                stream,
+                refusal.error,
+                "refused a connection of another user",
+            );
+            continue;
+        }
         let c = d.config();
         let open = &d.stats.extension_connections;
         let slot = match limits::admit(
@@ -90,11 +107,7 @@ pub async fn serve(listener: TcpListener, d: Arc<Daemon>) {
         let draining = d.draining.clone();
         let keep_alive = slot.is_ok();
         d.tasks.spawn(async move {
-            // Whose program this is, asked of the kernel once per connection (issue 21).
-            let who = Arc::new(match stream.local_addr() {
-                Ok(local) => PeerUser::of(local, peer),
-                Err(e) => PeerUser::Unknown(e.to_string()),
-            });
+            let who = Arc::new(who);
             if let PeerUser::Unknown(why) = &*who {
                 tracing::debug!(%peer, "cannot tell whose program this is ({why}); it must prove the token");
             }

@@ -14,7 +14,8 @@
 //!   pending calls), [`limits`], [`args`] (tool arguments), [`cancels`].
 //! - [`auth`]: the daemon's side of the trust handshake, over [`pairing`] (the user's
 //!   pairings and the codes that make them); [`peer`]: the uid at the other end of a
-//!   loopback TCP connection (issue 21).
+//!   loopback TCP connection (issue 21); [`refuse`]: another user's connection, refused
+//!   before it takes a slot.
 //! - Leaves: [`http`] (JSON answers, bodies, queries), [`access`] (Host, Origin, token),
 //!   [`upload`] (files a call uploads), [`stats`], [`config`].
 //!
@@ -43,6 +44,7 @@ pub(crate) mod mcp_sessions;
 pub(crate) mod mcp_stream;
 pub(crate) mod pairing;
 pub(crate) mod peer;
+pub(crate) mod refuse;
 pub(crate) mod registry;
 pub(crate) mod sd;
 pub(crate) mod service;

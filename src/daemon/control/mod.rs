@@ -16,6 +16,7 @@ use super::context::Daemon;
 use super::http;
 use super::limits::{self, Admission};
 use super::mcp_stream::ConnectionSlot;
+use super::refuse::Refusals;
 use crate::error::{Error, ErrorCode};
 use conn::ControlConn;
 use hyper_util::rt::TokioIo;
@@ -28,6 +29,7 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
     let me = nix::unistd::geteuid().as_raw();
     // Answers to connections over the limit are capped too; beyond, a connection is closed.
     let refusing = Arc::default();
+    let others = Refusals::default();
     loop {
         let stream = tokio::select! {
             _ = d.draining.cancelled() => break,
@@ -40,23 +42,29 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 }
             },
         };
+        // Whose program this is, before the connection may take a slot: another user's is
+        // answered and closed at once (issue 35, item 6).
+        let refused = match socket::peer_uid(&stream) {
+            Ok(uid) if uid == me || uid == 0 => None,
+            Ok(uid) => Some(format!(
+                "browser-mcpd serves only its own user (uid {me}); a program of another user \
+                 (uid {uid}) may not use its control socket"
+            )),
+            Err(e) => Some(format!(
+                "could not read the credentials of the program on the other end ({e}); refused"
+            )),
+        };
+        if let Some(why) = refused {
+            let e = Error::new(ErrorCode::Unauthorized, why);
+            others.refuse(&d.tasks, stream, e, "refused a control connection");
+            continue;
+        }
         let max = d.config().max_control_connections;
         let open = &d.stats.control_connections;
         let slot = match limits::admit(&d.stats, open, &refusing, max, "max-control-connections") {
             Admission::Open(slot) => Ok(slot),
             Admission::Refuse(slot, e) => Err((slot, e)),
             Admission::Drop => continue,
-        };
-        let allowed = match socket::peer_uid(&stream) {
-            Ok(uid) if uid == me || uid == 0 => true,
-            Ok(uid) => {
-                tracing::warn!(uid, "refused a control connection from another user");
-                false
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "could not read the peer's credentials; refusing");
-                false
-            }
         };
         let stream = match ControlConn::new(stream) {
             Ok(s) => s,
@@ -67,7 +75,7 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
         };
         let d2 = d.clone();
         let d3 = d.clone();
-        let keep_alive = slot.is_ok() && allowed;
+        let keep_alive = slot.is_ok();
         let refusal = slot.as_ref().err().map(|(_, e)| e.clone());
         // Shared with an MCP session the connection may turn into, which outlives the task.
         let slot = Arc::new(slot);
@@ -83,14 +91,8 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 let refusal = refusal.clone();
                 req.extensions_mut().insert(held.clone());
                 async move {
-                    if !allowed {
-                        return Ok::<_, Infallible>(http::error(Error::new(
-                            ErrorCode::Unauthorized,
-                            "this daemon belongs to another user",
-                        )));
-                    }
                     if let Some(e) = refusal {
-                        return Ok(http::error(e));
+                        return Ok::<_, Infallible>(http::error(e));
                     }
                     Ok(handlers::handle(req, d).await)
                 }

@@ -12,8 +12,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// At most this many refusals are answered at once; beyond, a connection is closed unanswered.
 const ANSWERING_MAX: u64 = 64;
-/// How long a refused peer may take to finish sending its request before the socket closes
-/// (so that it reads the answer instead of a reset).
+/// How long a refused peer may take to send its request's head (it is answered then, or
+/// when that time is up), and to read the answer.
 const DRAIN: Duration = Duration::from_millis(500);
 
 /// Refusals of one listener: how many are being answered, and the throttled log.
@@ -49,27 +49,38 @@ impl Refusals {
 }
 
 async fn answer_and_close<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, error: &Error) {
+    // The request's head first (bounded in bytes and time): a client still writing its
+    // request when the socket closes would see a reset, not the answer.
+    let mut sink = [0u8; 4096];
+    let mut head = Vec::new();
+    let _ = tokio::time::timeout(DRAIN, async {
+        while head.len() < 16 * 1024 && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&sink[..n]),
+            }
+        }
+    })
+    .await;
     let body = serde_json::to_vec(&ErrorBody {
         error: error.clone(),
     })
     .unwrap_or_default();
-    let head = format!(
+    let answer = format!(
         "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );
     let written = async {
-        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(answer.as_bytes()).await?;
         stream.write_all(&body).await?;
         stream.shutdown().await
     };
     if tokio::time::timeout(DRAIN, written).await.is_err() {
         return;
     }
-    // Read what the peer still sends (its request), so that closing does not reset the
-    // connection under the answer; bounded in bytes and time.
-    let mut sink = [0u8; 4096];
+    // Whatever else it sends (a body) is read and dropped for a moment, for the same reason.
     let mut left = 64 * 1024usize;
-    let _ = tokio::time::timeout(DRAIN, async {
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
         while left > 0 {
             match stream.read(&mut sink).await {
                 Ok(0) | Err(_) => break,

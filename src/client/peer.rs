@@ -18,7 +18,8 @@ pub fn check_dir(socket: &Path) -> Result<(), Error> {
         Err(u) if u.reason != crate::trust::Reason::Missing => Err(Error::new(
             ErrorCode::Unauthorized,
             format!(
-                "will not talk to the daemon at {}: {u}, so another user could have put                  their own socket there; fix: {}",
+                "will not talk to the daemon at {}: {u}, so another user could have put \
+                 their own socket there; fix: {}",
                 socket.display(),
                 u.fix()
             ),
@@ -35,13 +36,18 @@ pub fn check_stream(socket: &Path, stream: &UnixStream) -> Result<(), Error> {
         Ok(uid) => Err(Error::new(
             ErrorCode::Unauthorized,
             format!(
-                "the daemon at {} runs as uid {uid}, not as you (uid {me}): it is not your                  browser-mcpd, and nothing was sent to it. Another user created that socket;                  remove it, or point browserctl at yours (--socket, BROWSER_MCP_SOCKET)",
+                "the daemon at {} runs as uid {uid}, not as you (uid {me}): it is not your \
+                 browser-mcpd, and nothing was sent to it. Another user created that socket; \
+                 remove it, or point browserctl at yours (--socket, BROWSER_MCP_SOCKET)",
                 socket.display()
             ),
         )),
         Err(e) => Err(Error::new(
             ErrorCode::Unauthorized,
-            format!("cannot tell who runs the daemon at {}: {e}", socket.display()),
+            format!(
+                "cannot tell who runs the daemon at {}: {e}",
+                socket.display()
+            ),
         )),
     }
 }

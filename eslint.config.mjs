@@ -41,7 +41,7 @@ export default [
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
   {
-    files: ['extension/icons/*.mjs', 'tests/extension/**/*.mjs', 'eslint.config.mjs'],
+    files: ['extension/icons/*.mjs', 'tests/extension/**/*.mjs', 'scripts/*.mjs', 'eslint.config.mjs'],
     languageOptions: { sourceType: 'module', globals: { ...globals.node } },
   },
   {

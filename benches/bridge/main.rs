@@ -17,11 +17,12 @@ mod mcp;
 mod pinning;
 mod report;
 mod startup;
+mod view;
 
 /// What every module of the bench uses: the crates' types and each other's items.
 mod prelude {
     pub(crate) use crate::{
-        calls::*, daemon::*, floors::*, mcp::*, pinning::*, report::*, startup::*,
+        calls::*, daemon::*, floors::*, mcp::*, pinning::*, report::*, startup::*, view::*,
     };
     pub(crate) use bytes::Bytes;
     pub(crate) use futures_util::{SinkExt, StreamExt};
@@ -452,6 +453,34 @@ fn main() {
         "-".into(),
         "<= 20 ms",
         Some(start <= Duration::from_millis(20)),
+    ));
+
+    // Row 10: the agent's view over MCP, the same with 1, 20 and 100 tabs.
+    let builtins = builtin_tools();
+    let lists: Vec<(usize, Listing)> = [1, 20, 100]
+        .into_iter()
+        .map(|n| (n, rt.block_on(listing(n, &builtins))))
+        .collect();
+    let same_names = lists.iter().all(|(_, l)| l.names == lists[0].1.names);
+    for (n, l) in &lists {
+        let ok = l.names.len() <= MAX_TOOLS && l.bytes <= MAX_LIST_BYTES && same_names;
+        rows.push(row(
+            &format!("10 MCP tools/list, {n} tab(s): tools / bytes"),
+            format!("{} / {:.1} KB", l.names.len(), l.bytes as f64 / 1024.0),
+            format!("{} built-ins a tab", builtins.len()),
+            "-".into(),
+            "<= 40 / 40 KB, same names",
+            Some(ok),
+        ));
+    }
+    let (unrelated, control) = rt.block_on(list_changed(&builtins));
+    rows.push(row(
+        "10 list_changed per 100 unrelated tab events",
+        unrelated.to_string(),
+        format!("{control} (focus moved)"),
+        "-".into(),
+        "0 (control >= 1)",
+        Some(unrelated == 0 && control >= 1),
     ));
 
     print_table(&rows);

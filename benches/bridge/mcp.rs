@@ -165,11 +165,25 @@ pub(crate) struct McpSocket {
 }
 
 impl McpSocket {
+    /// Scoped to tab b1:1, initialized, its echo tool listed.
     pub(crate) async fn start(d: &Daemon) -> McpSocket {
+        let mut c = McpSocket::open(d, "tab=b1%3A1").await;
+        c.ask(initialize(0)).await;
+        let list = c
+            .ask(json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}))
+            .await;
+        c.name = echo_name(&list);
+        c
+    }
+
+    /// A session on the control socket with this scope (`GET /v1/mcp?{query}`), not yet
+    /// initialized.
+    pub(crate) async fn open(d: &Daemon, query: &str) -> McpSocket {
         use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
         let mut s = UnixStream::connect(&d.socket).await.unwrap();
         s.write_all(
-            b"GET /v1/mcp?tab=b1%3A1 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n",
+            format!("GET /v1/mcp?{query} HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n")
+                .as_bytes(),
         )
         .await
         .unwrap();
@@ -183,18 +197,12 @@ impl McpSocket {
             String::from_utf8_lossy(&head)
         );
         let (r, w) = s.into_split();
-        let mut c = McpSocket {
+        McpSocket {
             w,
             lines: BufReader::new(r).lines(),
             name: String::new(),
             next_id: 0,
-        };
-        c.ask(initialize(0)).await;
-        let list = c
-            .ask(json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}))
-            .await;
-        c.name = echo_name(&list);
-        c
+        }
     }
 
     pub(crate) async fn ask(&mut self, mut v: Value) -> Value {
@@ -473,18 +481,15 @@ impl McpHttp {
         c.post(&initialize(1)).await.expect("initialize answered");
         c.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
+        // Unscoped, an agent works in its current tab: tab b1:1, selected as an agent would.
+        let select = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "browserctl_select_tab", "arguments": {"tab": "b1:1"}}});
+        c.post(&select).await.expect("select answered");
         let list = c
-            .post(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))
+            .post(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}}))
             .await
             .unwrap();
-        let name = list["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str())
-            .find(|n| n.starts_with("echo"))
-            .unwrap()
-            .to_owned();
+        let name = echo_name(&list);
         (c, name)
     }
 }

@@ -127,6 +127,12 @@ impl Scope {
     }
 }
 
+/// Whether `want` (`b1:7`, or a bare `7`) names this tab.
+pub fn names_tab(tab_ref: &str, want: &str) -> bool {
+    tab_ref == want
+        || (!want.contains(':') && tab_ref.split_once(':').is_some_and(|(_, id)| id == want))
+}
+
 /// Replaces every character outside `[a-zA-Z0-9_-]` with `_` and cuts to [`MAX_NAME`].
 pub fn sanitize(name: &str) -> String {
     let mut out: String = name
@@ -161,7 +167,7 @@ pub struct Exposed {
 }
 
 /// A tab reference's sort key: browser number, then tab id (browser-level first).
-fn order_key(target: &str) -> (u64, Option<i64>) {
+pub(super) fn order_key(target: &str) -> (u64, Option<i64>) {
     let (b, t) = match target.split_once(':') {
         Some((b, t)) => (b, t.parse().ok()),
         None => (target, None),

@@ -2,23 +2,29 @@
 //! change, so an agent reaches every tab and tool whatever its client does with
 //! `list_changed` (several popular clients list tools once per session).
 //!
-//! - `browserctl_list_tabs`, `browserctl_open_tab`, `browserctl_close_tab`: the tabs.
-//! - `browserctl_list_tools`: every tab's tools, with tab, schema and annotations.
+//! - `browserctl_list_tabs`, `browserctl_select_tab`, `browserctl_open_tab`,
+//!   `browserctl_close_tab`: the tabs, and which one is the session's current tab.
+//! - `browserctl_list_tools`: every tab's page tools, with tab, schema and annotations.
 //! - `browserctl_call_tool`: calls one of them by name (and tab) with arguments.
 
-use super::expose::Exposed;
+use super::expose::{names_tab, Exposed};
 use super::result::untrusted;
+
 use crate::error::{Error, ErrorCode};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 pub const LIST_TABS: &str = "browserctl_list_tabs";
+pub const SELECT_TAB: &str = "browserctl_select_tab";
 pub const OPEN_TAB: &str = "browserctl_open_tab";
 pub const CLOSE_TAB: &str = "browserctl_close_tab";
 pub const LIST_TOOLS: &str = "browserctl_list_tools";
 pub const CALL_TOOL: &str = "browserctl_call_tool";
-pub const NAMES: &[&str] = &[LIST_TABS, OPEN_TAB, CLOSE_TAB, LIST_TOOLS, CALL_TOOL];
+pub const NAMES: &[&str] = &[
+    LIST_TABS, SELECT_TAB, OPEN_TAB, CLOSE_TAB, LIST_TOOLS, CALL_TOOL,
+];
 
 fn schema(v: Value) -> Arc<JsonObject> {
     match v {
@@ -31,8 +37,10 @@ fn schema(v: Value) -> Arc<JsonObject> {
 pub fn tools() -> Vec<Tool> {
     let list = Tool::new(
         LIST_TABS,
-        "List the browser tabs this server exposes: tab id, title, URL, whether it is focused, \
-         and the names of the tools each tab offers here.",
+        "List the browser tabs: ref (b1:7), title, URL, whether focused, which one is current, \
+         and the page tools each offers. The current tab is the one you last opened or \
+         selected here, else the focused one; browser_* tools act on it unless given `tab`, \
+         and its page tools are listed by name.",
         schema(json!({"type": "object", "properties": {}})),
     )
     .with_title("List browser tabs")
@@ -42,10 +50,25 @@ pub fn tools() -> Vec<Tool> {
             .idempotent(true)
             .open_world(false),
     );
+    let select = Tool::new(
+        SELECT_TAB,
+        "Make a tab the current tab of this session (without bringing it to the front).",
+        schema(json!({"type": "object", "properties": {
+            "tab": {"type": "string", "description": "The tab, e.g. b1:7"}
+        }, "required": ["tab"]})),
+    )
+    .with_title("Select a browser tab")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    );
     let open = Tool::new(
         OPEN_TAB,
-        "Open a URL in a new browser tab and return the tab once the browser reports it. \
-         The page's tools appear in the tool list when the page offers them.",
+        "Open a URL in a new browser tab, which becomes the current tab, and return it once \
+         the browser reports it.",
         schema(json!({"type": "object", "properties": {
             "url": {"type": "string", "description": "The URL to open"},
             "focus": {"type": "boolean", "description": "Bring the new tab to the front", "default": false},
@@ -70,9 +93,8 @@ pub fn tools() -> Vec<Tool> {
     );
     let list_tools = Tool::new(
         LIST_TOOLS,
-        "List the tools of every browser tab, fresh each time (tabs opened after your tool \
-         list was fetched included): each tool's name, its tab, title, URL, description, \
-         input schema and annotations. Call one with browserctl_call_tool.",
+        "List the page tools of every browser tab, fresh each time: name, tab, title, URL, \
+         description, input schema and annotations. Call one with browserctl_call_tool.",
         schema(json!({"type": "object", "properties": {
             "tab": {"type": "string", "description": "Only this tab's tools (b1:7)"}
         }})),
@@ -86,9 +108,8 @@ pub fn tools() -> Vec<Tool> {
     );
     let call = Tool::new(
         CALL_TOOL,
-        "Call a tool of a browser tab by name with arguments: `name` as browserctl_list_tools \
-         shows it (or the page's own tool name with `tab`), `arguments` as its input schema \
-         says. Returns the tool's result.",
+        "Call a tool of a browser tab: `name` as browserctl_list_tools shows it (or the \
+         page's own name with `tab`), `arguments` as its input schema says.",
         schema(json!({"type": "object", "properties": {
             "name": {"type": "string", "description": "The tool's name from browserctl_list_tools"},
             "tab": {"type": "string", "description": "The tab (b1:7), when the name is the page's own"},
@@ -97,7 +118,7 @@ pub fn tools() -> Vec<Tool> {
     )
     .with_title("Call a tool of a browser tab")
     .with_annotations(ToolAnnotations::new().read_only(false).open_world(true));
-    vec![list, open, close, list_tools, call]
+    vec![list, select, open, close, list_tools, call]
 }
 
 pub(super) fn arg_str<'a>(args: &'a JsonObject, name: &str) -> Result<Option<&'a str>, Error> {
@@ -113,8 +134,25 @@ pub(super) fn arg_str<'a>(args: &'a JsonObject, name: &str) -> Result<Option<&'a
 
 /// Whether `want` (`b1:7`, or a bare `7`) names this target.
 fn is_tab(e: &Exposed, want: &str) -> bool {
-    e.target == want
-        || (!want.contains(':') && e.target.split_once(':').is_some_and(|(_, id)| id == want))
+    names_tab(&e.target, want)
+}
+
+/// A tool's arguments as the call path takes them.
+pub fn raw_args(args: &JsonObject) -> Result<Box<RawValue>, Error> {
+    serde_json::value::to_raw_value(args)
+        .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))
+}
+
+/// `browserctl_call_tool`'s `arguments`: an object, or nothing.
+pub fn arguments(args: &JsonObject) -> Result<JsonObject, Error> {
+    match args.get("arguments") {
+        None | Some(Value::Null) => Ok(JsonObject::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(Error::new(
+            ErrorCode::InvalidArguments,
+            "`arguments` must be an object",
+        )),
+    }
 }
 
 /// `browserctl_list_tools`: the rows, optionally for one tab.
@@ -151,16 +189,7 @@ pub fn resolve_call(
         .filter(|n| !n.is_empty())
         .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`name` is required"))?;
     let tab = arg_str(args, "tab")?;
-    let arguments = match args.get("arguments") {
-        None | Some(Value::Null) => JsonObject::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => {
-            return Err(Error::new(
-                ErrorCode::InvalidArguments,
-                "`arguments` must be an object",
-            ))
-        }
-    };
+    let arguments = arguments(args)?;
     let in_tab = |e: &Exposed| tab.is_none_or(|t| is_tab(e, t));
     // The name as listed wins; else the page's own name (unique, or within `tab`).
     let mut hits: Vec<Exposed> = exposed

@@ -7,6 +7,7 @@
 //! the meta tools, error mapping, cancellation and `list_changed` are written once.
 //!
 //! - [`backend`]: what the server drives (the daemon's registry and call path).
+//! - [`calls`]: a call's way to its tab (the current tab, scope, cancellation).
 //! - [`expose`]: which tools are in scope and the names clients see.
 //! - [`identity`]: who the server is and which protocol revisions it speaks.
 //! - [`groups`]: the tab groups that show which tabs an agent drives.
@@ -16,9 +17,11 @@
 //! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
 //! - [`shortcut`]: a listed tab tool's call answered by the transport, past rmcp's service.
+//! - [`view`]: the tool list one session sees: built-ins once, the current tab's page tools.
 //! - [`offline`]: what `browserctl mcp` answers while no daemon is there.
 
 pub mod backend;
+pub mod calls;
 pub mod expose;
 pub mod groups;
 pub mod identity;
@@ -29,6 +32,7 @@ pub mod progress;
 pub mod result;
 pub mod server;
 pub mod shortcut;
+pub mod view;
 
 pub use backend::Backend;
 pub use expose::{Scope, Snapshot};

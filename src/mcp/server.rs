@@ -1,16 +1,19 @@
-//! The MCP server (an rmcp `ServerHandler`): `tools/list`, `tools/call`, the meta tools,
-//! cancellation, and `notifications/tools/list_changed`.
+//! The MCP server (an rmcp `ServerHandler`): `tools/list`, `tools/call`, the meta tools, the
+//! session's current tab, cancellation, and `notifications/tools/list_changed`.
 
 use super::backend::Backend;
-use super::expose::{expose, Exposed, Scope, Snapshot};
+use super::expose::{Scope, Snapshot};
 use super::groups::{self, group_for};
 use super::identity::{info, NEWEST};
 use super::log::{ClientLog, Level};
-use super::meta::{self, arg_str, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB};
+use super::meta::{
+    self, arg_str, raw_args, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB, SELECT_TAB,
+};
 use super::progress;
-use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
+use super::result::error_result;
+use super::view::{one_tab, tabs_in_scope, Listed, View};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabView};
+use crate::protocol::control::OpenTabRequest;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
@@ -18,12 +21,11 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ErrorData;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -32,9 +34,6 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// (and asking again costs a local round trip). Private: it is this user's browser.
 const LIST_TTL_MS: u64 = 0;
 
-/// How long a cancelled call may take to confirm before we answer anyway.
-const CANCEL_CONFIRM: Duration = Duration::from_secs(5);
-
 /// One MCP session's server. Dropping it (the session ended) stops its `list_changed` watcher.
 pub struct McpServer<B: Backend> {
     inner: Arc<Inner<B>>,
@@ -42,28 +41,40 @@ pub struct McpServer<B: Backend> {
 }
 
 pub(super) struct Inner<B> {
-    backend: B,
-    scope: Scope,
+    pub(super) backend: B,
+    pub(super) scope: Scope,
     stop: CancellationToken,
     /// What the client last listed: names → tools, and a fingerprint of the whole list.
-    listed: Mutex<Listed>,
+    listed: Mutex<Listing>,
     watching: AtomicBool,
     /// Whether the client began with `initialize` (revisions up to 2025-11-25), which fixes
     /// the shape of every answer of the session.
     initialized: AtomicBool,
     log: ClientLog,
-    /// Tabs this session opened (for `--own-tabs`); bumped so the watchers look again, as
-    /// the tab's tools may have arrived before the tab was known to be ours.
-    opened: tokio::sync::watch::Sender<Vec<String>>,
+    /// The tabs this session opened and selected; a change wakes the watchers, as the list
+    /// may change with it (the current tab, or a tab's tools that arrived before the tab was
+    /// known to be ours).
+    pub(super) tabs: tokio::sync::watch::Sender<SessionTabs>,
     /// Tabs in scope already put in this client's tab group.
     grouped: Mutex<HashSet<String>>,
 }
 
 #[derive(Default)]
-struct Listed {
-    by_name: HashMap<String, Arc<Exposed>>,
+struct Listing {
+    by_name: HashMap<String, Arc<Listed>>,
     fingerprint: Option<u64>,
-    notified: Option<u64>,
+    /// Whether `list_changed` went out since the client last listed: once is enough until it
+    /// lists again (a navigation changes the list a few times in a row).
+    notified: bool,
+}
+
+/// The tabs one session made its own.
+#[derive(Default)]
+pub(super) struct SessionTabs {
+    /// Opened with `browserctl_open_tab` (for `--own-tabs`).
+    opened: Vec<String>,
+    /// Last opened or selected: the current tab while it is there ([`current_tab`]).
+    selected: Option<String>,
 }
 
 impl<B: Backend> McpServer<B> {
@@ -74,11 +85,11 @@ impl<B: Backend> McpServer<B> {
                 backend,
                 scope,
                 stop: stop.clone(),
-                listed: Mutex::new(Listed::default()),
+                listed: Mutex::new(Listing::default()),
                 watching: AtomicBool::new(false),
                 initialized: AtomicBool::new(false),
                 log: ClientLog::default(),
-                opened: tokio::sync::watch::Sender::new(Vec::new()),
+                tabs: tokio::sync::watch::Sender::new(SessionTabs::default()),
                 grouped: Mutex::new(HashSet::new()),
             }),
             _stop: stop.drop_guard(),
@@ -119,24 +130,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Call ids unique across every `browserctl mcp` process and the daemon's own sessions.
-fn next_call_id() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    // getpid is a system call; the pid does not change.
-    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    format!(
-        "mcp-{}-{}",
-        PID.get_or_init(std::process::id),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A tool's arguments as the call path takes them.
-fn raw_args(args: &JsonObject) -> Result<Box<RawValue>, Error> {
-    serde_json::value::to_raw_value(args)
-        .map_err(|e| Error::new(ErrorCode::InvalidArguments, e.to_string()))
-}
-
 fn fingerprint(tools: &[Tool]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     serde_json::to_string(tools)
@@ -147,7 +140,7 @@ fn fingerprint(tools: &[Tool]) -> u64 {
 
 impl<B: Backend> Inner<B> {
     /// A tool of the client's last listing, by the name it was shown under.
-    pub(super) fn listed_tool(&self, name: &str) -> Option<Arc<Exposed>> {
+    pub(super) fn listed_tool(&self, name: &str) -> Option<Arc<Listed>> {
         lock(&self.listed).by_name.get(name).cloned()
     }
 
@@ -163,28 +156,48 @@ impl<B: Backend> Inner<B> {
     }
 
     /// The scope with the tabs this session opened filled in.
-    fn scope(&self) -> Scope {
+    pub(super) fn scope(&self) -> Scope {
         let mut scope = self.scope.clone();
         if scope.own_tabs {
-            scope.opened = self.opened.borrow().clone();
+            scope.opened = self.tabs.borrow().opened.clone();
         }
         scope
     }
 
-    /// The current tool list (meta tools first) and the exposure behind it.
-    async fn current(&self) -> Result<(Vec<Tool>, Vec<Exposed>, Snapshot), Error> {
+    pub(super) fn selected(&self) -> Option<String> {
+        self.tabs.borrow().selected.clone()
+    }
+
+    /// Makes `tab` the session's current tab (and, `opened`, one of its own).
+    pub(super) fn select(&self, tab: &str, opened: bool) {
+        self.tabs.send_modify(|t| {
+            if opened {
+                t.opened.push(tab.to_owned());
+            }
+            t.selected = Some(tab.to_owned());
+        });
+    }
+
+    /// The selected tab is gone: the current tab is the focused one again.
+    pub(super) fn unselect(&self) {
+        self.tabs.send_modify(|t| t.selected = None);
+    }
+
+    /// The session's view of the browsers now (see super::view).
+    async fn current(&self) -> Result<View, Error> {
         let snapshot = self.backend.snapshot().await?;
-        let exposed = expose(&snapshot, &self.scope(), meta::NAMES);
-        let mut tools = meta::tools();
-        tools.extend(exposed.iter().map(|e| e.to_mcp(&snapshot.browsers)));
-        Ok((tools, exposed, snapshot))
+        Ok(View::new(
+            snapshot,
+            &self.scope(),
+            self.selected().as_deref(),
+        ))
     }
 
     async fn list(&self, client: Option<Implementation>) -> Result<Vec<Tool>, Error> {
-        let (tools, exposed) = match self.current().await {
-            Ok((tools, exposed, snapshot)) => {
-                self.group_scoped(&snapshot, client).await;
-                (tools, exposed)
+        let (tools, listed) = match self.current().await {
+            Ok(view) => {
+                self.group_scoped(&view.snapshot, client).await;
+                (view.tools, view.listed)
             }
             // No daemon yet (a client started before it): offer the meta tools, whose calls
             // say what is wrong, and announce the tab tools once the daemon is there.
@@ -194,12 +207,13 @@ impl<B: Backend> Inner<B> {
             }
             Err(e) => return Err(e),
         };
-        let mut listed = lock(&self.listed);
-        listed.by_name = exposed
+        let mut listing = lock(&self.listed);
+        listing.by_name = listed
             .into_iter()
-            .map(|e| (e.name.clone(), Arc::new(e)))
+            .map(|l| (l.name().to_owned(), Arc::new(l)))
             .collect();
-        listed.fingerprint = Some(fingerprint(&tools));
+        listing.fingerprint = Some(fingerprint(&tools));
+        listing.notified = false;
         Ok(tools)
     }
 
@@ -216,14 +230,14 @@ impl<B: Backend> Inner<B> {
 
     /// The tool behind a name: from the client's last listing (names mean what the client
     /// was shown), else from a fresh look for a client that calls without listing.
-    async fn lookup(&self, name: &str) -> Result<Arc<Exposed>, Error> {
-        if let Some(e) = self.listed_tool(name) {
-            return Ok(e);
+    async fn lookup(&self, name: &str) -> Result<Arc<Listed>, Error> {
+        if let Some(l) = self.listed_tool(name) {
+            return Ok(l);
         }
-        let (_, exposed, _) = self.current().await?;
-        exposed
+        let view = self.current().await?;
+        view.listed
             .into_iter()
-            .find(|e| e.name == name)
+            .find(|l| l.name() == name)
             .map(Arc::new)
             .ok_or_else(|| {
                 Error::new(
@@ -233,15 +247,25 @@ impl<B: Backend> Inner<B> {
             })
     }
 
-    /// `browserctl_call_tool`: a tab tool by the name `browserctl_list_tools` shows (or its
-    /// page's name and tab), from a fresh look at the tabs.
+    /// `browserctl_call_tool`: a built-in (with `tab`), or a page tool by the name
+    /// `browserctl_list_tools` shows (or its page's name and tab), from a fresh look.
     async fn call_by_name(
         &self,
         args: &JsonObject,
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
-        let (_, exposed, _) = self.current().await?;
-        let (target, args) = meta::resolve_call(exposed, args)?;
+        let view = self.current().await?;
+        let name = arg_str(args, "name")?;
+        let builtin = view.listed.iter().find_map(|l| match l {
+            Listed::Builtin(b) if Some(b.view.name.as_str()) == name => Some(b),
+            _ => None,
+        });
+        if let Some(b) = builtin {
+            let tab = arg_str(args, "tab")?.map(str::to_owned);
+            let arguments = raw_args(&meta::arguments(args)?)?;
+            return self.call_builtin(b, arguments, tab, ct).await;
+        }
+        let (target, args) = meta::resolve_call(view.pages, args)?;
         self.call_exposed(&target, raw_args(&args)?, ct).await
     }
 
@@ -251,128 +275,50 @@ impl<B: Backend> Inner<B> {
         args: JsonObject,
         ct: &CancellationToken,
     ) -> Result<CallToolResult, Error> {
-        let target = self.lookup(name).await?;
-        self.call_exposed(&target, raw_args(&args)?, ct).await
-    }
-
-    /// [`Inner::call_page`], with a failure the page worded labelled like its results when
-    /// the page marks them untrusted.
-    pub(super) async fn call_exposed(
-        &self,
-        target: &Exposed,
-        args: Box<RawValue>,
-        ct: &CancellationToken,
-    ) -> Result<CallToolResult, Error> {
-        match self.call_page(target, args, ct).await {
-            Err(e) if e.code == ErrorCode::ToolError && untrusted(&target.view) => Ok(
-                label_untrusted(error_result(&e), &target.view, target.tab_url.as_deref()),
-            ),
-            outcome => outcome,
-        }
-    }
-
-    /// A page's answer as the client gets it: see super::result.
-    fn page_result(target: &Exposed, resp: CallResponse) -> CallToolResult {
-        let r = tool_result(&resp.result);
-        let r = if untrusted(&target.view) {
-            label_untrusted(r, &target.view, target.tab_url.as_deref())
-        } else {
-            r
-        };
-        answered_by(r, &resp.tab)
-    }
-
-    async fn call_page(
-        &self,
-        target: &Exposed,
-        args: Box<RawValue>,
-        ct: &CancellationToken,
-    ) -> Result<CallToolResult, Error> {
-        let call_id = next_call_id();
-        let req = CallRequest {
-            tool: target.view.name.clone(),
-            tab: Some(target.target.clone()),
-            args: Some(args),
-            call_id: Some(call_id.clone()),
-            ..CallRequest::default()
-        };
-        let call = self.backend.call(req);
-        tokio::pin!(call);
-        tokio::select! {
-            biased;
-            r = &mut call => return r.map(|resp| Self::page_result(target, resp)),
-            _ = ct.cancelled() => {}
-        }
-        // The client gave up. Cancel in the daemon and keep driving the call until the
-        // daemon ends it with CANCELLED, so nothing is left pending behind us. The cancel may
-        // race ahead of the call's own request: retry it briefly until the call is known.
-        let cancel = async {
-            for delay_ms in [0u64, 10, 20, 50, 100, 200, 400, 800] {
-                tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-                match self.backend.cancel(&call_id).await {
-                    Ok(true) => return,
-                    Ok(false) => continue,
-                    Err(e) => {
-                        tracing::warn!(call_id, error = %e, "could not cancel a call");
-                        return;
-                    }
-                }
-            }
-        };
-        tokio::pin!(cancel);
-        let deadline = tokio::time::sleep(CANCEL_CONFIRM);
-        tokio::pin!(deadline);
-        let mut cancel_sent = false;
-        loop {
-            tokio::select! {
-                r = &mut call => return r.map(|resp| Self::page_result(target, resp)),
-                _ = &mut cancel, if !cancel_sent => cancel_sent = true,
-                _ = &mut deadline => return Err(Error::new(
-                    ErrorCode::Cancelled,
-                    format!("call `{call_id}` was cancelled; the daemon did not confirm in time"),
-                )),
-            }
-        }
-    }
-
-    async fn in_scope_tabs(&self) -> Result<(Vec<TabView>, Vec<Exposed>, Snapshot), Error> {
-        let (_, exposed, snapshot) = self.current().await?;
-        let scope = self.scope();
-        let tabs = snapshot
-            .tabs
-            .iter()
-            .filter(|t| {
-                let b = snapshot.browsers.iter().find(|b| b.id == t.browser);
-                scope.tab_in_scope(t, b)
-            })
-            .cloned()
-            .collect();
-        Ok((tabs, exposed, snapshot))
+        let listed = self.lookup(name).await?;
+        self.call_listed(&listed, raw_args(&args)?, ct).await
     }
 
     async fn list_tools(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
-        let (_, exposed, _) = self.current().await?;
+        let view = self.current().await?;
         Ok(CallToolResult::structured(meta::list_tools(
-            &exposed, args,
+            &view.pages,
+            args,
         )?))
     }
 
     async fn list_tabs(&self) -> Result<CallToolResult, Error> {
-        let (tabs, exposed, _) = self.in_scope_tabs().await?;
-        let rows: Vec<Value> = tabs
-            .iter()
+        let view = self.current().await?;
+        let rows: Vec<Value> = tabs_in_scope(&view.snapshot, &self.scope())
+            .into_iter()
             .map(|t| {
-                let tools: Vec<&str> = exposed
+                let tools: Vec<&str> = view
+                    .pages
                     .iter()
                     .filter(|e| e.target == t.tab_ref)
-                    .map(|e| e.name.as_str())
+                    .map(|e| e.view.name.as_str())
                     .collect();
-                json!({"tab": t.tab_ref, "title": t.title, "url": t.url,
-                    "focused": t.focused, "tools": tools})
+                let mut row = json!({"tab": t.tab_ref, "title": t.title, "url": t.url,
+                    "focused": t.focused, "tools": tools});
+                if view.current.as_deref() == Some(t.tab_ref.as_str()) {
+                    row["current"] = json!(true);
+                }
+                row
             })
             .collect();
-        let value = json!({ "tabs": rows });
-        Ok(CallToolResult::structured(value))
+        Ok(CallToolResult::structured(json!({ "tabs": rows })))
+    }
+
+    async fn select_tab(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
+        let want = arg_str(args, "tab")?
+            .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`tab` is required"))?;
+        let snapshot = self.backend.snapshot().await?;
+        let tab = one_tab(&snapshot, &self.scope(), want)?;
+        self.select(&tab, false);
+        let t = snapshot.tabs.iter().find(|t| t.tab_ref == tab);
+        Ok(CallToolResult::structured(json!({
+            "tab": tab, "title": t.map(|t| &t.title), "url": t.map(|t| &t.url),
+        })))
     }
 
     async fn open_tab(
@@ -442,8 +388,7 @@ impl<B: Backend> Inner<B> {
             })
             .await
             .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "name one as `browser`"))?;
-        self.opened
-            .send_modify(|tabs| tabs.push(tab.tab_ref.clone()));
+        self.select(&tab.tab_ref, true);
         Ok(CallToolResult::structured(json!({
             "tab": tab.tab_ref, "title": tab.title, "url": tab.url, "focused": tab.focused,
         })))
@@ -452,33 +397,8 @@ impl<B: Backend> Inner<B> {
     async fn close_tab(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
         let want = arg_str(args, "tab")?
             .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`tab` is required"))?;
-        let (tabs, _, _) = self.in_scope_tabs().await?;
-        let hits: Vec<&TabView> = tabs
-            .iter()
-            .filter(|t| {
-                t.tab_ref == want || (!want.contains(':') && want.parse::<i64>().ok() == Some(t.id))
-            })
-            .collect();
-        let tab = match hits.as_slice() {
-            [one] => one.tab_ref.clone(),
-            [] => {
-                return Err(Error::new(
-                    ErrorCode::TabNotFound,
-                    format!("no tab `{want}` among the tabs this server exposes"),
-                ))
-            }
-            many => {
-                return Err(Error::new(
-                    ErrorCode::AmbiguousTarget,
-                    format!(
-                        "tab id `{want}` exists in several browsers; name it as <browser>:{want}"
-                    ),
-                )
-                .with_details(json!({"candidates": many.iter().map(|t| json!({
-                    "tab": t.tab_ref, "title": t.title, "url": t.url,
-                })).collect::<Vec<_>>()})))
-            }
-        };
+        let snapshot = self.backend.snapshot().await?;
+        let tab = one_tab(&snapshot, &self.scope(), want)?;
         let closed = self.backend.close_tab(&tab).await?;
         Ok(CallToolResult::structured(json!({ "closed": closed })))
     }
@@ -489,14 +409,14 @@ impl<B: Backend> Inner<B> {
         let Ok(mut changes) = self.backend.changes().await else {
             return ctx.cancelled().await;
         };
-        let fingerprint = async || self.current().await.ok().map(|(t, _, _)| fingerprint(&t));
-        let mut opened = self.opened.subscribe();
+        let fingerprint = async || self.current().await.ok().map(|v| fingerprint(&v.tools));
+        let mut tabs = self.tabs.subscribe();
         let mut announced = fingerprint().await;
         loop {
             tokio::select! {
                 _ = ctx.cancelled() => return,
                 signal = changes.recv() => if signal.is_none() { return ctx.cancelled().await },
-                _ = opened.changed() => {}
+                _ = tabs.changed() => {}
             }
             let now = fingerprint().await;
             if now.is_some() && now != announced {
@@ -528,18 +448,18 @@ impl<B: Backend> Inner<B> {
                     continue;
                 }
             };
-            let mut opened = self.opened.subscribe();
+            let mut tabs = self.tabs.subscribe();
             loop {
                 // Checked once right away too: the list may have changed between the
                 // client's listing and this subscription.
-                if let Ok((tools, _, _)) = self.current().await {
+                if let Ok(view) = self.current().await {
+                    let tools = view.tools;
                     let now = fingerprint(&tools);
                     let notify = {
                         let mut l = lock(&self.listed);
-                        let stale =
-                            l.fingerprint.is_some_and(|f| f != now) && l.notified != Some(now);
+                        let stale = l.fingerprint.is_some_and(|f| f != now) && !l.notified;
                         if stale {
-                            l.notified = Some(now);
+                            l.notified = true;
                         }
                         stale
                     };
@@ -554,7 +474,7 @@ impl<B: Backend> Inner<B> {
                 tokio::select! {
                     _ = self.stop.cancelled() => return,
                     signal = changes.recv() => if signal.is_none() { break },
-                    _ = opened.changed() => {}
+                    _ = tabs.changed() => {}
                 }
             }
         }
@@ -621,6 +541,7 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
         let outcome = progress::reporting(peer, token, what, async {
             match tool {
                 LIST_TABS => inner.list_tabs().await,
+                SELECT_TAB => inner.select_tab(&args).await,
                 OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
                 CLOSE_TAB => inner.close_tab(&args).await,
                 LIST_TOOLS => inner.list_tools(&args).await,

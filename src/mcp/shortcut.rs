@@ -11,12 +11,12 @@
 //! name is in the client's last listing, on a session whose client asked for no log messages.
 //! Everything else (a first call before any listing, progress, tasks, the meta tools, bad
 //! input and its errors) goes to rmcp as before. The call itself is the same code either way
-//! ([`Inner::call_exposed`]), and so is its answer's shape (rmcp's own types).
+//! ([`Inner::call_listed`]), and so is its answer's shape (rmcp's own types).
 
 use super::backend::Backend;
-use super::expose::Exposed;
 use super::result::error_result;
 use super::server::{Inner, McpServer, ServerSlot};
+use super::view::Listed;
 use rmcp::model::{CallToolResponse, JsonObject, RequestId, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -72,7 +72,7 @@ pub struct Call<B: Backend> {
     server: Arc<Inner<B>>,
     id: RequestId,
     generation: u64,
-    target: Arc<Exposed>,
+    target: Arc<Listed>,
     args: Box<RawValue>,
     ct: CancellationToken,
 }
@@ -237,7 +237,7 @@ impl<B: Backend> Shortcut<B> {
             args,
             ct,
         } = call;
-        let outcome = server.call_exposed(&target, args, &ct).await;
+        let outcome = server.call_listed(&target, args, &ct).await;
         {
             let mut in_flight = self.in_flight();
             match in_flight.calls.get(&id) {

@@ -11,6 +11,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+/// The dialect name this protocol goes by in browser views (`BrowserView::dialect`).
+pub const DIALECT: &str = "bridge";
+
+/// The prefix of the tools the extension offers itself (`browser_snapshot`, …). The extension
+/// never offers a page's tool under a name that has it once sanitized
+/// (extension/shared/names.js), so on a bridge browser such a tool is the extension's own.
+pub const BUILTIN_PREFIX: &str = "browser_";
+
 /// A tab id as the browser reports it (Chrome's tab ids are integers).
 pub type TabId = i64;
 

@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 
-pub const DIALECT: &str = "bridge";
+pub use crate::protocol::bridge::DIALECT;
 
 /// Largest `data` of a page event (`tabEvent`); our extension sends well under 2 KiB.
 const MAX_PAGE_EVENT_BYTES: usize = 8 * 1024;

@@ -301,8 +301,13 @@ async fn a_client_that_lists_once_reaches_later_tabs_through_the_meta_tools() {
         texts(&r)
     );
 
-    // A fresh listing declares the page's hints: MCP's own in annotations, all of them in
-    // _meta, and the untrusted mark where a model reads it.
+    // Selected, its tab is current: a fresh listing declares the page's hints, MCP's own in
+    // annotations, all of them in _meta, and the untrusted mark where a model reads it.
+    let r = client
+        .call_tool(params("browserctl_select_tab", json!({"tab": "b1:11"})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.unwrap()["tab"], "b1:11");
     let tools = client.list_all_tools().await.unwrap();
     let t = tools.iter().find(|t| t.name == "comments").unwrap();
     let a = serde_json::to_value(t.annotations.as_ref().unwrap()).unwrap();
@@ -325,10 +330,9 @@ async fn a_client_that_lists_once_reaches_later_tabs_through_the_meta_tools() {
     client.cancel().await.unwrap();
 }
 
-/// Whatever a page tool returns, content and structuredContent say the same, and images
-/// come back as image blocks.
+/// Whatever a page tool returns, it is said once, and images come back as image blocks.
 #[tokio::test(flavor = "multi_thread")]
-async fn results_say_the_same_in_content_and_structured_content() {
+async fn results_are_said_once() {
     let d = TestDaemon::start();
     let mut ext = FakeExtension::connect(&d, "s1", vec![tab(7, "T", vec![tool("t")])]).await;
     d.wait_tabs("one tab", |t| t.len() == 1);
@@ -348,11 +352,13 @@ async fn results_say_the_same_in_content_and_structured_content() {
         serde_json::from_str::<Value>(&texts(&r)[0]).unwrap(),
         json!({"rows": [1, 2]})
     );
-    // An MCP result with structuredContent only summarised in its text: the JSON joins.
+    // An MCP result with text of its own, from a tool that declares no output schema: the
+    // text, once, and no structuredContent for the model to read twice.
     let r = call(json!({"content": [{"type": "text", "text": "2 rows"}],
         "structuredContent": {"rows": [1, 2]}}))
     .await;
-    assert_eq!(texts(&r), ["2 rows", r#"{"rows":[1,2]}"#]);
+    assert_eq!(texts(&r), ["2 rows"]);
+    assert_eq!(r.structured_content, None);
     // An image as a data URL: an image block.
     let r = call(json!("data:image/png;base64,iVBORw0KGgo=")).await;
     assert_eq!(
@@ -501,7 +507,7 @@ async fn a_2026_07_28_client_is_served_statelessly_beside_a_2025_11_25_one() {
     assert_eq!(texts(&r.unwrap()), ["hits"]);
     assert_eq!(seen["args"], json!({"query": "q"}));
 
-    // A tab opens: the subscription hears of it.
+    // A tab opens and takes the focus, so it is the current tab: the subscription hears.
     let mut sub = modern
         .peer()
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
@@ -510,6 +516,8 @@ async fn a_2026_07_28_client_is_served_statelessly_beside_a_2025_11_25_one() {
     assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
     ext.send(json!({"type": "tabCreated", "sessionId": ext.session,
         "tab": tab(11, "Fresh", vec![tool("fresh")])}))
+        .await;
+    ext.send(json!({"type": "tabFocused", "sessionId": ext.session, "tabId": 11}))
         .await;
     let heard = tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await

@@ -4,5 +4,6 @@ pub mod conformance;
 pub mod front;
 pub mod own_tabs;
 pub mod rmcp_client;
+pub mod scoping;
 pub mod sessions;
 pub mod shortcut;

@@ -193,13 +193,22 @@ fn an_agents_tabs_are_grouped_under_its_name_and_own_tabs_scopes_it_to_them() {
         })
         .await;
 
-        // A client without --own-tabs sees every tab, the user's included.
+        // A client without --own-tabs reaches every tab, the user's included: the built-ins
+        // once, each tab's page tools through the meta tools.
         let (everyone, _) = connect(&d, "another-agent", &[]).await;
-        let user_echo = format!("echo_{}", user_tab.replace(':', "_"));
-        tools_until(&everyone, "every tab's tools", |n| {
-            n.contains(&echo_a) && n.contains(&user_echo)
-        })
-        .await;
+        let names = tool_names(&everyone).await;
+        assert_eq!(names.iter().filter(|n| *n == "browser_snapshot").count(), 1);
+        let rows = call(&everyone, "browserctl_list_tools", json!({})).await;
+        let echo_tabs: Vec<&str> = rows["structuredContent"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["tool"] == "echo")
+            .filter_map(|r| r["tab"].as_str())
+            .collect();
+        for tab in [&opened_tab, &second_tab, &user_tab] {
+            assert!(echo_tabs.contains(&tab.as_str()), "{tab} in {echo_tabs:?}");
+        }
         everyone.cancel().await.unwrap();
         (agent, opened_tab, second_tab)
     });

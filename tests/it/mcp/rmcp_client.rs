@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 /// An MCP client that reports every `notifications/tools/list_changed`.
 #[derive(Clone)]
-struct Watcher(mpsc::UnboundedSender<()>);
+pub(super) struct Watcher(mpsc::UnboundedSender<()>);
 
 impl ClientHandler for Watcher {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -26,9 +26,12 @@ impl ClientHandler for Watcher {
     }
 }
 
-type McpClient = RunningService<RoleClient, Watcher>;
+pub(super) type McpClient = RunningService<RoleClient, Watcher>;
 
-async fn stdio_client(d: &TestDaemon, extra: &[&str]) -> (McpClient, mpsc::UnboundedReceiver<()>) {
+pub(super) async fn stdio_client(
+    d: &TestDaemon,
+    extra: &[&str],
+) -> (McpClient, mpsc::UnboundedReceiver<()>) {
     let socket = d.socket.clone();
     let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     let cmd = tokio::process::Command::new(CTL).configure(|c| {
@@ -75,13 +78,13 @@ fn args(v: Value) -> JsonObject {
     }
 }
 
-fn params(name: &str, a: Value) -> CallToolRequestParams {
+pub(super) fn params(name: &str, a: Value) -> CallToolRequestParams {
     let mut p = CallToolRequestParams::new(name.to_owned());
     p.arguments = Some(args(a));
     p
 }
 
-fn text(r: &CallToolResult) -> String {
+pub(super) fn text(r: &CallToolResult) -> String {
     let v = serde_json::to_value(&r.content).unwrap();
     v.as_array()
         .unwrap()
@@ -91,7 +94,7 @@ fn text(r: &CallToolResult) -> String {
         .join("\n")
 }
 
-fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
+pub(super) fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     tools.iter().find(|t| t.name == name).unwrap_or_else(|| {
         panic!(
             "no tool {name} in {:?}",
@@ -100,7 +103,11 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     })
 }
 
-async fn status_until(d: &TestDaemon, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+pub(super) async fn status_until(
+    d: &TestDaemon,
+    what: &str,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
     let start = Instant::now();
     loop {
         let s = d.status();
@@ -135,17 +142,26 @@ async fn converse(
         .expect("ping");
     assert!(matches!(pong, ServerResult::EmptyResult(_)), "{pong:?}");
 
-    // tools/list: both tabs' `search` made unique, schemas and annotations intact.
+    // tools/list: the meta tools and the current (focused) tab's page tools by their own
+    // names, schemas and annotations intact; the other tab's through the meta tools.
     let tools = client.list_all_tools().await.expect("tools/list");
     for meta in [
         "browserctl_list_tabs",
+        "browserctl_select_tab",
         "browserctl_open_tab",
         "browserctl_close_tab",
+        "browserctl_list_tools",
+        "browserctl_call_tool",
     ] {
         find(&tools, meta);
     }
-    let s7 = find(&tools, "search_b1_7");
-    let s9 = find(&tools, "search_b1_9");
+    assert_eq!(
+        tools.len(),
+        8,
+        "{:?}",
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    let s7 = find(&tools, "search");
     assert_eq!(
         Value::Object((*s7.input_schema).clone()),
         search_tool()["inputSchema"]
@@ -156,11 +172,6 @@ async fn converse(
         d7.contains("b1:7") && d7.contains("\"Search\"") && d7.contains("https://example.com/7"),
         "{d7}"
     );
-    assert!(s9
-        .description
-        .as_deref()
-        .unwrap()
-        .contains("https://example.com/9"));
     let fill = find(&tools, "fill_form");
     assert_eq!(
         Value::Object((*fill.input_schema).clone()),
@@ -174,7 +185,7 @@ async fn converse(
 
     // tools/call: success, through the daemon's call path to the right tab.
     let (result, seen) = tokio::join!(
-        client.call_tool(params("search_b1_7", json!({"query": "test"}))),
+        client.call_tool(params("search", json!({"query": "test"}))),
         ext.answer_call(json!("results for test")),
     );
     let result = result.expect("tools/call");
@@ -197,8 +208,9 @@ async fn converse(
             "result": null, "error": {"code": "ELEMENT_NOT_FOUND", "message": "No element matches #x"}}))
             .await;
     };
+    let other_tab = json!({"name": "search", "tab": "b1:9", "arguments": {"query": "x"}});
     let (result, ()) = tokio::join!(
-        client.call_tool(params("search_b1_9", json!({"query": "x"}))),
+        client.call_tool(params("browserctl_call_tool", other_tab)),
         failing
     );
     let result = result.expect("tools/call");
@@ -211,7 +223,7 @@ async fn converse(
 
     // Invalid arguments never reach the page.
     let result = client
-        .call_tool(params("search_b1_7", json!({})))
+        .call_tool(params("search", json!({})))
         .await
         .expect("tools/call");
     assert_eq!(result.is_error, Some(true));
@@ -237,22 +249,47 @@ async fn converse(
         .expect("list tabs");
     let listed = tabs.structured_content.clone().expect("structured tabs");
     assert_eq!(listed["tabs"][0]["tab"], "b1:7");
-    assert_eq!(
-        listed["tabs"][0]["tools"],
-        json!(["search_b1_7", "fill_form"])
-    );
+    assert_eq!(listed["tabs"][0]["current"], true);
+    assert_eq!(listed["tabs"][0]["tools"], json!(["search", "fill.form"]));
 
-    // A tab opens with a new tool → notifications/tools/list_changed.
+    // A tab opens in the background: the list stays, no list_changed; its tool is there
+    // through the meta tools.
     while changed.try_recv().is_ok() {}
     ext.send(json!({"type": "tabCreated", "sessionId": ext.session,
         "tab": tab(11, "Fresh", vec![tool("fresh")])}))
         .await;
+    d.wait_tabs("tab 11", |t| t.len() == 3);
+    let rows = client
+        .call_tool(params("browserctl_list_tools", json!({"tab": "b1:11"})))
+        .await
+        .expect("list tools");
+    assert_eq!(
+        rows.structured_content.unwrap()["tools"][0]["tool"],
+        "fresh"
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), changed.recv())
+            .await
+            .is_err(),
+        "no list_changed for a tab that is not the current one"
+    );
+    // Selected, it is the current tab: list_changed, and its tool by name.
+    client
+        .call_tool(params("browserctl_select_tab", json!({"tab": "b1:11"})))
+        .await
+        .expect("select");
     tokio::time::timeout(Duration::from_secs(10), changed.recv())
         .await
         .expect("list_changed within 10 s")
         .expect("the client is alive");
     let tools = client.list_all_tools().await.expect("tools/list");
     find(&tools, "fresh");
+    assert!(!tools.iter().any(|t| t.name == "search"));
+    client
+        .call_tool(params("browserctl_select_tab", json!({"tab": "7"})))
+        .await
+        .expect("select");
+    find(&client.list_all_tools().await.unwrap(), "search");
 
     // Cancellation: the page never answers; the client cancels; the daemon ends the call
     // with CANCELLED long before its 30 s timeout and forgets the pending entry.
@@ -260,7 +297,7 @@ async fn converse(
     let handle = client
         .send_cancellable_request(
             ClientRequest::CallToolRequest(CallToolRequest::new(params(
-                "search_b1_7",
+                "search",
                 json!({"query": "slow"}),
             ))),
             PeerRequestOptions::no_options(),
@@ -298,8 +335,8 @@ async fn converse(
     client.cancel().await.expect("close the MCP session");
 }
 
-async fn scripted_extension(d: &TestDaemon) -> FakeExtension {
-    let ext = FakeExtension::connect(
+pub(super) async fn scripted_extension(d: &TestDaemon) -> FakeExtension {
+    let mut ext = FakeExtension::connect(
         d,
         "s1",
         vec![
@@ -308,7 +345,11 @@ async fn scripted_extension(d: &TestDaemon) -> FakeExtension {
         ],
     )
     .await;
-    d.wait_tabs("two tabs", |t| t.len() == 2);
+    ext.send(json!({"type": "tabFocused", "sessionId": ext.session, "tabId": 7}))
+        .await;
+    d.wait_tabs("two tabs, 7 focused", |t| {
+        t.len() == 2 && t.iter().any(|t| t["id"] == 7 && t["focused"] == true)
+    });
     ext
 }
 
@@ -354,7 +395,7 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
     let mut d = TestDaemon::start();
     let mut ext = scripted_extension(&d).await;
     let (client, mut changed) = stdio_client(&d, &[]).await;
-    find(&client.list_all_tools().await.unwrap(), "search_b1_7");
+    find(&client.list_all_tools().await.unwrap(), "search");
 
     // A call in flight when the daemon dies is answered, not left hanging.
     let dying = async {
@@ -363,7 +404,7 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
         d.child.wait().unwrap();
     };
     let (result, ()) = tokio::join!(
-        client.call_tool(params("search_b1_7", json!({"query": "q"}))),
+        client.call_tool(params("search", json!({"query": "q"}))),
         dying
     );
     let result = result.expect("tools/call answered");
@@ -374,8 +415,8 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
         text(&result)
     );
     // Its tab tools are gone, and the client is told so.
-    let tools = until_listed(&client, &mut changed, "search_b1_7", true).await;
-    assert_eq!(tools.len(), 5, "only the meta tools");
+    let tools = until_listed(&client, &mut changed, "search", true).await;
+    assert_eq!(tools.len(), 6, "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await
@@ -386,58 +427,14 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
     let dir = std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap());
     let d2 = TestDaemon::builder().dir(dir).start();
     let mut ext2 = scripted_extension(&d2).await;
-    until_listed(&client, &mut changed, "search_b1_7", false).await;
+    until_listed(&client, &mut changed, "search", false).await;
     let (result, seen) = tokio::join!(
-        client.call_tool(params("search_b1_7", json!({"query": "again"}))),
+        client.call_tool(params("search", json!({"query": "again"}))),
         ext2.answer_call(json!("results again")),
     );
     let result = result.expect("tools/call");
     assert_eq!(text(&result), "results again", "{result:?}");
     assert_eq!(seen["args"], json!({"query": "again"}));
-    client.cancel().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn scoping_flags_limit_what_the_stdio_server_exposes() {
-    let d = TestDaemon::start();
-    let _ext = scripted_extension(&d).await;
-    let (client, _) = stdio_client(&d, &["--tab", "b1:9"]).await;
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    // Alone in scope, tab 9's search has its plain name again.
-    assert_eq!(
-        names,
-        vec![
-            "browserctl_list_tabs",
-            "browserctl_open_tab",
-            "browserctl_close_tab",
-            "browserctl_list_tools",
-            "browserctl_call_tool",
-            "search"
-        ]
-    );
-    let r = client
-        .call_tool(params("browserctl_close_tab", json!({"tab": "b1:7"})))
-        .await
-        .unwrap();
-    assert!(text(&r).starts_with("TAB_NOT_FOUND: "), "{}", text(&r));
-    client.cancel().await.unwrap();
-
-    let (client, _) =
-        stdio_client(&d, &["--url", "https://example.com/7", "--session", "s1"]).await;
-    let tools = client.list_all_tools().await.unwrap();
-    find(&tools, "search");
-    find(&tools, "fill_form");
-    assert_eq!(tools.len(), 7, "two tab tools and the five meta tools");
-    client.cancel().await.unwrap();
-
-    let (client, _) = stdio_client(&d, &["--session", "nobody"]).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 5);
     client.cancel().await.unwrap();
 }
 
@@ -601,7 +598,7 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Watcher(tx).serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 5, "only the meta tools");
+    assert_eq!(tools.len(), 6, "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await
@@ -609,89 +606,4 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
     client.cancel().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
-    use crate::support::harness::api;
-    let d = TestDaemon::start();
-    let _ext = scripted_extension(&d).await;
-    let (code, v) = api(&d, "GET", "/v1/mcp", None).await;
-    assert_eq!(
-        (code, v["error"]["code"].as_str()),
-        (400, Some("BAD_REQUEST")),
-        "{v}"
-    );
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("Upgrade: mcp-stdio"),
-        "{v}"
-    );
-    let (code, v) = api(&d, "GET", "/v1/mcp?tabs=1", None).await;
-    assert_eq!(code, 400, "{v}");
-    assert!(
-        v["error"]["message"].as_str().unwrap().contains("`tabs`"),
-        "{v}"
-    );
-
-    // Upgraded, the connection is one MCP session in stdio framing, scoped by the query.
-    let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
-    s.write_all(b"GET /v1/mcp?tab=b1%3A9 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n")
-        .await
-        .unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        head.push(s.read_u8().await.unwrap());
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 101"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    s.write_all(format!("{init}\n{list}\n").as_bytes())
-        .await
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(s);
-    let mut answers = Vec::new();
-    while answers.len() < 2 {
-        let mut line = String::new();
-        use tokio::io::AsyncBufReadExt;
-        assert!(
-            lines.read_line(&mut line).await.unwrap() > 0,
-            "the session ended"
-        );
-        answers.push(serde_json::from_str::<Value>(&line).unwrap());
-    }
-    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "browser-mcp");
-    // The session keeps its place among the control connections (--max-control-connections):
-    // this one and the status request's own.
-    assert_eq!(d.status()["controlConnections"], 2);
-    let names: Vec<&str> = answers[1]["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        vec![
-            "browserctl_list_tabs",
-            "browserctl_open_tab",
-            "browserctl_close_tab",
-            "browserctl_list_tools",
-            "browserctl_call_tool",
-            "search"
-        ]
-    );
-    drop(lines);
-    status_until(&d, "the session's place to be given back", |s| {
-        s["controlConnections"] == 1
-    })
-    .await;
 }

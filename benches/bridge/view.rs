@@ -1,0 +1,133 @@
+//! Row 10: what an unscoped MCP session sees (issue 29): the tool list with 1, 20 and 100
+//! tabs, and `list_changed` while tabs other than the current one change. The scripted
+//! browser's tabs offer the real extension's built-ins (scripts/builtin-tools.mjs) and one
+//! page tool each; tab 1 is focused.
+
+use crate::prelude::*;
+use tokio::io::AsyncWriteExt;
+
+/// The caps the tool list is held to.
+pub(crate) const MAX_TOOLS: usize = 40;
+pub(crate) const MAX_LIST_BYTES: usize = 40 * 1024;
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+use tokio::net::TcpStream;
+
+/// The extension's built-in declarations, as its own code declares them.
+pub(crate) fn builtin_tools() -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/builtin-tools.mjs");
+    let out = Command::new("node")
+        .arg(&script)
+        .output()
+        .unwrap_or_else(|e| panic!("row 10 needs node to read the built-ins: {e}"));
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the built-ins as JSON")
+}
+
+fn tab(id: usize, builtins: &[Value], focused: bool) -> Value {
+    let mut tools = builtins.to_vec();
+    tools.push(
+        json!({"name": "search", "description": format!("Search site {id}"),
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}),
+    );
+    json!({"id": id, "title": format!("Site {id}"), "url": format!("https://site{id}.example/"),
+        "focused": focused, "tools": tools})
+}
+
+/// A scripted browser with `tabs` tabs, kept to send tab events.
+async fn browser(port: u16, tabs: usize, builtins: &[Value]) -> Ws {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/"))
+        .await
+        .unwrap();
+    let tabs: Vec<Value> = (1..=tabs).map(|i| tab(i, builtins, i == 1)).collect();
+    let hello = json!({"type": "connected", "sessionId": "view",
+        "browser": {"name": "Bench", "version": "1"}, "tabs": tabs});
+    ws.send(Message::text(hello.to_string())).await.unwrap();
+    ws
+}
+
+/// An unscoped MCP session on the control socket, initialized (its watcher started).
+async fn session(d: &Daemon) -> McpSocket {
+    let mut c = McpSocket::open(d, "").await;
+    c.ask(initialize(0)).await;
+    c.w.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+    c
+}
+
+async fn list(c: &mut McpSocket) -> Vec<Value> {
+    let v = c
+        .ask(json!({"jsonrpc": "2.0", "id": 0, "method": "tools/list"}))
+        .await;
+    v["result"]["tools"].as_array().expect("tools").clone()
+}
+
+/// One tool list: its names and its size, serialized.
+pub(crate) struct Listing {
+    pub(crate) names: Vec<String>,
+    pub(crate) bytes: usize,
+}
+
+/// The unscoped tool list with `tabs` tabs open.
+pub(crate) async fn listing(tabs: usize, builtins: &[Value]) -> Listing {
+    let d = Daemon::start();
+    let _ws = browser(d.port, tabs, builtins).await;
+    d.wait_tabs(tabs).await;
+    let mut c = session(&d).await;
+    let tools = list(&mut c).await;
+    Listing {
+        names: tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect(),
+        bytes: serde_json::to_string(&tools).unwrap().len(),
+    }
+}
+
+/// `list_changed` notifications heard within `quiet` after `events`.
+async fn heard_after(c: &mut McpSocket, ws: &mut Ws, events: Vec<Value>, quiet: Duration) -> usize {
+    for e in events {
+        ws.send(Message::text(e.to_string())).await.unwrap();
+    }
+    let mut heard = 0;
+    let end = tokio::time::Instant::now() + quiet;
+    while let Ok(Ok(Some(line))) = tokio::time::timeout_at(end, c.lines.next_line()).await {
+        if line.contains("notifications/tools/list_changed") {
+            heard += 1;
+        }
+    }
+    heard
+}
+
+/// `list_changed` per 100 events of tabs that are not the current one (opened, retitled,
+/// navigated, closed), and, as the control that shows a notification would be heard, after
+/// the focus moves to another tab (the current tab changes).
+pub(crate) async fn list_changed(builtins: &[Value]) -> (usize, usize) {
+    let d = Daemon::start();
+    let mut ws = browser(d.port, 20, builtins).await;
+    d.wait_tabs(20).await;
+    let mut c = session(&d).await;
+    list(&mut c).await;
+    let mut events = Vec::new();
+    for i in 0..25 {
+        let id = 100 + i;
+        events.push(json!({"type": "tabCreated", "tab": tab(id, builtins, false)}));
+        events.push(
+            json!({"type": "tabUpdated", "tab": {"id": id, "title": format!("Moved {id}"),
+            "url": format!("https://moved{id}.example/")}}),
+        );
+        events.push(json!({"type": "tabUpdated", "tab": {"id": 2 + i % 19,
+            "title": format!("Retitled {i}"), "url": format!("https://other{i}.example/")}}));
+        events.push(json!({"type": "tabClosed", "tabId": id}));
+    }
+    let unrelated = heard_after(&mut c, &mut ws, events, Duration::from_secs(1)).await;
+    let focus = vec![json!({"type": "tabFocused", "tabId": 2})];
+    let control = heard_after(&mut c, &mut ws, focus, Duration::from_secs(2)).await;
+    (unrelated, control)
+}

@@ -1,0 +1,138 @@
+//! What a scoped MCP session exposes (`--tab`, `--url`, `--session`), and the control
+//! socket's MCP session, which only an upgrade opens, scoped by its query.
+
+use super::rmcp_client::{find, params, scripted_extension, status_until, stdio_client, text};
+use crate::support::common::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scoping_flags_limit_what_the_stdio_server_exposes() {
+    let d = TestDaemon::start();
+    let _ext = scripted_extension(&d).await;
+    let (client, _) = stdio_client(&d, &["--tab", "b1:9"]).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    // Alone in scope, tab 9's search has its plain name again.
+    assert_eq!(
+        names,
+        vec![
+            "browserctl_list_tabs",
+            "browserctl_select_tab",
+            "browserctl_open_tab",
+            "browserctl_close_tab",
+            "browserctl_list_tools",
+            "browserctl_call_tool",
+            "search"
+        ]
+    );
+    let r = client
+        .call_tool(params("browserctl_close_tab", json!({"tab": "b1:7"})))
+        .await
+        .unwrap();
+    assert!(text(&r).starts_with("TAB_NOT_FOUND: "), "{}", text(&r));
+    client.cancel().await.unwrap();
+
+    let (client, _) =
+        stdio_client(&d, &["--url", "https://example.com/7", "--session", "s1"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    find(&tools, "search");
+    find(&tools, "fill_form");
+    assert_eq!(tools.len(), 8, "two tab tools and the six meta tools");
+    client.cancel().await.unwrap();
+
+    let (client, _) = stdio_client(&d, &["--session", "nobody"]).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
+    use crate::support::harness::api;
+    let d = TestDaemon::start();
+    let _ext = scripted_extension(&d).await;
+    let (code, v) = api(&d, "GET", "/v1/mcp", None).await;
+    assert_eq!(
+        (code, v["error"]["code"].as_str()),
+        (400, Some("BAD_REQUEST")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Upgrade: mcp-stdio"),
+        "{v}"
+    );
+    let (code, v) = api(&d, "GET", "/v1/mcp?tabs=1", None).await;
+    assert_eq!(code, 400, "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("`tabs`"),
+        "{v}"
+    );
+
+    // Upgraded, the connection is one MCP session in stdio framing, scoped by the query.
+    let mut s = tokio::net::UnixStream::connect(&d.socket).await.unwrap();
+    s.write_all(b"GET /v1/mcp?tab=b1%3A9 HTTP/1.1\r\nHost: d\r\nConnection: Upgrade\r\nUpgrade: mcp-stdio\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(s.read_u8().await.unwrap());
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    s.write_all(format!("{init}\n{list}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(s);
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        assert!(
+            lines.read_line(&mut line).await.unwrap() > 0,
+            "the session ended"
+        );
+        answers.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    assert_eq!(answers[0]["result"]["serverInfo"]["name"], "browser-mcp");
+    // The session keeps its place among the control connections (--max-control-connections):
+    // this one and the status request's own.
+    assert_eq!(d.status()["controlConnections"], 2);
+    let names: Vec<&str> = answers[1]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "browserctl_list_tabs",
+            "browserctl_select_tab",
+            "browserctl_open_tab",
+            "browserctl_close_tab",
+            "browserctl_list_tools",
+            "browserctl_call_tool",
+            "search"
+        ]
+    );
+    drop(lines);
+    status_until(&d, "the session's place to be given back", |s| {
+        s["controlConnections"] == 1
+    })
+    .await;
+}

@@ -172,9 +172,10 @@ pub enum Command {
     Events(events::EventsArgs),
     /// Serve the tabs' tools to an AI client over MCP (stdio), or print its config.
     ///
-    /// Every tool of the connected tabs becomes an MCP tool (names made unique with the tab,
-    /// e.g. search_b1_7), plus browserctl_list_tabs, browserctl_open_tab and
-    /// browserctl_close_tab. The scoping flags limit what the client sees.
+    /// The client sees each built-in browser_* tool once (its `tab` argument, else the
+    /// session's current tab, says where a call goes), the current tab's page tools by name,
+    /// and browserctl_list_tabs, _select_tab, _open_tab, _close_tab, _list_tools and
+    /// _call_tool, which reach every tab. The scoping flags limit what the client sees.
     Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),

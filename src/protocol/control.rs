@@ -311,10 +311,11 @@ pub mod event_kind {
         NAVIGATED,
     ];
 
-    /// Whether an event of this kind may change the tools an MCP client sees (focus and page
-    /// events do not; `lagged` is answered separately).
+    /// Whether an event of this kind may change the tools an MCP client sees (page events do
+    /// not; `lagged` is answered separately). Focus may: the focused tab is a session's
+    /// current tab until it selects one.
     pub fn changes_tools(kind: &str) -> bool {
-        kind != TAB_FOCUSED && kind != LAGGED && !PAGE.contains(&kind)
+        kind != LAGGED && !PAGE.contains(&kind)
     }
 
     /// The page event named `name`, as the constant (events hold `&'static str` kinds).

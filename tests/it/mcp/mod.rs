@@ -7,3 +7,4 @@ pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;
 pub mod shortcut;
+pub mod view;

@@ -14,7 +14,9 @@ mod common;
 use common::*;
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::json;
-use std::process::Stdio;
+use std::future::Future;
+use std::pin::Pin;
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 const NAME: &str = "the_official_python_sdk_drives_browserctl_mcp_over_stdio";
@@ -91,6 +93,14 @@ fn ignored_without_sdk() -> Result<(), Failed> {
 }
 
 fn run() -> Result<(), Failed> {
+    in_runtime(drive)
+}
+
+fn run_http() -> Result<(), Failed> {
+    in_runtime(drive_http)
+}
+
+fn in_runtime<F: Future<Output = ()>>(drive: impl FnOnce() -> F) -> Result<(), Failed> {
     if !python_has_mcp() {
         return Err(
             "CI must have the Python MCP SDK: .ci/run installs it with `pip install mcp`".into(),
@@ -103,97 +113,92 @@ fn run() -> Result<(), Failed> {
     Ok(())
 }
 
-async fn drive() {
+/// A daemon with one scripted tab (b1:7) offering `search`.
+async fn daemon_with_a_search_tab() -> (TestDaemon, FakeExtension) {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python/mcp_stdio_client.py"
-    );
-    let child = tokio::process::Command::new("python3")
-        .arg(script)
-        .env("BROWSERCTL", CTL)
-        .env("BROWSER_MCP_SOCKET", &d.socket)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run python3");
-    let output = child.wait_with_output();
-    tokio::pin!(output);
-    let report = |out: std::process::Output| {
+    let ext = FakeExtension::search_tab(&d).await;
+    (d, ext)
+}
+
+/// One of tests/python/*.py running; its output is awaited beside what this side scripts.
+struct Script {
+    what: &'static str,
+    output: Pin<Box<dyn Future<Output = std::io::Result<Output>>>>,
+}
+
+impl Script {
+    fn start(what: &'static str, file: &str, env: &[(&str, &std::ffi::OsStr)]) -> Script {
+        let path = format!("{}/tests/python/{file}", env!("CARGO_MANIFEST_DIR"));
+        let child = tokio::process::Command::new("python3")
+            .arg(path)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("run python3");
+        Script {
+            what,
+            output: Box::pin(child.wait_with_output()),
+        }
+    }
+
+    fn report(&self, out: &Output) -> String {
         format!(
-            "the Python client failed ({}):\n{}\n{}",
+            "the Python {} failed ({}):\n{}\n{}",
+            self.what,
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    };
-    // Answer the one call the client makes, unless it stops before making it.
-    let call = tokio::select! {
-        call = ext.answer_call(json!("results for test")) => call,
-        out = &mut output => panic!("{}", report(out.expect("python3 ran"))),
-    };
-    assert_eq!(call["toolName"], "search");
-    assert_eq!(call["args"], json!({"query": "test"}));
-    let out = tokio::time::timeout(Duration::from_secs(60), output)
-        .await
-        .expect("the Python client finishes within 60 s")
-        .expect("python3 ran");
-    let ok = out.status.success() && String::from_utf8_lossy(&out.stdout).contains("client: ok");
-    assert!(ok, "{}", report(out));
+    }
+
+    /// What `scripted` gives, unless the client stops first (then its report).
+    async fn beside<T>(&mut self, scripted: impl Future<Output = T>) -> T {
+        tokio::select! {
+            t = scripted => t,
+            out = &mut self.output => panic!("{}", self.report(&out.expect("python3 ran"))),
+        }
+    }
+
+    /// Waits for the client's end, which must be a success that printed `ok`.
+    async fn finish(mut self, ok: &str) {
+        let out = tokio::time::timeout(Duration::from_secs(60), &mut self.output)
+            .await
+            .expect("the Python client finishes within 60 s")
+            .expect("python3 ran");
+        let fine = out.status.success() && String::from_utf8_lossy(&out.stdout).contains(ok);
+        assert!(fine, "{}", self.report(&out));
+    }
 }
 
-fn run_http() -> Result<(), Failed> {
-    if !python_has_mcp() {
-        return Err(
-            "CI must have the Python MCP SDK: .ci/run installs it with `pip install mcp`".into(),
-        );
-    }
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(drive_http());
-    Ok(())
+async fn drive() {
+    let (d, mut ext) = daemon_with_a_search_tab().await;
+    let env = [
+        ("BROWSERCTL", CTL.as_ref()),
+        ("BROWSER_MCP_SOCKET", d.socket.as_os_str()),
+    ];
+    let mut client = Script::start("client", "mcp_stdio_client.py", &env);
+    // Answer the one call the client makes, unless it stops before making it.
+    let call = client
+        .beside(ext.answer_call(json!("results for test")))
+        .await;
+    assert_eq!(call["toolName"], "search");
+    assert_eq!(call["args"], json!({"query": "test"}));
+    client.finish("client: ok").await;
 }
 
 /// tests/python/mcp_http_client.py against /mcp: one call per revision, each answered with
 /// "results for QUERY".
 async fn drive_http() {
-    let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python/mcp_http_client.py"
-    );
-    let child = tokio::process::Command::new("python3")
-        .arg(script)
-        .env(
-            "BROWSER_MCP_URL",
-            format!("http://127.0.0.1:{}/mcp", d.port),
-        )
-        .env("BROWSER_MCP_TOKEN", &d.token)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run python3");
-    let output = child.wait_with_output();
-    tokio::pin!(output);
-    let report = |out: std::process::Output| {
-        format!(
-            "the Python HTTP client failed ({}):\n{}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
+    let (d, mut ext) = daemon_with_a_search_tab().await;
+    let url = format!("http://127.0.0.1:{}/mcp", d.port);
+    let env = [
+        ("BROWSER_MCP_URL", url.as_ref()),
+        ("BROWSER_MCP_TOKEN", d.token.as_ref()),
+    ];
+    let mut client = Script::start("HTTP client", "mcp_http_client.py", &env);
     for want in ["legacy", "modern"] {
         let answer = async {
             let call = ext.expect("callTool").await;
@@ -206,17 +211,7 @@ async fn drive_http() {
                 .await;
             query
         };
-        let query = tokio::select! {
-            q = answer => q,
-            out = &mut output => panic!("{}", report(out.expect("python3 ran"))),
-        };
-        assert_eq!(query, want);
+        assert_eq!(client.beside(answer).await, want);
     }
-    let out = tokio::time::timeout(Duration::from_secs(60), output)
-        .await
-        .expect("the Python client finishes within 60 s")
-        .expect("python3 ran");
-    let ok =
-        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("HTTP client: ok");
-    assert!(ok, "{}", report(out));
+    client.finish("HTTP client: ok").await;
 }

@@ -483,6 +483,17 @@ fn main() {
         Some(unrelated == 0 && control >= 1),
     ));
 
+    let (mcp_chars, cli_chars) = rt.block_on(snapshot_chars(&builtins));
+    let r10 = mcp_chars as f64 / cli_chars as f64;
+    rows.push(row(
+        "10 snapshot over MCP vs browserctl call (scripted, the extension's shape)",
+        format!("{mcp_chars} chars"),
+        format!("{cli_chars} chars (CLI)"),
+        format!("{r10:.2}x"),
+        "<= 1.1x",
+        Some(r10 <= 1.1),
+    ));
+
     print_table(&rows);
     let missed: Vec<&Row> = rows.iter().filter(|r| r.ok == Some(false)).collect();
     if check && !missed.is_empty() {

@@ -131,3 +131,95 @@ pub(crate) async fn list_changed(builtins: &[Value]) -> (usize, usize) {
     let control = heard_after(&mut c, &mut ws, focus, Duration::from_secs(2)).await;
     (unrelated, control)
 }
+
+/// A snapshot as the extension answers one (extension/worker/frames.js): readable text, and
+/// the same elements as `structuredContent`.
+fn scripted_snapshot() -> Value {
+    let elements: Vec<Value> = (1..=60)
+        .map(|i| {
+            json!({"ref": format!("e{i}"), "role": if i % 3 == 0 { "textbox" } else { "button" },
+            "name": format!("Item number {i}")})
+        })
+        .collect();
+    let lines: Vec<String> = elements
+        .iter()
+        .map(|e| {
+            format!(
+                "[{} {}] {}",
+                e["role"].as_str().unwrap(),
+                e["ref"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let text = format!(
+        "# Order form\nURL: https://shop.example/order\n\nFill in the form below.\n{}",
+        lines.join("\n")
+    );
+    json!({"content": [{"type": "text", "text": text}],
+        "structuredContent": {"url": "https://shop.example/order", "title": "Order form",
+            "elements": elements, "truncated": false, "moreElements": 0}})
+}
+
+/// A scripted browser with one tab whose `browser_snapshot` answers `result`.
+async fn answering_browser(
+    port: u16,
+    builtins: &[Value],
+    result: Value,
+) -> tokio::task::JoinHandle<()> {
+    let mut ws = browser(port, 1, builtins).await;
+    tokio::spawn(async move {
+        while let Some(Ok(m)) = ws.next().await {
+            let Message::Text(t) = m else { continue };
+            let Ok(v) = serde_json::from_str::<Value>(t.as_str()) else {
+                continue;
+            };
+            if v["type"] == "callTool" {
+                let reply = json!({"type": "toolResult", "callId": v["callId"],
+                    "result": result, "error": null});
+                if ws.send(Message::text(reply.to_string())).await.is_err() {
+                    break;
+                }
+            }
+        }
+    })
+}
+
+/// Characters a model reads of one snapshot: over MCP (every text block) and as
+/// `browserctl call` prints it.
+pub(crate) async fn snapshot_chars(builtins: &[Value]) -> (usize, usize) {
+    let d = Daemon::start();
+    let _browser = answering_browser(d.port, builtins, scripted_snapshot()).await;
+    d.wait_tabs(1).await;
+    let mut c = session(&d).await;
+    let r = c
+        .ask(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call", "params": {
+            "name": "browser_snapshot", "arguments": {"tab": "b1:1"}}}),
+        )
+        .await;
+    let mcp: usize = r["result"]["content"]
+        .as_array()
+        .expect("content")
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .map(|t| t.chars().count())
+        .sum();
+    let out = tokio::process::Command::new(CTL)
+        .arg("--socket")
+        .arg(&d.socket)
+        .args(["call", "browser_snapshot", "--tab", "b1:1"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli = String::from_utf8_lossy(&out.stdout)
+        .trim_end()
+        .chars()
+        .count();
+    (mcp, cli)
+}

@@ -108,6 +108,36 @@ impl Rig {
         });
     }
 
+    /// Ends `running`, which must fail with browserctl's exit `code` and the error `name`
+    /// within `bound` of `t0` (printed as `what`); gives back how it ended.
+    pub(crate) fn failed(
+        &self,
+        running: Running,
+        (code, name): (i32, &str),
+        what: &str,
+        (t0, bound): (Instant, Duration),
+    ) -> Ended {
+        let end = running.end();
+        let ctx = self.context();
+        assert_eq!(
+            (end.code, &end.error()["code"]),
+            (code, &json!(name)),
+            "{what}: {}\n{ctx}",
+            end.json
+        );
+        timed(what, end.at - t0, bound, self);
+        end
+    }
+
+    /// Ends `running`, which must succeed within `bound` of `t0` (printed as `what`).
+    fn answered(&self, running: Running, what: &str, (t0, bound): (Instant, Duration)) -> Ended {
+        let end = running.end();
+        let ctx = self.context();
+        assert_eq!(end.code, 0, "{what}: {}\n{ctx}", end.json);
+        timed(what, end.at - t0, bound, self);
+        end
+    }
+
     /// What went wrong, for an assertion's message.
     pub(crate) fn context(&self) -> String {
         let log = self.d.as_ref().map(|d| d.log()).unwrap_or_default();
@@ -212,35 +242,13 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
     rig.pending(2);
     let t0 = Instant::now();
     rig.b.send(Some(&page.session), "Page.close", json!({}));
-    let end = waiting.end();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (4, &json!("TAB_NOT_FOUND")),
-        "{}",
-        end.json
-    );
-    timed(
-        "tab closed mid-call → TAB_NOT_FOUND (browser_wait_for)",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
-    let end = running.end();
-    let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (4, &json!("TAB_NOT_FOUND")),
-        "{}\n{ctx}",
-        end.json
-    );
+    let not_found = (4, "TAB_NOT_FOUND");
+    let what = "tab closed mid-call → TAB_NOT_FOUND (browser_wait_for)";
+    rig.failed(waiting, not_found, what, (t0, AT_ONCE));
+    let what = "tab closed mid-call → TAB_NOT_FOUND";
+    let end = rig.failed(running, not_found, what, (t0, AT_ONCE));
     let message = end.error()["message"].as_str().unwrap_or_default();
     assert!(message.contains("was closed while hang ran"), "{message}");
-    timed(
-        "tab closed mid-call → TAB_NOT_FOUND",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
 
     // Navigated away under a tool that may change things: PAGE_NAVIGATED, not retried.
     let (page, tab) = rig.open("moving");
@@ -251,21 +259,9 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
         &page,
         "setTimeout(() => location.assign('/elsewhere'), 0), true",
     );
-    let end = running.end();
-    let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (14, &json!("PAGE_NAVIGATED")),
-        "{}\n{ctx}",
-        end.json
-    );
+    let what = "page navigated mid-call → PAGE_NAVIGATED";
+    let end = rig.failed(running, (14, "PAGE_NAVIGATED"), what, (t0, AT_ONCE));
     assert_eq!(end.error()["retryable"], false, "{}", end.json);
-    timed(
-        "page navigated mid-call → PAGE_NAVIGATED",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
 
     // Navigated away under a read-only tool: retried on the new page, where it answers.
     let (page, tab) = rig.open("moving-too");
@@ -274,22 +270,16 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
     let t0 = Instant::now();
     rig.b
         .eval(&page, "setTimeout(() => location.assign('/done'), 0), true");
-    let end = running.end();
-    let ctx = rig.context();
-    assert_eq!(end.code, 0, "{}\n{ctx}", end.json);
+    // The retry waits out one backoff (--backoff-base, 1 s).
+    let one_backoff = (t0, AT_ONCE + Duration::from_secs(1));
+    let what = "read-only call, page navigated → retried on the new page";
+    let end = rig.answered(running, what, one_backoff);
     assert_eq!(
         end.json["result"]["content"][0]["text"], "done",
         "{}",
         end.json
     );
     assert_eq!(end.json["attempts"], 2, "{}", end.json);
-    // The retry waits out one backoff (--backoff-base, 1 s).
-    timed(
-        "read-only call, page navigated → retried on the new page",
-        end.at - t0,
-        AT_ONCE + Duration::from_secs(1),
-        &rig,
-    );
 
     // The same with a built-in: browser_wait_for cut off by the navigation, retried on /done.
     let (page, tab) = rig.open("moving-three");
@@ -299,13 +289,13 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
     let t0 = Instant::now();
     rig.b
         .eval(&page, "setTimeout(() => location.assign('/done'), 0), true");
-    let end = running.end();
-    let ctx = rig.context();
     // Either the navigation ends the first attempt (PAGE_NAVIGATED, retried on /done), or the
     // built-in's own look at the tab sees the new page's text first and answers in that same
     // attempt: a race inside the browser, and both are a right answer. What must not happen is
     // a failure or a wait for the call's timeout.
-    assert_eq!(end.code, 0, "{}\n{ctx}", end.json);
+    let what = "browser_wait_for, page navigated → answered on the new page";
+    let end = rig.answered(running, what, (t0, AT_ONCE + Duration::from_secs(1)));
+    let ctx = rig.context();
     assert!(
         matches!(end.json["attempts"].as_u64(), Some(1 | 2)),
         "{}\n{ctx}",
@@ -317,12 +307,6 @@ fn a_tab_closed_or_a_page_navigated_mid_call_ends_the_call_with_its_own_code() {
             .is_some_and(|t| t.contains("Arrived.")),
         "{}\n{ctx}",
         end.json
-    );
-    timed(
-        "browser_wait_for, page navigated → answered on the new page",
-        end.at - t0,
-        AT_ONCE + Duration::from_secs(1),
-        &rig,
     );
     let s = rig.d().status();
     assert_eq!(
@@ -350,30 +334,14 @@ fn a_killed_browser_ends_its_calls_within_the_reconnect_grace() {
     nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
 
     // Not to be repeated: WEBSOCKET_ERROR at once.
-    let end = acting.end();
-    let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (9, &json!("WEBSOCKET_ERROR")),
-        "{}\n{ctx}",
-        end.json
-    );
+    let what = "browser killed → WEBSOCKET_ERROR (hang_act)";
+    let end = rig.failed(acting, (9, "WEBSOCKET_ERROR"), what, (t0, AT_ONCE));
     assert_eq!(end.error()["retryable"], true);
-    timed(
-        "browser killed → WEBSOCKET_ERROR (hang_act)",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
 
     // Read-only: retried, but the browser is not back within the grace (1 s): NO_BROWSER.
-    let end = read_only.end();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (4, &json!("NO_BROWSER")),
-        "{}\n{ctx}",
-        end.json
-    );
+    let grace = (t0, AT_ONCE + Duration::from_secs(1));
+    let what = "browser killed → NO_BROWSER (read-only hang, 1 s grace)";
+    let end = rig.failed(read_only, (4, "NO_BROWSER"), what, grace);
     assert_eq!(end.error()["retryable"], true);
     assert_eq!(
         end.error()["details"]["history"][0]["code"],
@@ -383,26 +351,8 @@ fn a_killed_browser_ends_its_calls_within_the_reconnect_grace() {
     );
     let took = end.at - t0;
     assert!(took >= Duration::from_secs(1), "waited the grace: {took:?}");
-    timed(
-        "browser killed → NO_BROWSER (read-only hang, 1 s grace)",
-        took,
-        AT_ONCE + Duration::from_secs(1),
-        &rig,
-    );
-    let end = waiting.end();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (4, &json!("NO_BROWSER")),
-        "{}",
-        end.json
-    );
-    let took = end.at - t0;
-    timed(
-        "browser killed → NO_BROWSER (browser_wait_for, 1 s grace)",
-        took,
-        AT_ONCE + Duration::from_secs(1),
-        &rig,
-    );
+    let what = "browser killed → NO_BROWSER (browser_wait_for, 1 s grace)";
+    rig.failed(waiting, (4, "NO_BROWSER"), what, grace);
     let s = rig.d().status();
     assert_eq!(
         (
@@ -439,20 +389,8 @@ fn a_stopped_service_worker_fails_the_call_and_comes_back_as_the_same_browser() 
     rig.reached(&page, 1);
     let t0 = Instant::now();
     stop_worker(&mut rig.b, &page);
-    let end = acting.end();
-    let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (9, &json!("WEBSOCKET_ERROR")),
-        "{}\n{ctx}",
-        end.json
-    );
-    timed(
-        "worker stopped → WEBSOCKET_ERROR (hang_act)",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
+    let what = "worker stopped → WEBSOCKET_ERROR (hang_act)";
+    rig.failed(acting, (9, "WEBSOCKET_ERROR"), what, (t0, AT_ONCE));
 
     // Back: the same browser id and session, its tabs reported again.
     let after = wait_until(RECOVERY, "the worker back", || {
@@ -480,13 +418,12 @@ fn a_stopped_service_worker_fails_the_call_and_comes_back_as_the_same_browser() 
         &rig,
     );
     rig.b.send(Some(&page.session), "Page.close", json!({}));
-    let end = read_only.end();
-    let ctx = rig.context();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (4, &json!("TAB_NOT_FOUND")),
-        "{}\n{ctx}",
-        end.json
+    let what = "tab closed after the retry → TAB_NOT_FOUND";
+    let end = rig.failed(
+        read_only,
+        (4, "TAB_NOT_FOUND"),
+        what,
+        (Instant::now(), AT_ONCE),
     );
     let history = &end.error()["details"]["history"];
     assert_eq!(
@@ -513,19 +450,8 @@ fn a_daemon_killed_or_terminated_mid_call_gets_its_browser_back_on_restart() {
     let t0 = Instant::now();
     d.child.kill().unwrap();
     d.child.wait().unwrap();
-    let end = running.end();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (3, &json!("DAEMON_UNAVAILABLE")),
-        "{}",
-        end.json
-    );
-    timed(
-        "daemon SIGKILLed → DAEMON_UNAVAILABLE",
-        end.at - t0,
-        AT_ONCE,
-        &rig,
-    );
+    let what = "daemon SIGKILLed → DAEMON_UNAVAILABLE";
+    rig.failed(running, (3, "DAEMON_UNAVAILABLE"), what, (t0, AT_ONCE));
     let (port, dir) = (
         d.port,
         std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap()),
@@ -557,19 +483,9 @@ fn a_daemon_killed_or_terminated_mid_call_gets_its_browser_back_on_restart() {
         let d = rig.d.take().unwrap();
         move || d.restart(&args)
     });
-    let end = running.end();
-    assert_eq!(
-        (end.code, &end.error()["code"]),
-        (11, &json!("SHUTTING_DOWN")),
-        "{}",
-        end.json
-    );
-    timed(
-        "daemon SIGTERMed → SHUTTING_DOWN (2 s grace)",
-        end.at - t0,
-        AT_ONCE + Duration::from_secs(2),
-        &rig,
-    );
+    let what = "daemon SIGTERMed → SHUTTING_DOWN (2 s grace)";
+    let two_s = (t0, AT_ONCE + Duration::from_secs(2));
+    rig.failed(running, (11, "SHUTTING_DOWN"), what, two_s);
     rig.d = Some(restarting.join().expect("restarted"));
     let tab = rig.tab_showing(&url);
     timed(

@@ -76,9 +76,7 @@ async fn connected_snapshot_and_every_tab_event_reach_the_registry() {
 #[tokio::test(flavor = "multi_thread")]
 async fn call_search_query_test_returns_the_scripted_result() {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let cli = ctl_async(&d, &["call", "search", "--query", "test"]);
     let call = ext.answer_call(json!({"data": "found 3 results"})).await;
     assert_eq!(call["toolName"], "search");

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_with_a_call_id_can_be_cancelled_through_the_control_api() {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let c = std::sync::Arc::new(Client::new(&d.socket));
     let req = json!({"tool": "search", "tab": "b1:7", "args": {"query": "q"}, "callId": "job-1"});
     let c2 = c.clone();
@@ -48,28 +46,26 @@ async fn a_call_with_a_call_id_can_be_cancelled_through_the_control_api() {
     assert_eq!(again.code.as_str(), "NOT_FOUND");
 }
 
+/// `browserctl call search --query q`, on its own, its output piped.
+fn search_call(d: &TestDaemon) -> std::process::Child {
+    std::process::Command::new(CTL)
+        .arg("--socket")
+        .arg(&d.socket)
+        .args(["call", "search", "--query", "q"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// Ctrl-C on `browserctl call` (item 8 of issue 18): the call is cancelled in the daemon, by
 /// name, and counted in callsCancelled; browserctl exits 130.
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_on_call_cancels_it_and_counts() {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let child = std::process::Command::new(CTL)
-        .args([
-            "--socket",
-            d.socket.to_str().unwrap(),
-            "call",
-            "search",
-            "--query",
-            "q",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut ext = FakeExtension::search_tab(&d).await;
+    let child = search_call(&d);
     ext.expect("callTool").await;
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
@@ -95,23 +91,8 @@ async fn ctrl_c_on_call_cancels_it_and_counts() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_caller_that_hangs_up_cancels_its_call() {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
-    let mut child = std::process::Command::new(CTL)
-        .args([
-            "--socket",
-            d.socket.to_str().unwrap(),
-            "call",
-            "search",
-            "--query",
-            "q",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut ext = FakeExtension::search_tab(&d).await;
+    let mut child = search_call(&d);
     ext.expect("callTool").await;
     child.kill().unwrap();
     child.wait().unwrap();

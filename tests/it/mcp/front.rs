@@ -91,8 +91,7 @@ async fn next_log(heard: &mut mpsc::UnboundedReceiver<Heard>) -> LoggingMessageN
 #[tokio::test(flavor = "multi_thread")]
 async fn set_level_chooses_which_log_messages_a_session_hears() {
     let d = TestDaemon::start();
-    let _ext = FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("one tab", |t| t.len() == 1);
+    let _ext = FakeExtension::search_tab(&d).await;
     let (client, mut heard) = client(&d).await;
     let info = client.peer_info().unwrap();
     assert!(
@@ -156,9 +155,7 @@ fn texts(r: &rmcp::model::CallToolResult) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_lists_once_reaches_later_tabs_through_the_meta_tools() {
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("one tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let (client, _heard) = client(&d).await;
     // The one listing this client ever makes.
     let listed = client.list_all_tools().await.unwrap();
@@ -468,9 +465,7 @@ async fn a_2026_07_28_client_is_served_statelessly_beside_a_2025_11_25_one() {
     use rmcp::model::{CacheScope, ProtocolVersion, ServerNotification, SubscriptionFilter};
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     let d = TestDaemon::start();
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("one tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let (legacy, _) = client(&d).await;
     assert_eq!(
         legacy.peer_info().unwrap().protocol_version,
@@ -550,8 +545,7 @@ async fn browserctl_mcp_on_stdio_serves_a_2026_07_28_client() {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let d = TestDaemon::start();
-    let _ext = FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("one tab", |t| t.len() == 1);
+    let _ext = FakeExtension::search_tab(&d).await;
     let socket = d.socket.clone();
     let cmd = tokio::process::Command::new(CTL).configure(|c| {
         c.arg("--socket").arg(&socket).arg("mcp");

@@ -4,6 +4,7 @@
 //! --own-tabs` shows the client only the tabs it opened.
 //! The browser itself is the oracle: chrome.tabs / chrome.tabGroups, read in an extension page.
 
+use super::rmcp_client::stdio_with;
 use crate::browser::faults::Rig;
 use crate::support::cdp::Page;
 use crate::support::chromium::*;
@@ -12,10 +13,8 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::ClientHandler;
 use serde_json::{json, Value};
-use std::process::Stdio;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -50,21 +49,8 @@ async fn connect(
     name: &'static str,
     extra: &[&str],
 ) -> (Client, mpsc::UnboundedReceiver<()>) {
-    let socket = d.socket.clone();
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    let cmd = tokio::process::Command::new(CTL).configure(|c| {
-        c.arg("--socket").arg(&socket).arg("mcp").args(&extra);
-    });
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn browserctl mcp");
     let (tx, rx) = mpsc::unbounded_channel();
-    let client = Agent { name, changed: tx }
-        .serve(transport)
-        .await
-        .expect("initialize over stdio");
-    (client, rx)
+    (stdio_with(d, extra, Agent { name, changed: tx }).await, rx)
 }
 
 async fn call(c: &Client, tool: &str, args: Value) -> Value {

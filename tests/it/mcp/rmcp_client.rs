@@ -28,10 +28,22 @@ impl ClientHandler for Watcher {
 
 pub(super) type McpClient = RunningService<RoleClient, Watcher>;
 
-pub(super) async fn stdio_client(
+/// The meta tools, in the order every listing starts with.
+pub(super) const META_TOOLS: [&str; 6] = [
+    "browserctl_list_tabs",
+    "browserctl_select_tab",
+    "browserctl_open_tab",
+    "browserctl_close_tab",
+    "browserctl_list_tools",
+    "browserctl_call_tool",
+];
+
+/// `browserctl mcp EXTRA…` on stdio, initialized by `handler`.
+pub(super) async fn stdio_with<H: ClientHandler>(
     d: &TestDaemon,
     extra: &[&str],
-) -> (McpClient, mpsc::UnboundedReceiver<()>) {
+    handler: H,
+) -> RunningService<RoleClient, H> {
     let socket = d.socket.clone();
     let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     let cmd = tokio::process::Command::new(CTL).configure(|c| {
@@ -41,12 +53,18 @@ pub(super) async fn stdio_client(
         .stderr(Stdio::inherit())
         .spawn()
         .expect("spawn browserctl mcp");
-    let (tx, rx) = mpsc::unbounded_channel();
-    let client = Watcher(tx)
+    handler
         .serve(transport)
         .await
-        .expect("initialize over stdio");
-    (client, rx)
+        .expect("initialize over stdio")
+}
+
+pub(super) async fn stdio_client(
+    d: &TestDaemon,
+    extra: &[&str],
+) -> (McpClient, mpsc::UnboundedReceiver<()>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (stdio_with(d, extra, Watcher(tx)).await, rx)
 }
 
 async fn http_client(d: &TestDaemon) -> (McpClient, mpsc::UnboundedReceiver<()>) {
@@ -145,14 +163,7 @@ async fn converse(
     // tools/list: the meta tools and the current (focused) tab's page tools by their own
     // names, schemas and annotations intact; the other tab's through the meta tools.
     let tools = client.list_all_tools().await.expect("tools/list");
-    for meta in [
-        "browserctl_list_tabs",
-        "browserctl_select_tab",
-        "browserctl_open_tab",
-        "browserctl_close_tab",
-        "browserctl_list_tools",
-        "browserctl_call_tool",
-    ] {
+    for meta in META_TOOLS {
         find(&tools, meta);
     }
     assert_eq!(

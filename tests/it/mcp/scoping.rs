@@ -1,7 +1,9 @@
 //! What a scoped MCP session exposes (`--tab`, `--url`, `--session`), and the control
 //! socket's MCP session, which only an upgrade opens, scoped by its query.
 
-use super::rmcp_client::{find, params, scripted_extension, status_until, stdio_client, text};
+use super::rmcp_client::{
+    find, params, scripted_extension, status_until, stdio_client, text, META_TOOLS,
+};
 use crate::support::common::*;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -19,18 +21,7 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
         .map(|t| t.name.to_string())
         .collect();
     // Alone in scope, tab 9's search has its plain name again.
-    assert_eq!(
-        names,
-        vec![
-            "browserctl_list_tabs",
-            "browserctl_select_tab",
-            "browserctl_open_tab",
-            "browserctl_close_tab",
-            "browserctl_list_tools",
-            "browserctl_call_tool",
-            "search"
-        ]
-    );
+    assert_eq!(names, [&META_TOOLS[..], &["search"]].concat());
     let r = client
         .call_tool(params("browserctl_close_tab", json!({"tab": "b1:7"})))
         .await
@@ -118,18 +109,7 @@ async fn the_control_socket_serves_mcp_only_as_an_upgrade() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        vec![
-            "browserctl_list_tabs",
-            "browserctl_select_tab",
-            "browserctl_open_tab",
-            "browserctl_close_tab",
-            "browserctl_list_tools",
-            "browserctl_call_tool",
-            "search"
-        ]
-    );
+    assert_eq!(names, [&META_TOOLS[..], &["search"]].concat());
     drop(lines);
     status_until(&d, "the session's place to be given back", |s| {
         s["controlConnections"] == 1

@@ -135,8 +135,7 @@ fn handshake() -> String {
 /// A daemon with one tab (7) whose page has a `search` tool.
 async fn daemon_with_search() -> (TestDaemon, FakeExtension) {
     let d = TestDaemon::start();
-    let ext = FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("tab 7", |t| t.len() == 1);
+    let ext = FakeExtension::search_tab(&d).await;
     (d, ext)
 }
 

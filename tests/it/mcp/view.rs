@@ -5,7 +5,7 @@
 //! `browserctl_call_tool`; tabs that are not the current one open, move and close without a
 //! `list_changed`, and the current tab's navigation sends one.
 //!
-//! And each result said once: on Playwright's own test pages (tests/e2e/corpus), a snapshot
+//! And each result said once: on Playwright's own test pages (tests/e2e/third_party), a snapshot
 //! over MCP is at most 1.1x the characters `browserctl call` prints, and at most 0.6x those
 //! of Playwright MCP's `browser_snapshot` on the same pages in the same run (`@playwright/mcp`,
 //! installed by `.ci/run` into target/playwright-mcp, driving the same Chromium).
@@ -159,7 +159,7 @@ fn playwright_mcp() -> Option<PathBuf> {
 
 /// The corpus's Playwright pages.
 fn corpus_pages() -> Vec<String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/corpus");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/third_party");
     let mut pages = Vec::new();
     let mut dirs = vec![root.join("playwright")];
     while let Some(dir) = dirs.pop() {

@@ -270,9 +270,7 @@ async fn sigterm_lets_a_call_in_flight_finish_then_exits_clean() {
     cmd.env("NOTIFY_SOCKET", dir.path().join("notify.sock"));
     let socket = dir.path().join("ctl.sock");
     let mut d = spawn(dir, cmd, &socket);
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("the tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
 
     let call = ctl_async(&d, &["--json", "call", "search", "--query", "slow"]);
     let request = ext.expect("callTool").await;
@@ -302,9 +300,7 @@ async fn calls_left_after_the_grace_period_fail_with_shutting_down() {
     let cmd = daemon_command(dir.path(), &["--shutdown-grace", "300ms"]);
     let socket = dir.path().join("ctl.sock");
     let mut d = spawn(dir, cmd, &socket);
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("the tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
 
     let call = ctl_async(&d, &["call", "search", "--query", "never answered"]);
     ext.expect("callTool").await;
@@ -325,9 +321,7 @@ async fn a_second_signal_exits_at_once() {
     cmd.env("NOTIFY_SOCKET", dir.path().join("notify.sock"));
     let socket = dir.path().join("ctl.sock");
     let mut d = spawn(dir, cmd, &socket);
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("the tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let call = ctl_async(&d, &["call", "search", "--query", "never answered"]);
     ext.expect("callTool").await;
 
@@ -348,9 +342,7 @@ async fn sighup_reloads_log_level_and_origins_without_dropping_connections() {
     let cmd = daemon_command(dir.path(), &["--config", config.to_str().unwrap()]);
     let socket = dir.path().join("ctl.sock");
     let d = spawn(dir, cmd, &socket);
-    let mut ext =
-        FakeExtension::connect(&d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-    d.wait_tabs("the tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let trusted = [("Origin", "https://trusted.example")];
     assert!(FakeExtension::raw(&d.ws_url(), &trusted).await.is_err());
     assert!(

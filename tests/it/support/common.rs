@@ -320,6 +320,15 @@ impl FakeExtension {
         ext
     }
 
+    /// Connects as session `s1` with one tab, b1:7 "Search", offering `search`, and waits
+    /// until the daemon lists it.
+    pub async fn search_tab(d: &TestDaemon) -> FakeExtension {
+        let ext =
+            FakeExtension::connect(d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
+        d.wait_tabs("tab 7", |t| t.len() == 1);
+        ext
+    }
+
     pub async fn send(&mut self, v: Value) {
         self.ws
             .send(Message::text(v.to_string()))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Serves tests/e2e/pages and tests/e2e/corpus (subdirectories too) on 127.0.0.1, reachable as
+/// Serves tests/e2e/pages and tests/e2e/third_party (subdirectories too) on 127.0.0.1, reachable as
 /// http://localhost:PORT as well (another origin, another site), and answers POST /upload with
 /// what a multipart form sent. Stops on drop.
 pub struct SiteServer {
@@ -48,7 +48,7 @@ impl Drop for SiteServer {
     }
 }
 
-/// Where a request path is served from: corpus/… for the corpus, pages/… for ours.
+/// Where a request path is served from: third_party/… for the corpus, pages/… for ours.
 fn file_for(root: &Path, path: &str) -> Option<PathBuf> {
     let path = path.split(['?', '#']).next()?.trim_start_matches('/');
     let safe = !path.is_empty()
@@ -64,7 +64,7 @@ fn file_for(root: &Path, path: &str) -> Option<PathBuf> {
     }
     let first = path.split('/').next()?;
     let file = if matches!(first, "playwright" | "selenium") {
-        root.join("corpus").join(path)
+        root.join("third_party").join(path)
     } else {
         root.join("pages").join(path)
     };

@@ -1,6 +1,6 @@
 //! The agent's hands (issue 15) and the bounded snapshot (issue 16), end to end, in headless
 //! Chromium and in headless Firefox ESR: our extension, the real daemon, calls over its control
-//! socket. The pages are Playwright's and Selenium's own test pages (tests/e2e/corpus,
+//! socket. The pages are Playwright's and Selenium's own test pages (tests/e2e/third_party,
 //! unmodified, with their NOTICE) plus ours for the edge cases (tests/e2e/pages/hands-*.html).
 //!
 //! Every scenario is written once against [`Hands`] and runs in both browsers; the browser

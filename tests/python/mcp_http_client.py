@@ -9,62 +9,58 @@ Exits non-zero with a message on the first mismatch.
 """
 
 import os
-import sys
+
+from contextlib import asynccontextmanager
 
 import anyio
+from checks import checker, texts
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-
-def check(cond, what):
-    if not cond:
-        print(f"python MCP HTTP client: FAILED: {what}", file=sys.stderr)
-        sys.exit(1)
+check = checker("python MCP HTTP client")
 
 
-def texts(result):
-    return "\n".join(getattr(c, "text", "") for c in result.content)
-
-
-def http():
-    return create_mcp_http_client(headers={"Authorization": "Bearer " + os.environ["BROWSER_MCP_TOKEN"]})
+@asynccontextmanager
+async def connected(url):
+    """A client session on /mcp with the daemon's token, not yet initialized."""
+    token = os.environ["BROWSER_MCP_TOKEN"]
+    async with create_mcp_http_client(headers={"Authorization": "Bearer " + token}) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                yield session
 
 
 async def legacy(url):
-    async with http() as client, streamable_http_client(url, http_client=client) as streams:
-        read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            check(init.protocol_version == "2025-11-25", f"initialize version {init.protocol_version}")
-            check(init.server_info.name == "browser-mcp", f"server name {init.server_info!r}")
-            await session.set_logging_level("warning")
-            listed = await session.list_tools()
-            names = {t.name for t in listed.tools}
-            for meta in ("browserctl_list_tools", "browserctl_call_tool"):
-                check(meta in names, f"meta tool {meta} in {sorted(names)}")
-            rows = await session.call_tool("browserctl_list_tools", {})
-            tools = rows.structured_content["tools"]
-            check(any(t["tab"] == "b1:7" and t["tool"] == "search" for t in tools), f"rows {tools}")
-            ok = await session.call_tool(
-                "browserctl_call_tool", {"name": "search", "arguments": {"query": "legacy"}}
-            )
-            check(not ok.is_error and texts(ok) == "results for legacy", f"meta call {ok}")
+    async with connected(url) as session:
+        init = await session.initialize()
+        check(init.protocol_version == "2025-11-25", f"initialize version {init.protocol_version}")
+        check(init.server_info.name == "browser-mcp", f"server name {init.server_info!r}")
+        await session.set_logging_level("warning")
+        listed = await session.list_tools()
+        names = {t.name for t in listed.tools}
+        for meta in ("browserctl_list_tools", "browserctl_call_tool"):
+            check(meta in names, f"meta tool {meta} in {sorted(names)}")
+        rows = await session.call_tool("browserctl_list_tools", {})
+        tools = rows.structured_content["tools"]
+        check(any(t["tab"] == "b1:7" and t["tool"] == "search" for t in tools), f"rows {tools}")
+        ok = await session.call_tool(
+            "browserctl_call_tool", {"name": "search", "arguments": {"query": "legacy"}}
+        )
+        check(not ok.is_error and texts(ok) == "results for legacy", f"meta call {ok}")
 
 
 async def modern(url):
-    async with http() as client, streamable_http_client(url, http_client=client) as streams:
-        read, write = streams[0], streams[1]
-        async with ClientSession(read, write) as session:
-            found = await session.discover()
-            check(session.protocol_version == "2026-07-28", f"discover version {session.protocol_version}")
-            check("2025-11-25" in found.supported_versions, f"versions {found.supported_versions}")
-            listed = await session.list_tools()
-            check(listed.ttl_ms == 0, f"ttlMs {listed.ttl_ms}")
-            check(str(listed.cache_scope).lower().endswith("private"), f"cacheScope {listed.cache_scope}")
-            check(any(t.name == "search" for t in listed.tools), "search listed")
-            ok = await session.call_tool("search", {"query": "modern"})
-            check(not ok.is_error and texts(ok) == "results for modern", f"call {ok}")
+    async with connected(url) as session:
+        found = await session.discover()
+        check(session.protocol_version == "2026-07-28", f"discover version {session.protocol_version}")
+        check("2025-11-25" in found.supported_versions, f"versions {found.supported_versions}")
+        listed = await session.list_tools()
+        check(listed.ttl_ms == 0, f"ttlMs {listed.ttl_ms}")
+        check(str(listed.cache_scope).lower().endswith("private"), f"cacheScope {listed.cache_scope}")
+        check(any(t.name == "search" for t in listed.tools), "search listed")
+        ok = await session.call_tool("search", {"query": "modern"})
+        check(not ok.is_error and texts(ok) == "results for modern", f"call {ok}")
 
 
 async def main():

@@ -7,11 +7,12 @@ Exits non-zero with a message on the first mismatch.
 """
 
 import os
-import sys
 
 import anyio
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from checks import checker, texts
 
 SEARCH_SCHEMA = {
     "type": "object",
@@ -20,14 +21,7 @@ SEARCH_SCHEMA = {
 }
 
 
-def check(cond, what):
-    if not cond:
-        print(f"python MCP client: FAILED: {what}", file=sys.stderr)
-        sys.exit(1)
-
-
-def texts(result):
-    return "\n".join(getattr(c, "text", "") for c in result.content)
+check = checker("python MCP client")
 
 
 async def main():

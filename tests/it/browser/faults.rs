@@ -9,7 +9,7 @@ use crate::support::cdp::{Browser, Page};
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::{json, Value};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// `hang` (read-only) and `hang_act` (may change things, so never retried) wait until the page
@@ -179,20 +179,11 @@ pub(crate) struct Ended {
 
 /// `browserctl --json call TOOL --tab TAB --timeout 60s ARGS…`, started now.
 pub(crate) fn call(d: &TestDaemon, tool: &str, tab: &str, args: &[&str]) -> Running {
-    let socket = d.socket.clone();
-    let mut all: Vec<String> = ["--json", "call", tool, "--tab", tab, "--timeout", "60s"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    all.extend(args.iter().map(|s| s.to_string()));
+    let mut all = vec!["--json", "call", tool, "--tab", tab, "--timeout", "60s"];
+    all.extend_from_slice(args);
+    let child = d.ctl_spawn(&all);
     Running(std::thread::spawn(move || {
-        let out = Command::new(CTL)
-            .arg("--socket")
-            .arg(&socket)
-            .args(&all)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run browserctl");
+        let out = child.wait_with_output().expect("run browserctl");
         (out, Instant::now())
     }))
 }

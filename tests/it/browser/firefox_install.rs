@@ -77,18 +77,7 @@ fn unsigned_xpi_installs_for_good_only_without_required_signatures() {
     // Found through the native host, so only this daemon can be the one it reaches.
     let d = TestDaemon::builder().args(&["--require-token"]).start();
     let home = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(CTL)
-        .args([
-            "install-native-host",
-            "--browser",
-            "firefox",
-            "--discovery-dir",
-        ])
-        .arg(&d.discovery_dir)
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "install: {}", stderr(&out));
+    d.install_host_in_home(home.path(), "firefox");
     let log = home.path().join("firefox.log");
     let browsers = || {
         d.ctl_json(&["browsers"])["browsers"]

@@ -8,6 +8,7 @@
 
 use crate::browser::faults::{stop_worker, Rig};
 use crate::support::cdp::{Browser, Page};
+use crate::support::common::XorShift;
 use crate::support::harness::*;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -16,18 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-
-/// A small deterministic generator.
-struct XorShift(u64);
-
-impl XorShift {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
 
 /// What the callers saw.
 #[derive(Default)]
@@ -84,7 +73,7 @@ async fn caller(
             let tabs = tabs.lock().unwrap();
             match tabs.len() {
                 0 => None,
-                n => Some(tabs[rng.below(n as u64) as usize].clone()),
+                n => Some(tabs[rng.below(n)].clone()),
             }
         };
         let Some(tab) = tab else {
@@ -171,11 +160,11 @@ fn fault(
             tabs.push(rig.b.open(&url));
         }
         3 | 4 if tabs.len() > 2 => {
-            let page = tabs.swap_remove(rng.below(tabs.len() as u64) as usize);
+            let page = tabs.swap_remove(rng.below(tabs.len()));
             let _ = rig.b.try_send(Some(&page.session), "Page.close", json!({}));
         }
         5..=7 if !tabs.is_empty() => {
-            let page = &tabs[rng.below(tabs.len() as u64) as usize];
+            let page = &tabs[rng.below(tabs.len())];
             let go = format!("setTimeout(() => location.assign('/nav-{serial}'), 0), true");
             let _ = rig.b.try_eval(page, &go);
         }
@@ -245,7 +234,7 @@ fn a_fault_soak_with_the_real_browser_ends_every_call_once_and_stays_flat() {
             warm = Some((rss, worker_heap(&mut rig.b)));
         }
         // The faults' pace: a few a second, between the callers' hundreds of calls.
-        std::thread::sleep(Duration::from_millis(100 + rng.below(300)));
+        std::thread::sleep(Duration::from_millis(100 + rng.below(300) as u64));
     }
     stop.cancel();
     let draining = Instant::now();

@@ -112,8 +112,8 @@ fn render(m: &Man, part: fn(&Man, &mut dyn std::io::Write) -> std::io::Result<()
     out
 }
 
-fn daemon_page() -> String {
-    let m = man(Config::command(), "1");
+/// A page's title, name, synopsis, description and options, as clap_mangen renders them.
+fn head(m: &Man) -> String {
     let mut page = String::new();
     for part in [
         Man::render_title,
@@ -122,8 +122,14 @@ fn daemon_page() -> String {
         Man::render_description_section,
         Man::render_options_section,
     ] {
-        page.push_str(&String::from_utf8(render(&m, part)).unwrap());
+        page.push_str(&String::from_utf8(render(m, part)).unwrap());
     }
+    page
+}
+
+fn daemon_page() -> String {
+    let m = man(Config::command(), "1");
+    let mut page = head(&m);
     page.push_str(&hand_written("browser-mcpd.1"));
     tidy(&page)
 }
@@ -143,16 +149,7 @@ fn ctl_page() -> String {
     let mut cli = Cli::command();
     cli.build();
     let m = man(cli.clone(), "1");
-    let mut page = String::new();
-    for part in [
-        Man::render_title,
-        Man::render_name_section,
-        Man::render_synopsis_section,
-        Man::render_description_section,
-        Man::render_options_section,
-    ] {
-        page.push_str(&String::from_utf8(render(&m, part)).unwrap());
-    }
+    let mut page = head(&m);
     page.push_str(".SH COMMANDS\n");
     page.push_str("Each command also takes the global options above.\n");
     for sub in cli

@@ -184,15 +184,7 @@ fn host_ignores_what_the_extension_sends() {
 fn install_writes_a_manifest_and_a_working_wrapper() {
     let d = TestDaemon::start();
     let profile = tempfile::tempdir().unwrap();
-    let out = ctl_plain(&[
-        "--json",
-        "install-native-host",
-        "--user-data-dir",
-        profile.path().to_str().unwrap(),
-        "--discovery-dir",
-        d.discovery_dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = d.install_host(profile.path());
     let hosts = profile.path().join("NativeMessagingHosts");
     let manifest_path = hosts.join("dev.browsermcp.host.json");
     let wrapper = hosts.join("browser-mcp-native-host");

@@ -65,12 +65,7 @@ fn a_flag_a_command_ignores_is_refused_not_ignored() {
     let d = TestDaemon::start();
     // setup does not talk to the daemon: --socket before it is a usage error, not ignored.
     let out = d.ctl(&["setup", "--manager", "systemd"]);
-    assert_eq!(exit_code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("`browserctl setup` does not take --socket"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 2, "`browserctl setup` does not take --socket");
     // native-host takes no --json.
     let out = ctl_env(&d, &["--json", "native-host"], &[]);
     assert_eq!(exit_code(&out), 2);
@@ -159,8 +154,7 @@ fn messages_speak_the_cli_s_words() {
 #[tokio::test(flavor = "multi_thread")]
 async fn one_failed_attempt_is_one_message() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![tool("submit")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![tool("submit")])).await;
     // A timeout of a tool that is not safe to repeat: one attempt, whose error the daemon
     // sends with a one-entry history.
     let cli = ctl_async(&d, &["call", "submit", "--attempt-timeout", "200ms"]);
@@ -263,19 +257,7 @@ fn unicode_cells(s: &str) -> usize {
 async fn events_exits_when_its_reader_leaves() {
     let d = TestDaemon::start();
     let _ext = FakeExtension::connect(&d, "s1", vec![tab(1, "A", vec![])]).await;
-    let mut child = Command::new(CTL)
-        .args([
-            "--socket",
-            d.socket.to_str().unwrap(),
-            "events",
-            "--since",
-            "0",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = d.ctl_spawn(&["events", "--since", "0"]);
     let mut lines = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     lines.read_line(&mut first).unwrap();
@@ -318,19 +300,7 @@ async fn events_says_when_the_daemon_stops_and_where_to_resume() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 1);
 
-    let mut child = Command::new(CTL)
-        .args([
-            "--socket",
-            d.socket.to_str().unwrap(),
-            "events",
-            "--since",
-            "0",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = d.ctl_spawn(&["events", "--since", "0"]);
     let mut lines = BufReader::new(child.stdout.take().unwrap());
     let mut seen = 0;
     while seen < last {

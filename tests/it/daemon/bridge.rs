@@ -11,6 +11,16 @@ fn names(tabs: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// `browserctl call browser_evaluate` on tab b1:7.
+const EVALUATE_ON_7: [&str; 6] = [
+    "call",
+    "browser_evaluate",
+    "--tab",
+    "b1:7",
+    "--expression",
+    "1",
+];
+
 #[tokio::test(flavor = "multi_thread")]
 async fn connected_snapshot_and_every_tab_event_reach_the_registry() {
     let d = TestDaemon::start();
@@ -110,8 +120,7 @@ async fn call_search_query_test_returns_the_scripted_result() {
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_errors_come_back_typed() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     let cli = ctl_async(&d, &["call", "search", "--query", "q"]);
     let call = ext.expect("callTool").await;
     ext.send(
@@ -120,12 +129,7 @@ async fn tool_errors_come_back_typed() {
     )
     .await;
     let out = cli.await.unwrap();
-    assert_eq!(exit_code(&out), 7, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("TOOL_ERROR: Tool execution failed: reason"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 7, "TOOL_ERROR: Tool execution failed: reason");
     assert!(stdout(&out).is_empty());
 
     let cli = ctl_async(&d, &["--json", "call", "search", "--query", "q"]);
@@ -211,23 +215,25 @@ async fn two_browsers_with_clashing_tab_ids() {
     assert!(stdout(&out).contains("B1") && !stdout(&out).contains("A1"));
 }
 
+/// `browserctl --json call search --query q --timeout TIMEOUT`, running.
+fn search_within(d: &TestDaemon, timeout: &str) -> tokio::task::JoinHandle<std::process::Output> {
+    let args = [
+        "--json",
+        "call",
+        "search",
+        "--query",
+        "q",
+        "--timeout",
+        timeout,
+    ];
+    ctl_async(d, &args)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn disconnect_mid_call_fails_fast_with_websocket_error() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
-    let cli = ctl_async(
-        &d,
-        &[
-            "--json",
-            "call",
-            "search",
-            "--query",
-            "q",
-            "--timeout",
-            "60s",
-        ],
-    );
+    let mut ext = FakeExtension::search_tab(&d).await;
+    let cli = search_within(&d, "60s");
     ext.expect("callTool").await;
     let dropped = Instant::now();
     drop(ext);
@@ -245,20 +251,8 @@ async fn disconnect_mid_call_fails_fast_with_websocket_error() {
 #[tokio::test(flavor = "multi_thread")]
 async fn silence_gives_message_timeout_and_late_answers_are_dropped() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::connect(&d, "s1", vec![tab(1, "T", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
-    let cli = ctl_async(
-        &d,
-        &[
-            "--json",
-            "call",
-            "search",
-            "--query",
-            "q",
-            "--timeout",
-            "300ms",
-        ],
-    );
+    let mut ext = FakeExtension::search_tab(&d).await;
+    let cli = search_within(&d, "300ms");
     let call = ext.expect("callTool").await;
     let out = cli.await.unwrap();
     assert_eq!(exit_code(&out), 8, "{}", stderr(&out));
@@ -358,12 +352,7 @@ async fn refused_open_and_failed_discovery_come_back_as_errors() {
         "error": {"code": "INVALID_ARGUMENTS", "message": "only http(s) URLs can be opened"}}))
         .await;
     let out = cli.await.unwrap();
-    assert_eq!(exit_code(&out), 6, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("only http(s) URLs"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 6, "only http(s) URLs");
 
     let cli = ctl_async(&d, &["discover", "b1:1"]);
     let disc = ext.expect("discoverTools").await;
@@ -392,25 +381,13 @@ async fn a_tool_the_extension_hides_fails_with_its_reason() {
 
     // Named tab, and no tab named: both say why.
     for args in [
-        &[
-            "call",
-            "browser_evaluate",
-            "--tab",
-            "b1:7",
-            "--expression",
-            "1",
-        ][..],
+        &EVALUATE_ON_7[..],
         &["call", "browser_evaluate", "--expression", "1"][..],
     ] {
-        let out = d.ctl(args);
-        assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains(&format!(
-                "TOOL_NOT_FOUND: `browser_evaluate` on b1:7 is hidden by the browser extension: {evaluate_off}"
-            )),
-            "{}",
-            stderr(&out)
+        let hidden = format!(
+            "TOOL_NOT_FOUND: `browser_evaluate` on b1:7 is hidden by the browser extension: {evaluate_off}"
         );
+        fails(&d.ctl(args), 4, &hidden);
     }
 
     // The user turns the site off: the tools go, the reason comes, and replaces the old one.
@@ -424,16 +401,8 @@ async fn a_tool_the_extension_hides_fails_with_its_reason() {
         t[0]["tools"] == json!([]) && t[0]["hidden"]["reason"] == site_off
     });
     let out = d.ctl(&["--json", "call", "search", "--tab", "b1:7", "--query", "q"]);
-    assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
-    assert!(stderr(&out).contains(site_off), "{}", stderr(&out));
-    let out = d.ctl(&[
-        "call",
-        "browser_evaluate",
-        "--tab",
-        "b1:7",
-        "--expression",
-        "1",
-    ]);
+    fails(&out, 4, site_off);
+    let out = d.ctl(&EVALUATE_ON_7);
     assert!(
         stderr(&out).contains("no tool `browser_evaluate` on b1:7"),
         "the old hint went with the old tools: {}",
@@ -449,10 +418,5 @@ async fn a_tool_the_extension_hides_fails_with_its_reason() {
     let tabs = d.wait_tabs("tab 7 with tool a", |t| t[0]["tools"][0]["name"] == "a");
     assert!(tabs[0].get("hidden").is_none(), "{}", tabs[0]);
     let out = d.ctl(&["call", "search", "--tab", "b1:7", "--query", "q"]);
-    assert_eq!(exit_code(&out), 4, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("no tool `search` on b1:7"),
-        "{}",
-        stderr(&out)
-    );
+    fails(&out, 4, "no tool `search` on b1:7");
 }

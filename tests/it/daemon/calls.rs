@@ -29,19 +29,11 @@ const FAST_BACKOFF: &[&str] = &[
 #[tokio::test(flavor = "multi_thread")]
 async fn read_only_tool_is_retried_with_growing_clamped_backoff() {
     let d = TestDaemon::builder().args(FAST_BACKOFF).start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_only("peek")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
-    let cli = ctl_async(
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![read_only("peek")])).await;
+    let cli = call_async(
         &d,
-        &[
-            "--json",
-            "call",
-            "peek",
-            "--attempt-timeout",
-            "200ms",
-            "--retries",
-            "3",
-        ],
+        "peek",
+        &["--attempt-timeout", "200ms", "--retries", "3"],
     );
     let mut ids = Vec::new();
     for _ in 0..4 {
@@ -80,19 +72,11 @@ async fn read_only_tool_is_retried_with_growing_clamped_backoff() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
     let d = TestDaemon::builder().args(FAST_BACKOFF).start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("click")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
-    let cli = ctl_async(
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![tool("click")])).await;
+    let cli = call_async(
         &d,
-        &[
-            "--json",
-            "call",
-            "click",
-            "--attempt-timeout",
-            "150ms",
-            "--retries",
-            "3",
-        ],
+        "click",
+        &["--attempt-timeout", "150ms", "--retries", "3"],
     );
     ext.expect("callTool").await;
     let out = cli.await.unwrap();
@@ -124,8 +108,7 @@ async fn a_plain_tool_is_not_retried_after_a_timeout_unless_asked() {
 #[tokio::test(flavor = "multi_thread")]
 async fn transient_tool_errors_are_retried_and_unknown_ones_are_not() {
     let d = TestDaemon::builder().args(FAST_BACKOFF).start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("submit")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![tool("submit")])).await;
     let cli = ctl_async(&d, &["--json", "call", "submit"]);
     let c = ext.expect("callTool").await;
     ext.send(json!({"type": "toolResult", "callId": c["callId"], "error": "Network error: connection reset"})).await;
@@ -232,8 +215,7 @@ async fn arguments_are_validated_against_the_schema_before_sending() {
 #[tokio::test(flavor = "multi_thread")]
 async fn not_found_codes() {
     let d = TestDaemon::start();
-    let _ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let _ext = FakeExtension::search_tab(&d).await;
     let out = d.ctl(&["--json", "call", "search", "--tab", "b1:99", "--query", "x"]);
     assert_eq!(
         (exit_code(&out), err_json(&out)["error"]["code"].clone()),
@@ -332,8 +314,7 @@ async fn wait_returns_when_a_tool_or_tab_appears() {
 #[tokio::test(flavor = "multi_thread")]
 async fn thousands_of_late_answers_leave_no_pending_entries() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![search_tool()])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::search_tab(&d).await;
     const N: usize = 2000;
     let client = std::sync::Arc::new(Client::new(&d.socket));
     let mut calls = tokio::task::JoinSet::new();

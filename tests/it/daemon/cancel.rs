@@ -46,26 +46,13 @@ async fn a_call_with_a_call_id_can_be_cancelled_through_the_control_api() {
     assert_eq!(again.code.as_str(), "NOT_FOUND");
 }
 
-/// `browserctl call search --query q`, on its own, its output piped.
-fn search_call(d: &TestDaemon) -> std::process::Child {
-    std::process::Command::new(CTL)
-        .arg("--socket")
-        .arg(&d.socket)
-        .args(["call", "search", "--query", "q"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 /// Ctrl-C on `browserctl call` (item 8 of issue 18): the call is cancelled in the daemon, by
 /// name, and counted in callsCancelled; browserctl exits 130.
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_c_on_call_cancels_it_and_counts() {
     let d = TestDaemon::start();
     let mut ext = FakeExtension::search_tab(&d).await;
-    let child = search_call(&d);
+    let child = d.ctl_spawn(&["call", "search", "--query", "q"]);
     ext.expect("callTool").await;
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
@@ -92,7 +79,7 @@ async fn ctrl_c_on_call_cancels_it_and_counts() {
 async fn a_caller_that_hangs_up_cancels_its_call() {
     let d = TestDaemon::start();
     let mut ext = FakeExtension::search_tab(&d).await;
-    let mut child = search_call(&d);
+    let mut child = d.ctl_spawn(&["call", "search", "--query", "q"]);
     ext.expect("callTool").await;
     child.kill().unwrap();
     child.wait().unwrap();

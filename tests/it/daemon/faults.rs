@@ -362,7 +362,7 @@ async fn reconnects_restore_tabs_without_duplicates_or_ghosts() {
 /// does) with their token, a retry with backoff when the connection is lost, and a fresh
 /// `connected` snapshot on every (re)connection. It answers every call with "ok".
 async fn persistent_extension(dir: PathBuf, stop: tokio_util::sync::CancellationToken) {
-    use futures_util::{SinkExt, StreamExt};
+    use futures_util::SinkExt;
     let mut delay = Duration::from_millis(50);
     loop {
         if stop.is_cancelled() {
@@ -405,9 +405,8 @@ async fn persistent_extension(dir: PathBuf, stop: tokio_util::sync::Cancellation
             continue;
         }
         loop {
-            let m = tokio::select! {
-                m = ws.next() => m,
-                _ = stop.cancelled() => return,
+            let Some(m) = unless_stopped(&mut ws, &stop).await else {
+                return;
             };
             let Some(Ok(Message::Text(t))) = m else {
                 match m {
@@ -460,13 +459,7 @@ async fn a_daemon_killed_and_restarted_gets_its_browser_back() {
     assert_eq!(s["browsers"], 1);
     let (_, tabs) = api(&d2, "GET", "/v1/tabs", None).await;
     assert_eq!(tab_refs(&tabs), vec!["b1:1", "b1:2"]);
-    let (code, v) = api(
-        &d2,
-        "POST",
-        "/v1/call",
-        Some(r#"{"tool":"search","args":{"query":"q"}}"#),
-    )
-    .await;
+    let (code, v) = call_search(&d2, "q").await;
     assert_eq!((code, &v["result"]), (200, &json!("ok")), "{v}");
     stop.cancel();
     ext.await.unwrap();

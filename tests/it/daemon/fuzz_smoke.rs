@@ -6,24 +6,10 @@
 #[path = "../../../fuzz/src/lib.rs"]
 mod targets;
 
+use crate::support::common::XorShift;
 use std::path::Path;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn dictionary() -> Vec<Vec<u8>> {
     let text = std::fs::read_to_string(Path::new(ROOT).join("fuzz/json.dict")).unwrap();

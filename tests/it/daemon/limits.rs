@@ -140,13 +140,7 @@ async fn calls_in_flight_are_capped_daemon_wide_and_per_mcp_session() {
     let b = slow("b");
     let first = ext.expect("callTool").await;
     let second = ext.expect("callTool").await;
-    let (code, v) = api(
-        &d,
-        "POST",
-        "/v1/call",
-        Some(r#"{"tool":"search","args":{"query":"c"}}"#),
-    )
-    .await;
+    let (code, v) = call_search(&d, "c").await;
     assert_eq!(code, 429, "{v}");
     assert_eq!(v["error"]["code"], "LIMIT_EXCEEDED");
     assert_eq!(v["error"]["retryable"], true);

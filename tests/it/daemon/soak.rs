@@ -9,7 +9,7 @@
 use crate::support::common::*;
 use crate::support::harness::*;
 use bytes::Bytes;
-use futures_util::{SinkExt, StreamExt};
+use futures_util::SinkExt;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -24,18 +24,6 @@ fn env_num(name: &str, default: u64) -> u64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// A small deterministic generator (no rand crate for this).
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 /// What the browsers saw: every `n` a tool ran for, and how often one ran twice.
@@ -68,9 +56,8 @@ async fn flaky_browser(
             continue;
         }
         loop {
-            let m = tokio::select! {
-                m = ws.next() => m,
-                _ = stop.cancelled() => return,
+            let Some(m) = unless_stopped(&mut ws, &stop).await else {
+                return;
             };
             let text = match m {
                 Some(Ok(Message::Text(t))) => t,

@@ -45,18 +45,7 @@ async fn two_browsers_with_a_focused_tab_each_are_ambiguous() {
         .collect();
     assert_eq!(cands, ["b1:1", "b2:1"]);
     // --browser settles it, and the answer says which tab answered.
-    let cli = ctl_async(
-        &d,
-        &[
-            "--json",
-            "call",
-            "search",
-            "--browser",
-            "b2",
-            "--query",
-            "x",
-        ],
-    );
+    let cli = call_async(&d, "search", &["--browser", "b2", "--query", "x"]);
     two.answer_call(json!("from two")).await;
     let out = cli.await.unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -135,16 +124,13 @@ async fn timeout_is_the_whole_call_s_budget() {
     let d = TestDaemon::builder()
         .args(&["--backoff-base", "100ms", "--backoff-max", "100ms"])
         .start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![read_only("peek")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![read_only("peek")])).await;
     // One attempt of 1 s, then a retry that gets only what is left of 1.5 s: two attempts,
     // where retries alone would allow six.
-    let cli = ctl_async(
+    let cli = call_async(
         &d,
+        "peek",
         &[
-            "--json",
-            "call",
-            "peek",
             "--timeout",
             "1500ms",
             "--attempt-timeout",
@@ -201,8 +187,7 @@ async fn a_retry_that_cannot_fit_is_not_tried() {
     let d = TestDaemon::builder()
         .args(&["--backoff-base", "5s", "--backoff-max", "5s"])
         .start();
-    let mut ext = FakeExtension::connect(&d, "s", vec![tab(1, "T", vec![tool("submit")])]).await;
-    d.wait_tabs("tab", |t| t.len() == 1);
+    let mut ext = FakeExtension::single(&d, tab(1, "T", vec![tool("submit")])).await;
     let cli = ctl_async(&d, &["--json", "call", "submit", "--timeout", "2s"]);
     let c = ext.expect("callTool").await;
     // A transient failure, worth a retry, whose 5 s backoff does not fit in 2 s.

@@ -261,6 +261,17 @@ async fn a_listed_tools_call_over_mcp_is_one_json_answer_equal_to_rmcps() {
     assert_eq!(answer_to(&again, 8)["result"], short["result"]);
 }
 
+/// Short calls (10, 12) and an rmcp request (ping, 11), then `more`, as one write.
+fn mixed_batch(more: &[Value]) -> String {
+    let mut all = vec![
+        call(10, "search", None),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
+        call(12, "search", None),
+    ];
+    all.extend_from_slice(more);
+    ndjson(&all)
+}
+
 /// `browserctl mcp` with raw stdio: answers of both paths come as whole lines, whatever
 /// arrives together; a cancelled short call gets no answer and the next one does.
 #[tokio::test(flavor = "multi_thread")]
@@ -269,12 +280,7 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
     let (child, mut stdin, mut lines) = stdio_session(&d).await;
 
     // Short calls and rmcp's requests in one write; the page answers both calls.
-    let batch = ndjson(&[
-        call(10, "search", None),
-        json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
-        call(12, "search", None),
-        json!({"jsonrpc": "2.0", "id": 13, "method": "tools/list"}),
-    ]);
+    let batch = mixed_batch(&[json!({"jsonrpc": "2.0", "id": 13, "method": "tools/list"})]);
     stdin.write_all(batch.as_bytes()).await.unwrap();
     ext.answer_call(json!("one")).await;
     ext.answer_call(json!("two")).await;
@@ -319,11 +325,7 @@ async fn over_stdio_short_and_rmcp_answers_interleave_as_whole_lines() {
 async fn browserctl_mcp_answers_what_it_owes_after_its_input_ends() {
     let (d, mut ext) = daemon_with_search().await;
     let (child, mut stdin, mut lines) = stdio_session(&d).await;
-    let batch = ndjson(&[
-        call(10, "search", None),
-        json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
-        call(12, "search", None),
-    ]);
+    let batch = mixed_batch(&[]);
     stdin.write_all(batch.as_bytes()).await.unwrap();
     drop(stdin);
     // The page answers after the input has ended.

@@ -338,6 +338,27 @@ async fn the_token_never_reaches_the_log() {
     }
 }
 
+/// A directory `name` under `root` with this mode (and owner 65534 when `nobody`).
+fn dir_with(root: &Path, name: &str, mode: u32, nobody: bool) -> std::path::PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    if nobody {
+        let (uid, gid) = (
+            nix::unistd::Uid::from_raw(65534),
+            nix::unistd::Gid::from_raw(65534),
+        );
+        nix::unistd::chown(&dir, Some(uid), Some(gid)).unwrap();
+    }
+    dir
+}
+
+/// The daemon did not start, and said `why`.
+fn refused(out: &std::process::Output, why: &str) {
+    assert!(!out.status.success(), "started: {}", stderr(out));
+    assert!(stderr(out).contains(why), "{}", stderr(out));
+}
+
 #[test]
 fn discovery_directories_others_control_are_refused() {
     let start = |disco: &Path| {
@@ -353,25 +374,16 @@ fn discovery_directories_others_control_are_refused() {
     };
     let root = tempfile::tempdir().unwrap();
     // World-writable without the sticky bit.
-    let open = root.path().join("open");
-    std::fs::create_dir(&open).unwrap();
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let out = start(&open);
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("writable by other users (mode 777) and not sticky"),
-        "{}",
-        stderr(&out)
+    let open = dir_with(root.path(), "open", 0o777, false);
+    refused(
+        &start(&open),
+        "writable by other users (mode 777) and not sticky",
     );
     // A symlink to a directory (whoever made it).
-    let real = root.path().join("real");
-    std::fs::create_dir(&real).unwrap();
-    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let real = dir_with(root.path(), "real", 0o700, false);
     let link = root.path().join("link");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    let out = start(&link);
-    assert!(!out.status.success());
-    assert!(stderr(&out).contains("symlink"), "{}", stderr(&out));
+    refused(&start(&link), "symlink");
     assert_eq!(
         std::fs::read_dir(&real).unwrap().count(),
         0,
@@ -379,15 +391,7 @@ fn discovery_directories_others_control_are_refused() {
     );
     // Owned by another user (needs root to make one).
     if nix::unistd::geteuid().is_root() {
-        let theirs = root.path().join("theirs");
-        std::fs::create_dir(&theirs).unwrap();
-        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o700)).unwrap();
-        nix::unistd::chown(
-            &theirs,
-            Some(nix::unistd::Uid::from_raw(65534)),
-            Some(nix::unistd::Gid::from_raw(65534)),
-        )
-        .unwrap();
+        let theirs = dir_with(root.path(), "theirs", 0o700, true);
         // Someone else's directory blocks nobody (issue 18): the daemon starts, with its
         // discovery file in its own runtime directory, says why, and puts nothing in theirs.
         let run = tempfile::tempdir().unwrap();
@@ -437,40 +441,19 @@ fn a_socket_directory_others_can_write_is_refused() {
             .output()
             .unwrap()
     };
-    let open = root.path().join("open");
-    std::fs::create_dir(&open).unwrap();
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let out = start(&open);
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("writable by other users"),
-        "{}",
-        stderr(&out)
-    );
-    let group = root.path().join("group");
-    std::fs::create_dir(&group).unwrap();
-    std::fs::set_permissions(&group, std::fs::Permissions::from_mode(0o770)).unwrap();
+    let open = dir_with(root.path(), "open", 0o777, false);
+    refused(&start(&open), "writable by other users");
+    let group = dir_with(root.path(), "group", 0o770, false);
     assert!(!start(&group).status.success(), "group-writable");
     let link = root.path().join("link");
     std::os::unix::fs::symlink(&open, &link).unwrap();
-    let out = start(&link);
-    assert!(stderr(&out).contains("symlink"), "{}", stderr(&out));
+    refused(&start(&link), "symlink");
     if nix::unistd::geteuid().is_root() {
-        let theirs = root.path().join("theirs");
-        std::fs::create_dir(&theirs).unwrap();
-        nix::unistd::chown(&theirs, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
-        std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let out = start(&theirs);
-        assert!(
-            stderr(&out).contains("belongs to uid 65534"),
-            "{}",
-            stderr(&out)
-        );
+        let theirs = dir_with(root.path(), "theirs", 0o755, true);
+        refused(&start(&theirs), "belongs to uid 65534");
     }
     // A sticky world-writable directory (like /tmp) is fine: nobody can replace our socket.
-    let sticky = root.path().join("sticky");
-    std::fs::create_dir(&sticky).unwrap();
-    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let sticky = dir_with(root.path(), "sticky", 0o1777, false);
     let mut child = Command::new(DAEMON)
         .args(["--port", "0", "--socket"])
         .arg(sticky.join("ctl.sock"))

@@ -25,6 +25,25 @@ fn free_scan_port(not: u16) -> u16 {
 /// (c) scan only, unpaired: neither daemon hears about the browser; (d) once paired, the
 /// real daemon gets the tabs and the impostor (which relays to the real daemon, and is
 /// refused there) still gets nothing but key ids and nonces.
+/// The real daemon gets the secret page, with its tools, and reads it.
+fn the_secret_page_reaches(d: &TestDaemon, url: &str) {
+    let tab = wait_until(WAIT, "the secret page on the real daemon", || {
+        let tabs = d.ctl_json(&["tabs"]);
+        tabs["tabs"]
+            .as_array()?
+            .iter()
+            .find(|t| t["url"] == url && tool_names(t).contains(&"browser_snapshot"))
+            .cloned()
+    });
+    let snap = d.ctl_json(&[
+        "call",
+        "browser_snapshot",
+        "--tab",
+        tab["ref"].as_str().unwrap(),
+    ]);
+    assert!(snap.to_string().contains("account 12345"), "{snap}");
+}
+
 #[test]
 fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing() {
     let Some(exe) = chromium_or_skip("trust_browser::an_impostor_daemon_learns_nothing") else {
@@ -91,7 +110,13 @@ fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing()
         ),
         "in words: {refused}"
     );
-    let after = impostor.assert_learned_nothing("after pairing");
+    proved_nothing(&impostor, &d, "after pairing");
+}
+
+/// The impostor learned nothing though it was asked to prove the pairing, could not relay
+/// to the real daemon (another uid), and the real daemon has the one browser.
+fn proved_nothing(impostor: &Impostor, d: &TestDaemon, when: &str) {
+    let after = impostor.assert_learned_nothing(when);
     assert!(
         after.contains(&"auth".to_owned()),
         "it was asked to prove the pairing: {after:?}"
@@ -153,15 +178,7 @@ fn impostor_beside_the_native_host(test: &str, host_delay_s: Option<u32>) {
     let impostor = Impostor::daemon(free_scan_port(d.port), None);
     let impostor_at = format!("127.0.0.1:{}", impostor_port(&impostor));
     let profile = tempfile::tempdir().unwrap();
-    let out = ctl_plain(&[
-        "--json",
-        "install-native-host",
-        "--user-data-dir",
-        profile.path().to_str().unwrap(),
-        "--discovery-dir",
-        d.discovery_dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "install: {}", stderr(&out));
+    let out = d.install_host(profile.path());
     if let Some(seconds) = host_delay_s {
         // A loaded machine, played by the host's own wrapper: it starts the host late.
         let written: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -184,21 +201,7 @@ fn impostor_beside_the_native_host(test: &str, host_delay_s: Option<u32>) {
         );
     }
     // The host names the real daemon, which gets the tab and answers a call on it.
-    let tab = wait_until(WAIT, "the secret page on the real daemon", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"]
-            .as_array()?
-            .iter()
-            .find(|t| t["url"] == url.as_str() && tool_names(t).contains(&"browser_snapshot"))
-            .cloned()
-    });
-    let snap = d.ctl_json(&[
-        "call",
-        "browser_snapshot",
-        "--tab",
-        tab["ref"].as_str().unwrap(),
-    ]);
-    assert!(snap.to_string().contains("account 12345"), "{snap}");
+    the_secret_page_reaches(&d, &url);
 
     // The settings page says who is trusted, and why, in words.
     let options = b.open(&format!(
@@ -289,21 +292,7 @@ fn in_firefox_an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_afte
 
     // Paired the way a person does: the real daemon gets the tab.
     ff.pair(&d);
-    let tab = wait_until(WAIT, "the secret page on the real daemon", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"]
-            .as_array()?
-            .iter()
-            .find(|t| t["url"] == url.as_str() && tool_names(t).contains(&"browser_snapshot"))
-            .cloned()
-    });
-    let snap = d.ctl_json(&[
-        "call",
-        "browser_snapshot",
-        "--tab",
-        tab["ref"].as_str().unwrap(),
-    ]);
-    assert!(snap.to_string().contains("account 12345"), "{snap}");
+    the_secret_page_reaches(&d, &url);
     // The extension offers its pairing to the impostor too, which fails to prove it.
     let refused = ff.wait_for(
         &options,
@@ -327,18 +316,5 @@ fn in_firefox_an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_afte
         ),
     );
     assert_eq!(paired, "connected · paired");
-    let after = impostor.assert_learned_nothing("Firefox, after pairing");
-    assert!(
-        after.contains(&"auth".to_owned()),
-        "it was asked to prove the pairing: {after:?}"
-    );
-    assert!(
-        impostor
-            .reports()
-            .iter()
-            .any(|r| r["event"] == "relay" && r["refused"].is_string()),
-        "relaying to the real daemon is refused (another uid): {:?}",
-        impostor.reports()
-    );
-    assert_eq!(d.status()["browsers"], 1);
+    proved_nothing(&impostor, &d, "Firefox, after pairing");
 }

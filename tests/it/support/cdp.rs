@@ -168,18 +168,7 @@ impl Browser {
     pub(crate) fn open(&mut self, url: &str) -> Page {
         let target =
             self.send(None, "Target.createTarget", json!({"url": url}))["targetId"].clone();
-        let session = self.send(
-            None,
-            "Target.attachToTarget",
-            json!({"targetId": target, "flatten": true}),
-        )["sessionId"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let page = Page {
-            session,
-            target: target.as_str().unwrap().to_owned(),
-        };
+        let page = self.attach_to(target.as_str().unwrap().to_owned());
         self.wait_for(
             &page,
             &format!("{url} to load"),
@@ -338,6 +327,11 @@ impl Browser {
             }
             std::thread::sleep(Duration::from_millis(50));
         };
+        self.attach_to(target)
+    }
+
+    /// A DevTools session on this target.
+    fn attach_to(&mut self, target: String) -> Page {
         let session = self.send(
             None,
             "Target.attachToTarget",

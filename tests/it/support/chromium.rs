@@ -3,12 +3,13 @@
 //! tiny page server on loopback.
 
 use crate::support::common::*;
+use crate::support::site::{listen, read_head, respond, stop};
 use serde_json::Value;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::BufReader;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -108,21 +109,7 @@ impl PageServer {
     }
 
     fn start(content: Content) -> PageServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(stream) = stream else { continue };
-                let content = content.clone();
-                // A thread each: Chromium opens speculative connections it may never use.
-                std::thread::spawn(move || serve(stream, &content));
-            }
-        });
+        let (port, stop) = listen(move |stream| serve(stream, &content));
         PageServer { port, stop }
     }
 
@@ -137,45 +124,31 @@ impl PageServer {
 
 impl Drop for PageServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wakes the accept loop so it sees the flag.
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        stop(self.port, &self.stop);
     }
 }
 
 fn serve(stream: TcpStream, content: &Content) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
+    let Some(head) = read_head(&mut reader) else {
         return;
-    }
-    let mut body_len = 0usize;
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" || header == "\n" => break,
-            Ok(_) => {
-                if let Some((name, value)) = header.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        body_len = value.trim().parse().unwrap_or(0);
-                    }
-                }
-            }
-        }
-    }
+    };
     // A request body (POST) is read and dropped: closing with unread data would reset the
     // connection under the response.
     let _ = std::io::copy(
-        &mut std::io::Read::take(&mut reader, body_len.min(1 << 20) as u64),
+        &mut std::io::Read::take(&mut reader, head.length.min(1 << 20) as u64),
         &mut std::io::sink(),
     );
     let (status, body) = match content {
         Content::Page(html) => ("200 OK", html.as_bytes().to_vec()),
         Content::Dir(root) => {
-            let path = request_line.split(' ').nth(1).unwrap_or("/");
-            let name = path.trim_start_matches('/').split('?').next().unwrap_or("");
+            let name = head
+                .path
+                .trim_start_matches('/')
+                .split('?')
+                .next()
+                .unwrap_or("");
             let safe = !name.is_empty()
                 && name
                     .chars()
@@ -187,14 +160,41 @@ fn serve(stream: TcpStream, content: &Content) {
             }
         }
     };
-    let mut out = &stream;
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = out.write_all(&body);
+    respond(&stream, status, "text/html; charset=utf-8", &body);
+}
+
+/// What a person does to pair in the extension's settings page: types `code`, presses Pair,
+/// and reads the page's verdict (a script for the page; Chromium's and Firefox's tests run it).
+pub fn pairing_script(code: &str) -> String {
+    format!(
+        r#"(async () => {{
+            for (let i = 0; i < 200 && !document.getElementById('pair-form'); i++) await new Promise((r) => setTimeout(r, 50));
+            const input = document.getElementById('pair-code');
+            const status = document.getElementById('pair-status');
+            input.value = {code};
+            status.textContent = '';
+            document.getElementById('pair').click();
+            for (let i = 0; i < 400; i++) {{
+                const t = status.textContent;
+                if (t && t !== 'Pairing…') return t;
+                await new Promise((r) => setTimeout(r, 50));
+            }}
+            return 'no verdict';
+        }})()"#,
+        code = serde_json::json!(code)
+    )
+}
+
+/// The page's verdict: paired (`Some(true)`), not yet (the scan has not found the daemon:
+/// try again), or failed.
+pub fn paired(verdict: &str) -> Option<bool> {
+    if verdict.starts_with("Paired with the daemon on port") {
+        Some(true)
+    } else if verdict.is_empty() || verdict.starts_with("No daemon found") {
+        None
+    } else {
+        Some(false)
+    }
 }
 
 /// Pairs the browser whose profile is `profile` (launched with `--remote-debugging-port=0`)
@@ -226,37 +226,17 @@ pub fn pair_browser(profile: &Path, d: &TestDaemon) -> String {
             .unwrap()
             .to_owned();
         // Types the code, presses Pair, and waits for the page's verdict.
-        let attempt = format!(
-            r#"(async () => {{
-                for (let i = 0; i < 200 && !document.getElementById('pair-form'); i++) await new Promise((r) => setTimeout(r, 50));
-                const input = document.getElementById('pair-code');
-                const status = document.getElementById('pair-status');
-                input.value = {code};
-                status.textContent = '';
-                document.getElementById('pair').click();
-                for (let i = 0; i < 400; i++) {{
-                    const t = status.textContent;
-                    if (t && t !== 'Pairing…') return t;
-                    await new Promise((r) => setTimeout(r, 50));
-                }}
-                return 'no verdict';
-            }})()"#,
-            code = serde_json::json!(code)
-        );
+        let attempt = pairing_script(&code);
         let start = Instant::now();
         loop {
             let r = cdp(&mut ws, &mut id, Some(&session), "Runtime.evaluate", serde_json::json!({"expression": attempt, "awaitPromise": true, "returnByValue": true})).await;
             let verdict = r["result"]["value"].as_str().unwrap_or("").to_owned();
-            if verdict.starts_with("Paired with the daemon on port") {
-                break;
+            match paired(&verdict) {
+                Some(true) => break,
+                // Nothing yet: the page is still loading, or the scan has not found the daemon.
+                None if start.elapsed() < Duration::from_secs(60) => {}
+                _ => panic!("pairing failed: {verdict:?} ({r})\n--- daemon ---\n{}", d.log()),
             }
-            // Nothing yet: the page is still loading, or the scan has not found the daemon.
-            let again = verdict.is_empty() || verdict.starts_with("No daemon found");
-            assert!(
-                again && start.elapsed() < Duration::from_secs(60),
-                "pairing failed: {verdict:?} ({r})\n--- daemon ---\n{}",
-                d.log()
-            );
             tokio::time::sleep(Duration::from_millis(300)).await;
         }
         cdp(&mut ws, &mut id, None, "Target.closeTarget", serde_json::json!({"targetId": target})).await;

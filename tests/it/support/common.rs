@@ -193,13 +193,51 @@ impl TestDaemon {
     }
 
     /// Runs browserctl against this daemon.
-    pub fn ctl(&self, args: &[&str]) -> Output {
+    /// `browserctl --json install-native-host --user-data-dir PROFILE`, pointed at this
+    /// daemon's discovery directory, as README tells a person to connect Chromium; it must
+    /// succeed. Its output.
+    pub fn install_host(&self, profile: &Path) -> Output {
+        let out = ctl_plain(&[
+            "--json",
+            "install-native-host",
+            "--user-data-dir",
+            profile.to_str().unwrap(),
+            "--discovery-dir",
+            self.discovery_dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "install: {}", stderr(&out));
+        out
+    }
+
+    /// The same for Firefox (`--browser NAME`) with HOME at `home`.
+    pub fn install_host_in_home(&self, home: &Path, browser: &str) -> Output {
+        let out = Command::new(CTL)
+            .args(["--json", "install-native-host", "--browser", browser])
+            .arg("--discovery-dir")
+            .arg(&self.discovery_dir)
+            .env("HOME", home)
+            .output()
+            .expect("run browserctl");
+        assert!(out.status.success(), "install: {}", stderr(&out));
+        out
+    }
+
+    /// `browserctl ARGS…` on this daemon, started and left running, its output piped.
+    pub fn ctl_spawn(&self, args: &[&str]) -> std::process::Child {
         Command::new(CTL)
             .arg("--socket")
             .arg(&self.socket)
             .args(args)
             .stdin(Stdio::null())
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run browserctl")
+    }
+
+    pub fn ctl(&self, args: &[&str]) -> Output {
+        self.ctl_spawn(args)
+            .wait_with_output()
             .expect("run browserctl")
     }
 
@@ -245,6 +283,12 @@ impl Drop for TestDaemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// browserctl exited `code` and said `words` on stderr.
+pub fn fails(out: &Output, code: i32, words: &str) {
+    assert_eq!(exit_code(out), code, "{}", stderr(out));
+    assert!(stderr(out).contains(words), "{}", stderr(out));
 }
 
 pub fn exit_code(o: &Output) -> i32 {
@@ -320,13 +364,16 @@ impl FakeExtension {
         ext
     }
 
-    /// Connects as session `s1` with one tab, b1:7 "Search", offering `search`, and waits
-    /// until the daemon lists it.
-    pub async fn search_tab(d: &TestDaemon) -> FakeExtension {
-        let ext =
-            FakeExtension::connect(d, "s1", vec![tab(7, "Search", vec![search_tool()])]).await;
-        d.wait_tabs("tab 7", |t| t.len() == 1);
+    /// Connects as session `s1` with this one tab, and waits until the daemon lists it.
+    pub async fn single(d: &TestDaemon, tab: Value) -> FakeExtension {
+        let ext = FakeExtension::connect(d, "s1", vec![tab]).await;
+        d.wait_tabs("the tab", |t| t.len() == 1);
         ext
+    }
+
+    /// [`FakeExtension::single`] with b1:7 "Search", offering `search`.
+    pub async fn search_tab(d: &TestDaemon) -> FakeExtension {
+        FakeExtension::single(d, tab(7, "Search", vec![search_tool()])).await
     }
 
     pub async fn send(&mut self, v: Value) {
@@ -388,19 +435,17 @@ impl FakeExtension {
     }
 }
 
+/// `browserctl --json call TOOL EXTRA…` on a blocking thread (see [`ctl_async`]).
+pub fn call_async(d: &TestDaemon, tool: &str, extra: &[&str]) -> tokio::task::JoinHandle<Output> {
+    let mut args = vec!["--json", "call", tool];
+    args.extend_from_slice(extra);
+    ctl_async(d, &args)
+}
+
 /// Runs browserctl on a blocking thread so an async test can script the extension meanwhile.
 pub fn ctl_async(d: &TestDaemon, args: &[&str]) -> tokio::task::JoinHandle<Output> {
-    let socket = d.socket.clone();
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(CTL)
-            .arg("--socket")
-            .arg(&socket)
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run browserctl")
-    })
+    let child = d.ctl_spawn(args);
+    tokio::task::spawn_blocking(move || child.wait_with_output().expect("run browserctl"))
 }
 
 pub fn read_json(path: &Path) -> Option<Value> {
@@ -431,4 +476,33 @@ where
             .expect("HTTP/1.1 handshake");
     tokio::spawn(conn);
     sender
+}
+
+/// A small deterministic generator (no rand crate for the tests).
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (0 for 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The next item of `stream`, or None once `stop` is cancelled (a scripted browser's loop).
+pub async fn unless_stopped<S: futures_util::Stream + Unpin>(
+    stream: &mut S,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Option<Option<S::Item>> {
+    use futures_util::StreamExt;
+    tokio::select! {
+        m = stream.next() => Some(m),
+        _ = stop.cancelled() => None,
+    }
 }

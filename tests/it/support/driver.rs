@@ -6,8 +6,11 @@
 use crate::support::bidi::Context;
 use crate::support::cdp::{Browser, Page};
 use crate::support::chromium::EXTENSION_ID;
+use crate::support::common::{stderr, TestDaemon};
 use crate::support::firefox::*;
 use serde_json::{json, Value};
+use std::process::Output;
+use std::time::{Duration, Instant};
 
 /// A real browser with our extension, as a test drives it from outside: script in the tab
 /// under test, a person's click, one of the extension's own pages (for settings and
@@ -205,4 +208,109 @@ impl Driver for FirefoxTab {
     fn log_tail(&self) -> String {
         self.ff.log_tail()
     }
+}
+
+/// A browser's log, for an assertion's message.
+pub(crate) trait Tail {
+    fn tail(&self) -> String;
+}
+
+impl Tail for dyn Driver + '_ {
+    fn tail(&self) -> String {
+        self.log_tail()
+    }
+}
+
+impl Tail for Browser {
+    fn tail(&self) -> String {
+        self.log_tail()
+    }
+}
+
+impl Tail for Firefox {
+    fn tail(&self) -> String {
+        self.log_tail()
+    }
+}
+
+/// browserctl against one daemon, failing with both logs.
+pub(crate) struct Ctl<'a> {
+    pub(crate) d: &'a TestDaemon,
+    pub(crate) what: &'a str,
+}
+
+impl Ctl<'_> {
+    pub(crate) fn context<B: Tail + ?Sized>(&self, b: &B) -> String {
+        format!(
+            "[{}]\n--- daemon log (tail) ---\n{}\n--- browser log (tail) ---\n{}",
+            self.what,
+            last_lines(&self.d.log(), 40),
+            b.tail()
+        )
+    }
+
+    pub(crate) fn ok<B: Tail + ?Sized>(&self, b: &B, args: &[&str]) -> Output {
+        let out = self.d.ctl(args);
+        assert!(
+            out.status.success(),
+            "browserctl {args:?} failed ({}): {}\n{}",
+            out.status,
+            stderr(&out),
+            self.context(b)
+        );
+        out
+    }
+
+    pub(crate) fn json<B: Tail + ?Sized>(&self, b: &B, args: &[&str]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_slice(&self.ok(b, &all).stdout).expect("JSON from browserctl")
+    }
+
+    pub(crate) fn tabs<B: Tail + ?Sized>(&self, b: &B) -> Vec<Value> {
+        self.json(b, &["tabs"])["tabs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn wait_tabs<B: Tail + ?Sized>(
+        &self,
+        b: &B,
+        what: &str,
+        pred: impl Fn(&[Value]) -> bool,
+    ) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let tabs = self.tabs(b);
+            if pred(&tabs) {
+                return tabs;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                panic!(
+                    "timed out waiting for {what}; tabs: {tabs:?}\n{}",
+                    self.context(b)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `call TOOL --tab TAB ARGS… --json`: the tool's result.
+    pub(crate) fn call<B: Tail + ?Sized>(
+        &self,
+        b: &B,
+        tool: &str,
+        tab: &str,
+        args: &[&str],
+    ) -> Value {
+        let mut all = vec!["call", tool, "--tab", tab];
+        all.extend_from_slice(args);
+        self.json(b, &all)["result"].clone()
+    }
+}
+
+pub(crate) fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }

@@ -9,6 +9,7 @@
 //! The process group is killed and both directories removed on drop.
 
 use crate::support::bidi::{Bidi, Context};
+use crate::support::chromium::{paired, pairing_script};
 use crate::support::common::{skip, TestDaemon};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -361,39 +362,21 @@ impl Firefox {
         let printed = d.ctl_json(&["pair", "--no-wait"]);
         let code = printed["code"].as_str().expect("a code").to_owned();
         let options = self.open_extension_page("ui/options.html");
-        // Types the code, presses Pair, and waits for the page's verdict.
-        let attempt = format!(
-            r#"(async () => {{
-                for (let i = 0; i < 200 && !document.getElementById('pair-form'); i++) await new Promise((r) => setTimeout(r, 50));
-                const input = document.getElementById('pair-code');
-                const status = document.getElementById('pair-status');
-                input.value = {code};
-                status.textContent = '';
-                document.getElementById('pair').click();
-                for (let i = 0; i < 400; i++) {{
-                    const t = status.textContent;
-                    if (t && t !== 'Pairing…') return t;
-                    await new Promise((r) => setTimeout(r, 50));
-                }}
-                return 'no verdict';
-            }})()"#,
-            code = serde_json::json!(code)
-        );
+        let attempt = pairing_script(&code);
         let start = std::time::Instant::now();
         loop {
             let verdict = self.eval(&options, &attempt);
             let verdict = verdict.as_str().unwrap_or("").to_owned();
-            if verdict.starts_with("Paired with the daemon on port") {
-                break;
+            match paired(&verdict) {
+                Some(true) => break,
+                // Nothing yet: the scan has not found the daemon.
+                None if start.elapsed() < FIREFOX_WAIT => {}
+                _ => panic!(
+                    "pairing failed: {verdict:?}\n--- daemon ---\n{}\n--- firefox ---\n{}",
+                    d.log(),
+                    self.log_tail()
+                ),
             }
-            // Nothing yet: the scan has not found the daemon.
-            let again = verdict.is_empty() || verdict.starts_with("No daemon found");
-            assert!(
-                again && start.elapsed() < FIREFOX_WAIT,
-                "pairing failed: {verdict:?}\n--- daemon ---\n{}\n--- firefox ---\n{}",
-                d.log(),
-                self.log_tail()
-            );
             std::thread::sleep(Duration::from_millis(300));
         }
         self.bidi

@@ -24,6 +24,12 @@ pub async fn api(d: &TestDaemon, method: &str, path: &str, body: Option<&str>) -
     api_at(&d.socket, method, path, body).await
 }
 
+/// `POST /v1/call` of `search` for `query`, wherever the daemon puts it.
+pub async fn call_search(d: &TestDaemon, query: &str) -> (u16, Value) {
+    let body = serde_json::json!({"tool": "search", "args": {"query": query}}).to_string();
+    api(d, "POST", "/v1/call", Some(&body)).await
+}
+
 pub async fn api_at(
     socket: &std::path::Path,
     method: &str,

@@ -42,14 +42,7 @@ pub async fn http(
         .await
         .expect("an HTTP answer")
         .unwrap();
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    crate::support::harness::parse_response(&String::from_utf8_lossy(&out))
 }
 
 /// `POST /register` as a seed-002 extension does; returns the answer (asserting 200).

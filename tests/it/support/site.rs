@@ -18,21 +18,8 @@ pub struct SiteServer {
 
 impl SiteServer {
     pub fn start() -> SiteServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
-        let port = listener.local_addr().unwrap().port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e");
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(stream) = stream else { continue };
-                let root = root.clone();
-                std::thread::spawn(move || serve(stream, &root));
-            }
-        });
+        let (port, stop) = listen(move |stream| serve(stream, &root));
         SiteServer { port, stop }
     }
 
@@ -43,9 +30,84 @@ impl SiteServer {
 
 impl Drop for SiteServer {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        stop(self.port, &self.stop);
     }
+}
+
+/// Accepts on a fresh port of 127.0.0.1, a thread per connection (Chromium opens speculative
+/// connections it may never use), until the flag is set; see [`stop`].
+pub(crate) fn listen(serve: impl Fn(TcpStream) + Clone + Send + 'static) -> (u16, Arc<AtomicBool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind the page server");
+    let port = listener.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            let Ok(stream) = stream else { continue };
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(stream));
+        }
+    });
+    (port, stop)
+}
+
+/// Stops a [`listen`] loop: sets the flag and wakes the accept so it sees it.
+pub(crate) fn stop(port: u16, flag: &AtomicBool) {
+    flag.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(("127.0.0.1", port));
+}
+
+/// A request's head: its method and path, its body's length and multipart boundary.
+pub(crate) struct Head {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) length: usize,
+    pub(crate) boundary: Option<String>,
+}
+
+/// Reads a request's head (None: the client went away first).
+pub(crate) fn read_head(reader: &mut impl BufRead) -> Option<Head> {
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let mut parts = request_line.split(' ');
+    let mut head = Head {
+        method: parts.next().unwrap_or("").to_owned(),
+        path: parts.next().unwrap_or("/").to_owned(),
+        length: 0,
+        boundary: None,
+    };
+    loop {
+        let mut header = String::new();
+        match reader.read_line(&mut header) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) if header == "\r\n" || header == "\n" => return Some(head),
+            Ok(_) => {
+                let lower = header.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    head.length = v.trim().parse().unwrap_or(0);
+                }
+                if lower.starts_with("content-type:") {
+                    head.boundary = header
+                        .split("boundary=")
+                        .nth(1)
+                        .map(|b| b.trim().trim_matches('"').to_owned());
+                }
+            }
+        }
+    }
+}
+
+/// Writes a whole answer and closes (no-store: every test sees the file as it is).
+pub(crate) fn respond(mut out: &TcpStream, status: &str, kind: &str, body: &[u8]) {
+    let _ = write!(
+        out,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = out.write_all(body);
 }
 
 /// Where a request path is served from: third_party/… for the corpus, pages/… for ours.
@@ -83,44 +145,20 @@ fn content_type(path: &Path) -> &'static str {
 fn serve(stream: TcpStream, root: &Path) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut reader = BufReader::new(&stream);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
+    let Some(head) = read_head(&mut reader) else {
         return;
-    }
-    let mut length = 0usize;
-    let mut boundary = None;
-    loop {
-        let mut header = String::new();
-        match reader.read_line(&mut header) {
-            Ok(0) | Err(_) => return,
-            Ok(_) if header == "\r\n" || header == "\n" => break,
-            Ok(_) => {
-                let lower = header.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if lower.starts_with("content-type:") {
-                    boundary = header
-                        .split("boundary=")
-                        .nth(1)
-                        .map(|b| b.trim().trim_matches('"').to_owned());
-                }
-            }
-        }
-    }
-    let mut parts = request_line.split(' ');
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
-    let (status, kind, body) = if method == "POST" && path == "/upload" {
-        let mut body = vec![0; length.min(64 << 20)];
+    };
+    let (status, kind, body) = if head.method == "POST" && head.path == "/upload" {
+        let mut body = vec![0; head.length.min(64 << 20)];
         let _ = reader.read_exact(&mut body);
-        let summary = multipart_summary(&body, boundary.as_deref().unwrap_or(""));
+        let summary = multipart_summary(&body, head.boundary.as_deref().unwrap_or(""));
         (
             "200 OK",
             "text/html; charset=utf-8",
             format!("<!doctype html><title>Uploaded</title><pre>{summary}</pre>").into_bytes(),
         )
     } else {
-        match file_for(root, path).and_then(|f| Some((std::fs::read(&f).ok()?, f))) {
+        match file_for(root, &head.path).and_then(|f| Some((std::fs::read(&f).ok()?, f))) {
             Some((body, f)) => ("200 OK", content_type(&f), body),
             None => (
                 "404 Not Found",
@@ -129,13 +167,7 @@ fn serve(stream: TcpStream, root: &Path) {
             ),
         }
     };
-    let mut out = &stream;
-    let _ = write!(
-        out,
-        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let _ = out.write_all(&body);
+    respond(&stream, status, kind, &body);
 }
 
 /// "field=filename N bytes: first line" for each file part of a multipart body.

@@ -8,7 +8,6 @@ use crate::support::common::*;
 use crate::support::driver::*;
 use crate::support::firefox::*;
 use serde_json::{json, Value};
-use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// How long a browser step may take on a loaded machine (passed to `browserctl wait`).
@@ -24,77 +23,6 @@ pub enum Family {
 pub enum Discovery {
     NativeHost,
     PortScan,
-}
-
-/// browserctl against one daemon, failing with both logs.
-struct Ctl<'a> {
-    d: &'a TestDaemon,
-    what: &'a str,
-}
-
-impl Ctl<'_> {
-    fn context(&self, b: &dyn Driver) -> String {
-        format!(
-            "[{}]\n--- daemon log (tail) ---\n{}\n--- browser log (tail) ---\n{}",
-            self.what,
-            last_lines(&self.d.log(), 40),
-            b.log_tail()
-        )
-    }
-
-    fn ok(&self, b: &dyn Driver, args: &[&str]) -> Output {
-        let out = self.d.ctl(args);
-        assert!(
-            out.status.success(),
-            "browserctl {args:?} failed ({}): {}\n{}",
-            out.status,
-            stderr(&out),
-            self.context(b)
-        );
-        out
-    }
-
-    fn json(&self, b: &dyn Driver, args: &[&str]) -> Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        serde_json::from_slice(&self.ok(b, &all).stdout).expect("JSON from browserctl")
-    }
-
-    fn tabs(&self, b: &dyn Driver) -> Vec<Value> {
-        self.json(b, &["tabs"])["tabs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    fn wait_tabs(&self, b: &dyn Driver, what: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-        let start = Instant::now();
-        loop {
-            let tabs = self.tabs(b);
-            if pred(&tabs) {
-                return tabs;
-            }
-            if start.elapsed() > Duration::from_secs(60) {
-                panic!(
-                    "timed out waiting for {what}; tabs: {tabs:?}\n{}",
-                    self.context(b)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// `call TOOL --tab TAB ARGS… --json`: the tool's result.
-    fn call(&self, b: &dyn Driver, tool: &str, tab: &str, args: &[&str]) -> Value {
-        let mut all = vec!["call", tool, "--tab", tab];
-        all.extend_from_slice(args);
-        self.json(b, &all)["result"].clone()
-    }
-}
-
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 fn url_of(tab: &Value) -> &str {
@@ -158,14 +86,7 @@ fn launch(
             let exe = chromium_or_skip(&test)?;
             let profile = tempfile::tempdir().unwrap();
             if discovery == Discovery::NativeHost {
-                let out = ctl_plain(&[
-                    "install-native-host",
-                    "--user-data-dir",
-                    profile.path().to_str().unwrap(),
-                    "--discovery-dir",
-                    d.discovery_dir.to_str().unwrap(),
-                ]);
-                assert!(out.status.success(), "install: {}", stderr(&out));
+                d.install_host(profile.path());
             }
             let flags: &[&str] = if native_webmcp {
                 &["--enable-features=WebMCP"]
@@ -183,19 +104,7 @@ fn launch(
             let exe = firefox_or_skip(&test)?;
             let home = tempfile::tempdir().unwrap();
             if discovery == Discovery::NativeHost {
-                let out = std::process::Command::new(CTL)
-                    .args([
-                        "install-native-host",
-                        "--browser",
-                        "firefox-esr",
-                        "--json",
-                        "--discovery-dir",
-                    ])
-                    .arg(&d.discovery_dir)
-                    .env("HOME", home.path())
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "install: {}", stderr(&out));
+                let out = d.install_host_in_home(home.path(), "firefox-esr");
                 let written: Value = serde_json::from_slice(&out.stdout).unwrap();
                 let manifest_path = home
                     .path()

@@ -1,56 +1,11 @@
 //! The agent's eyes in headless Firefox ESR, downloading into a directory of the test's own.
 
-use super::every_scenario;
+use super::{every_scenario, offers_the_eyes, Eyes};
 use crate::browser::drives::*;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use crate::support::firefox::*;
-use std::path::Path;
-use std::time::{Duration, Instant};
-
-struct Eyes {
-    d: TestDaemon,
-    ff: Firefox,
-    tab: String,
-    downloads: tempfile::TempDir,
-    started: Instant,
-}
-
-impl DrivesTab for Eyes {
-    fn daemon(&self) -> &TestDaemon {
-        &self.d
-    }
-
-    fn tab(&self) -> &str {
-        &self.tab
-    }
-
-    fn patience(&self) -> Duration {
-        FIREFOX_WAIT
-    }
-
-    fn firefox(&self) -> bool {
-        true
-    }
-
-    fn downloads(&self) -> &Path {
-        self.downloads.path()
-    }
-
-    fn step(&self, name: &str) {
-        eprintln!("firefox eyes {:>6.1?} {name}", self.started.elapsed());
-    }
-
-    fn context(&self) -> String {
-        let log = self.d.log();
-        let lines: Vec<&str> = log.lines().collect();
-        format!(
-            "--- daemon ---\n{}\n--- firefox ---\n{}",
-            lines[lines.len().saturating_sub(30)..].join("\n"),
-            self.ff.log_tail()
-        )
-    }
-}
+use std::time::Instant;
 
 #[test]
 fn in_firefox() {
@@ -76,20 +31,13 @@ fn in_firefox() {
                 .then(|| t.clone())
         })
     });
-    let names = tool_names(&tab);
-    for t in [
-        "browser_console_messages",
-        "browser_network_requests",
-        "browser_downloads",
-        "browser_screenshot",
-        "browser_tabs",
-    ] {
-        assert!(names.contains(&t), "{t} in {names:?}");
-    }
+    offers_the_eyes(&tab);
     let eyes = Eyes {
         tab: tab["ref"].as_str().unwrap().to_owned(),
         d,
-        ff,
+        browser: ff,
+        name: "firefox",
+        patience: FIREFOX_WAIT,
         downloads,
         started: Instant::now(),
     };

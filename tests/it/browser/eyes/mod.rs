@@ -18,6 +18,73 @@ mod tabs;
 
 use crate::browser::drives::DrivesTab;
 use crate::support::chromium::PageServer;
+use crate::support::common::TestDaemon;
+use crate::support::driver::Tail;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The tab offers the eyes' built-ins like the others.
+fn offers_the_eyes(tab: &serde_json::Value) {
+    let names = crate::support::chromium::tool_names(tab);
+    for t in [
+        "browser_console_messages",
+        "browser_network_requests",
+        "browser_downloads",
+        "browser_screenshot",
+        "browser_tabs",
+    ] {
+        assert!(names.contains(&t), "{t} in {names:?}");
+    }
+}
+
+/// The agent's side in either browser: the daemon, the tab under test, the browser and the
+/// directory it downloads into.
+struct Eyes<B> {
+    d: TestDaemon,
+    browser: B,
+    name: &'static str,
+    patience: Duration,
+    downloads: tempfile::TempDir,
+    tab: String,
+    started: Instant,
+}
+
+impl<B: Tail> DrivesTab for Eyes<B> {
+    fn daemon(&self) -> &TestDaemon {
+        &self.d
+    }
+
+    fn tab(&self) -> &str {
+        &self.tab
+    }
+
+    fn patience(&self) -> Duration {
+        self.patience
+    }
+
+    fn firefox(&self) -> bool {
+        self.name == "firefox"
+    }
+
+    fn downloads(&self) -> &Path {
+        self.downloads.path()
+    }
+
+    fn step(&self, name: &str) {
+        eprintln!("{} eyes {:>6.1?} {name}", self.name, self.started.elapsed());
+    }
+
+    fn context(&self) -> String {
+        let log = self.d.log();
+        let lines: Vec<&str> = log.lines().collect();
+        format!(
+            "--- daemon log (tail) ---\n{}\n--- {} log (tail) ---\n{}",
+            lines[lines.len().saturating_sub(30)..].join("\n"),
+            self.name,
+            self.browser.tail()
+        )
+    }
+}
 
 fn every_scenario<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     console::console(eyes, pages);

@@ -6,22 +6,23 @@ use crate::support::cdp::*;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::json;
-use std::time::{Duration, Instant};
 
 #[test]
 fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
-    let Some(exe) = chromium_or_skip(
-        "browser::face::chromium_ask::ask_mode_waits_for_the_user_and_the_policy_survives_a_restart",
-    ) else {
+    let test =
+        "browser::face::chromium_ask::ask_mode_waits_for_the_user_and_the_policy_survives_a_restart";
+    let Some(face) = ChromiumFace::start(test) else {
         return;
     };
-    let _lock = machine_wide_lock();
-    let pages = PageServer::page(PAGE);
-    let d = daemon_in_scan_range(&[]);
-    let profile = tempfile::tempdir().unwrap();
+    let ChromiumFace {
+        exe,
+        mut b,
+        d,
+        pages,
+        ref profile,
+        ..
+    } = face;
     let url = pages.url("recipes");
-    let mut b = Browser::launch(&exe, profile.path(), &url);
-    pair_browser(profile.path(), &d);
     let shots = artifacts_dir();
     let tab = wait_for_tab(&d, &b, &url, |n| {
         n.contains(&"search_recipes") && n.contains(&"browser_snapshot")
@@ -46,38 +47,11 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     b.eval(&popup, "document.getElementById('ask').click()");
     b.wait_for(&popup, "ask mode", "document.getElementById('ask').checked");
 
-    // Nobody answers: the call fails after the timeout with its own code, and did not run.
-    let started = Instant::now();
-    let out = d.ctl(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "eggs",
-    ]);
-    let waited = started.elapsed();
-    assert_eq!(exit_code(&out), 7, "TOOL_ERROR: {}", stderr(&out));
-    assert!(
-        stderr(&out).contains("USER_CONSENT_TIMEOUT"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        waited >= Duration::from_millis(1500),
-        "answered after {waited:?}, before the prompt's timeout"
-    );
+    nobody_answers(&d, &tab_ref);
 
-    // The user denies in the popup.
-    let call = spawn_ctl(&d, &["call", "browser_snapshot", "--tab", &tab_ref]);
-    b.wait_for(&popup, "the prompt in the popup", "!document.getElementById('pending-section').hidden && document.querySelector('#pending .prompt strong')?.textContent === 'browser_snapshot'");
-    // One call in flight on the badge, and a desktop notification asking too.
-    let badge = b.wait_for(
-        &popup,
-        "the badge to count the call",
-        "chrome.action.getBadgeText({}).then((t) => t === '1' && t)",
-    );
-    assert_eq!(badge, "1");
+    // The user denies in the popup. One call in flight on the badge, and a desktop
+    // notification asking too.
+    let call = asking(&mut b, &popup, &d, &tab_ref);
     let notes = b.eval(
         &popup,
         "chrome.notifications.getAll().then((all) => Object.keys(all))",
@@ -103,17 +77,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     );
 
     // And allows the next one, with the keyboard: the Allow button gets focus and Enter.
-    let call = spawn_ctl(
-        &d,
-        &[
-            "call",
-            "search_recipes",
-            "--tab",
-            &tab_ref,
-            "--query",
-            "leeks",
-        ],
-    );
+    let call = spawn_ctl(&d, &search_args(&tab_ref, "leeks"));
     b.wait_for(
         &popup,
         "the next prompt",
@@ -128,30 +92,12 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
         ),
     );
     b.press(&popup, "Enter");
-    let out = call.join().unwrap();
-    assert!(out.status.success(), "allowed: {}", stderr(&out));
-    assert!(
-        stdout(&out).contains("3 recipes with leeks"),
-        "{}",
-        stdout(&out)
-    );
-    let calls = b.wait_for(&popup, "the three calls in the popup", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => tr.cells[2].textContent); return rows.length >= 3 && !['waiting for you', 'running'].includes(rows[0]) && rows; })()");
-    assert_eq!(
-        calls,
-        json!(["ok", "denied", "no answer"]),
-        "what a person reads"
-    );
+    allowed_then_listed(&mut b, &popup, call);
 
     // Built-ins off too, then a browser restart on the same profile.
     b.eval(&popup, "document.getElementById('builtins').click()");
-    wait_until(Duration::from_secs(10), "the built-ins to leave", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        let t = tabs["tabs"]
-            .as_array()?
-            .iter()
-            .find(|t| t["ref"] == tab_ref.as_str())?
-            .clone();
-        (!tool_names(&t).contains(&"browser_snapshot")).then_some(())
+    tab_once(&d, &tab_ref, "the built-ins to leave", |n| {
+        !n.contains(&"browser_snapshot")
     });
     b.close();
     let mut b = Browser::launch(&exe, profile.path(), &url);
@@ -162,14 +108,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
         "built-ins stay off after the restart: {tab}"
     );
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
-    let out = d.ctl(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "eggs",
-    ]);
+    let out = d.ctl(&search_args(&tab_ref, "eggs"));
     assert!(
         stderr(&out).contains("USER_CONSENT_TIMEOUT"),
         "still \"ask\", still 1.5 s: {}",
@@ -195,14 +134,7 @@ fn options_show_the_native_host_and_the_daemon_it_lists() {
     // Off the scan range and wanting its token: only the native host can bring the browser here.
     let d = TestDaemon::builder().args(&["--require-token"]).start();
     let profile = tempfile::tempdir().unwrap();
-    let out = ctl_plain(&[
-        "install-native-host",
-        "--user-data-dir",
-        profile.path().to_str().unwrap(),
-        "--discovery-dir",
-        d.discovery_dir.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "install: {}", stderr(&out));
+    d.install_host(profile.path());
     let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
     wait_for_tab(&d, &b, &pages.url("recipes"), |n| {
         n.contains(&"search_recipes")

@@ -5,23 +5,17 @@ use super::*;
 use crate::support::cdp::*;
 use crate::support::chromium::*;
 use crate::support::common::*;
-use serde_json::{json, Value};
-use std::time::Duration;
+use serde_json::json;
 
 #[test]
 fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
-    let Some(exe) = chromium_or_skip(
-        "browser::face::chromium_popup::popup_and_options_show_the_daemon_the_tools_and_the_site_switch",
-    ) else {
+    let test = "browser::face::chromium_popup::popup_and_options_show_the_daemon_the_tools_and_the_site_switch";
+    let Some(face) = ChromiumFace::start(test) else {
         return;
     };
-    let _lock = machine_wide_lock();
-    let pages = PageServer::page(PAGE);
-    let d = daemon_in_scan_range(&[]);
-    let profile = tempfile::tempdir().unwrap();
-    let mut b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
-    // Found by the scan, trusted once paired (issue 21).
-    pair_browser(profile.path(), &d);
+    let ChromiumFace {
+        mut b, d, pages, ..
+    } = face;
     let shots = artifacts_dir();
 
     // The extension found the daemon by its port scan and reported the page with its tools.
@@ -51,37 +45,10 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let options = b.open(&format!(
         "chrome-extension://{EXTENSION_ID}/ui/options.html"
     ));
-    b.wait_for(
-        &options,
-        "the options page to render",
-        "document.getElementById('conn-pill').textContent !== '…'",
-    );
-    let range = b.eval(
-        &options,
-        &format!(
-            r#"(async () => {{
-        document.getElementById('port-first').value = '{p}';
-        document.getElementById('port-last').value = '{p}';
-        document.getElementById('save-ports').click();
-        await new Promise((r) => setTimeout(r, 100));
-        return [document.getElementById('save-ports-status').textContent,
-                (await chrome.storage.local.get('scanPorts')).scanPorts];
-    }})()"#,
-            p = d.port
-        ),
-    );
-    assert_eq!(range[0], "Saved.", "{range}");
-    assert_eq!(range[1], json!({"first": d.port, "last": d.port}));
+    scan_only(&mut b, &options, d.port);
 
     // Two calls, so the popup has something to show.
-    d.ctl_json(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "eggs",
-    ]);
+    d.ctl_json(&search_args(&tab_ref, "eggs"));
     d.ctl_json(&["call", "browser_snapshot", "--tab", &tab_ref]);
 
     let popup = b.open(&format!(
@@ -89,17 +56,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     ));
     b.viewport(&popup, 400, 600);
     let daemon = format!("127.0.0.1:{}", d.port);
-    let shown = b.wait_for(&popup, "the popup to show the daemon, the tools and both calls", &format!(r#"(() => {{
-        const daemons = [...document.querySelectorAll('#daemons li.daemon')].map((li) => li.textContent);
-        const tools = [...document.querySelectorAll('#tools li.tool, #hidden-tools li.tool')].map((li) => ({{
-            name: li.dataset.tool, hidden: li.classList.contains('hidden'),
-            chips: [...li.querySelectorAll('.chip')].map((c) => c.textContent) }}));
-        const calls = [...document.querySelectorAll('#calls tr')].map((tr) => [...tr.cells].map((c) => c.textContent));
-        const ok = daemons.length === 1 && daemons[0].includes('{daemon}') && daemons[0].includes('connected')
-            && tools.some((t) => t.name === 'search_recipes') && calls.length >= 2;
-        return ok && {{ pill: document.getElementById('conn-pill').textContent, daemons, tools, calls,
-            site: document.getElementById('site').textContent, expose: document.getElementById('expose').checked }};
-    }})()"#));
+    let shown = popup_shows(&mut b, &popup, &daemon, "connected");
     assert_eq!(shown["pill"], "Connected", "{shown}");
     assert!(
         shown["daemons"][0]
@@ -182,32 +139,11 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
 
     // At once: the daemon hears toolsChanged, and the site's tools are gone.
-    let gone = wait_until(
-        Duration::from_secs(10),
-        "the site's tools to leave the daemon",
-        || {
-            let tabs = d.ctl_json(&["tabs"]);
-            let t = tabs["tabs"]
-                .as_array()?
-                .iter()
-                .find(|t| t["ref"] == tab_ref.as_str())?
-                .clone();
-            tool_names(&t).is_empty().then_some(t)
-        },
-    );
+    let gone = tab_once(&d, &tab_ref, "the site's tools to leave the daemon", |n| {
+        n.is_empty()
+    });
     assert_eq!(gone["url"], pages.url("recipes"));
-    let event = d.ctl(&[
-        "events",
-        "--type",
-        "toolsChanged",
-        "--tab",
-        &tab_ref,
-        "--since",
-        &seq.to_string(),
-        "--count",
-        "1",
-    ]);
-    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    let event = one_event(&d, "toolsChanged", &tab_ref, &seq.to_string());
     assert_eq!(
         event["data"]["tools"],
         json!([]),
@@ -238,27 +174,15 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
 
     // And back: Space again.
     b.press(&popup, "Space");
-    wait_until(Duration::from_secs(10), "the tools to come back", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        let t = tabs["tabs"]
-            .as_array()?
-            .iter()
-            .find(|t| t["ref"] == tab_ref.as_str())?
-            .clone();
-        tool_names(&t).contains(&"browser_snapshot").then_some(())
+    tab_once(&d, &tab_ref, "the tools to come back", |n| {
+        n.contains(&"browser_snapshot")
     });
 
     // Built-ins off for this site only: the page's own tool stays.
     b.focus(&popup, "builtins");
     b.press(&popup, "Space");
-    let t = wait_until(Duration::from_secs(10), "the built-ins to leave", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        let t = tabs["tabs"]
-            .as_array()?
-            .iter()
-            .find(|t| t["ref"] == tab_ref.as_str())?
-            .clone();
-        (!tool_names(&t).contains(&"browser_snapshot")).then_some(t)
+    let t = tab_once(&d, &tab_ref, "the built-ins to leave", |n| {
+        !n.contains(&"browser_snapshot")
     });
     assert_eq!(tool_names(&t), ["search_recipes"]);
     let builtins_off = format!(
@@ -322,14 +246,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     // While the built-ins were off, the page's console was not recorded: turned back on, the
     // log has what came after, and the consoleError event went out for that alone.
     let seq = d.ctl_json(&["status"])["lastEventSeq"].to_string();
-    d.ctl_json(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "while-off",
-    ]);
+    d.ctl_json(&search_args(&tab_ref, "while-off"));
     b.eval(
         &options,
         &format!(
@@ -342,29 +259,10 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
             origin = pages.origin()
         ),
     );
-    wait_until(
-        Duration::from_secs(10),
-        "the built-ins to come back",
-        || {
-            let tabs = d.ctl_json(&["tabs"]);
-            let t = tabs["tabs"]
-                .as_array()?
-                .iter()
-                .find(|t| t["ref"] == tab_ref.as_str())?
-                .clone();
-            tool_names(&t)
-                .contains(&"browser_console_messages")
-                .then_some(())
-        },
-    );
-    d.ctl_json(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "while-on",
-    ]);
+    tab_once(&d, &tab_ref, "the built-ins to come back", |n| {
+        n.contains(&"browser_console_messages")
+    });
+    d.ctl_json(&search_args(&tab_ref, "while-on"));
     let log = d.ctl_json(&[
         "call",
         "browser_console_messages",
@@ -380,18 +278,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
         .filter_map(|m| m["text"].as_str())
         .collect();
     assert_eq!(texts, ["searched for while-on"], "{log}");
-    let event = d.ctl(&[
-        "events",
-        "--type",
-        "consoleError",
-        "--tab",
-        &tab_ref,
-        "--since",
-        &seq,
-        "--count",
-        "1",
-    ]);
-    let event: Value = serde_json::from_str(stdout(&event).trim()).expect("one event");
+    let event = one_event(&d, "consoleError", &tab_ref, &seq);
     assert_eq!(event["data"]["text"], "searched for while-on", "{event}");
 
     // The daemon dies: the popup says so, with the reason, and the badge turns to "!".

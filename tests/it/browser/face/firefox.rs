@@ -6,68 +6,16 @@
 //! Without Firefox the test says SKIPPED loudly and passes, except under CI=true, where a
 //! missing browser is a failure. `BROWSER_MCP_FIREFOX` names another binary.
 
-use super::{spawn_ctl, PAGE};
+use super::{
+    allowed_then_listed, asking, nobody_answers, popup_shows, scan_only, search_args, spawn_ctl,
+    tab_once, PAGE,
+};
 use crate::support::chromium::*;
 use crate::support::common::*;
+use crate::support::driver::Ctl;
 use crate::support::firefox::*;
-use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-
-/// browserctl against one daemon, failing with both logs.
-pub struct Ctl<'a> {
-    pub d: &'a TestDaemon,
-    pub what: String,
-}
-
-impl Ctl<'_> {
-    pub fn context(&self, ff: &Firefox) -> String {
-        format!(
-            "[{}]\n--- daemon log (tail) ---\n{}\n--- firefox log (tail) ---\n{}",
-            self.what,
-            last_lines(&self.d.log(), 40),
-            ff.log_tail()
-        )
-    }
-
-    pub fn ok(&self, ff: &Firefox, args: &[&str]) -> std::process::Output {
-        let out = self.d.ctl(args);
-        assert!(
-            out.status.success(),
-            "browserctl {args:?} failed ({}): {}\n{}",
-            out.status,
-            stderr(&out),
-            self.context(ff)
-        );
-        out
-    }
-
-    pub fn json(&self, ff: &Firefox, args: &[&str]) -> Value {
-        let mut all = vec!["--json"];
-        all.extend_from_slice(args);
-        serde_json::from_slice(&self.ok(ff, &all).stdout).expect("JSON from browserctl")
-    }
-
-    pub fn tabs(&self, ff: &Firefox) -> Vec<Value> {
-        self.json(ff, &["tabs"])["tabs"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-    }
-}
-
-pub fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-fn tab_in(d: &TestDaemon, tab_ref: &str) -> Option<Value> {
-    let tabs = d.ctl_json(&["tabs"]);
-    tabs["tabs"]
-        .as_array()?
-        .iter()
-        .find(|t| t["ref"] == tab_ref)
-        .cloned()
-}
+use serde_json::json;
+use std::time::Instant;
 
 #[test]
 fn popup_options_badge_site_policy_and_ask_mode() {
@@ -115,7 +63,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     ff.show(&url);
     let c = Ctl {
         d: &d,
-        what: "Firefox face".into(),
+        what: "Firefox face",
     };
     c.ok(
         &ff,
@@ -147,26 +95,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
 
     // Options: only this test's daemon (the scan range is a setting), and browser_evaluate on.
     let options = ff.open_extension_page("ui/options.html");
-    ff.wait_for(
-        &options,
-        "the options page to render",
-        "document.getElementById('conn-pill').textContent !== '…'",
-    );
-    let range = ff.eval(
-        &options,
-        &format!(
-            r#"(async () => {{
-        document.getElementById('port-first').value = '{p}';
-        document.getElementById('port-last').value = '{p}';
-        document.getElementById('save-ports').click();
-        await new Promise((r) => setTimeout(r, 100));
-        return [document.getElementById('save-ports-status').textContent,
-                (await chrome.storage.local.get('scanPorts')).scanPorts];
-    }})()"#,
-            p = d.port
-        ),
-    );
-    assert_eq!(range, json!(["Saved.", {"first": d.port, "last": d.port}]));
+    scan_only(&mut ff, &options, d.port);
     // Firefox's WebCrypto computes the handshake's HMACs as the daemon does.
     assert_eq!(
         ff.eval(&options, crate::security::trust::AUTH_SELF_TEST),
@@ -191,15 +120,9 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         "the daemon knows pairing {pairing_id}: {on_daemon}"
     );
     ff.eval(&options, "document.getElementById('evaluate').click()");
-    wait_until(
-        Duration::from_secs(20),
-        "browser_evaluate to be offered",
-        || {
-            tool_names(&tab_in(&d, &tab_ref)?)
-                .contains(&"browser_evaluate")
-                .then_some(())
-        },
-    );
+    tab_once(&d, &tab_ref, "browser_evaluate to be offered", |n| {
+        n.contains(&"browser_evaluate")
+    });
     let out = c.json(
         &ff,
         &[
@@ -215,34 +138,13 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         out["result"]["structuredContent"]["value"], "Recipe box!",
         "{out}"
     );
-    c.json(
-        &ff,
-        &[
-            "call",
-            "search_recipes",
-            "--tab",
-            &tab_ref,
-            "--query",
-            "eggs",
-        ],
-    );
+    c.json(&ff, &search_args(&tab_ref, "eggs"));
     step("options done");
 
     // The popup of that tab: the daemon, the site, the tools and the calls; the badge says "on".
     let popup = ff.open_extension_page(&format!("ui/popup.html?tab={tab_id}"));
     let daemon = format!("127.0.0.1:{}", d.port);
-    let shown = ff.wait_for(&popup, "the popup to show the daemon, the tools and the calls", &format!(r#"(() => {{
-        const daemons = [...document.querySelectorAll('#daemons li.daemon')].map((li) => li.textContent);
-        const tools = [...document.querySelectorAll('#tools li.tool, #hidden-tools li.tool')].map((li) => ({{
-            name: li.dataset.tool, hidden: li.classList.contains('hidden'),
-            chips: [...li.querySelectorAll('.chip')].map((c) => c.textContent) }}));
-        const calls = [...document.querySelectorAll('#calls tr')].map((tr) => [...tr.cells].map((c) => c.textContent));
-        const ok = daemons.length === 1 && daemons[0].includes('{daemon}') && daemons[0].includes('connected · paired')
-            && tools.some((t) => t.name === 'search_recipes') && calls.length >= 2;
-        return ok && {{ pill: document.getElementById('conn-pill').textContent, daemons, tools, calls,
-            site: document.getElementById('site').textContent, expose: document.getElementById('expose').checked,
-            pairOffered: !document.getElementById('pair-section').hidden }};
-    }})()"#));
+    let shown = popup_shows(&mut ff, &popup, &daemon, "connected · paired");
     assert_eq!(shown["pill"], "Connected", "{shown}");
     assert_eq!(shown["site"], pages.origin(), "{shown}");
     assert_eq!(shown["expose"], true, "{shown}");
@@ -279,9 +181,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         );
     };
     flip(&mut ff, "expose", "p.mode === 'off'");
-    wait_until(Duration::from_secs(20), "the site's tools to leave", || {
-        tool_names(&tab_in(&d, &tab_ref)?).is_empty().then_some(())
-    });
+    tab_once(&d, &tab_ref, "the site's tools to leave", |n| n.is_empty());
     let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
     assert_eq!(exit_code(&out), 4, "TOOL_NOT_FOUND: {}", stderr(&out));
     assert!(
@@ -293,17 +193,14 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         stderr(&out)
     );
     flip(&mut ff, "expose", "p.mode === 'allow'");
-    wait_until(Duration::from_secs(20), "the tools to come back", || {
-        tool_names(&tab_in(&d, &tab_ref)?)
-            .contains(&"browser_snapshot")
-            .then_some(())
+    tab_once(&d, &tab_ref, "the tools to come back", |n| {
+        n.contains(&"browser_snapshot")
     });
 
     // Built-ins off for this site: the page's own tool stays.
     flip(&mut ff, "builtins", "!p.builtins");
-    let t = wait_until(Duration::from_secs(20), "the built-ins to leave", || {
-        let t = tab_in(&d, &tab_ref)?;
-        (!tool_names(&t).contains(&"browser_snapshot")).then_some(t)
+    let t = tab_once(&d, &tab_ref, "the built-ins to leave", |n| {
+        !n.contains(&"browser_snapshot")
     });
     assert_eq!(tool_names(&t), ["search_recipes"]);
     flip(&mut ff, "builtins", "p.builtins");
@@ -315,25 +212,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         "chrome.storage.local.set({ consentTimeoutMs: 1500 })",
     );
     flip(&mut ff, "ask", "p.mode === 'ask'");
-    let asked = Instant::now();
-    let out = d.ctl(&[
-        "call",
-        "search_recipes",
-        "--tab",
-        &tab_ref,
-        "--query",
-        "eggs",
-    ]);
-    assert_eq!(exit_code(&out), 7, "TOOL_ERROR: {}", stderr(&out));
-    assert!(
-        stderr(&out).contains("USER_CONSENT_TIMEOUT"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        asked.elapsed() >= Duration::from_millis(1500),
-        "answered before the timeout"
-    );
+    nobody_answers(&d, &tab_ref);
 
     // Denied in the popup, while the badge counts the call. (The desktop notification that asks
     // too is not checked here: headless Firefox has no notification service, so it is closed as
@@ -342,50 +221,21 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         &popup,
         "chrome.storage.local.set({ consentTimeoutMs: 20000 })",
     );
-    let call = spawn_ctl(&d, &["call", "browser_snapshot", "--tab", &tab_ref]);
-    ff.wait_for(&popup, "the prompt in the popup", "!document.getElementById('pending-section').hidden && document.querySelector('#pending .prompt strong')?.textContent === 'browser_snapshot'");
-    let badge = ff.wait_for(
-        &popup,
-        "the badge to count the call",
-        "chrome.action.getBadgeText({}).then((t) => t === '1' && t)",
-    );
-    assert_eq!(badge, "1");
+    let call = asking(&mut ff, &popup, &d, &tab_ref);
     ff.eval(&popup, "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === 'Deny').click()");
     let out = call.join().unwrap();
     assert_eq!(exit_code(&out), 7, "{}", stderr(&out));
     assert!(stderr(&out).contains("USER_DENIED"), "{}", stderr(&out));
 
     // Allowed in the popup.
-    let call = spawn_ctl(
-        &d,
-        &[
-            "call",
-            "search_recipes",
-            "--tab",
-            &tab_ref,
-            "--query",
-            "leeks",
-        ],
-    );
+    let call = spawn_ctl(&d, &search_args(&tab_ref, "leeks"));
     ff.wait_for(
         &popup,
         "the next prompt",
         "document.querySelector('#pending .prompt strong')?.textContent === 'search_recipes'",
     );
     ff.eval(&popup, "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === 'Allow once').click()");
-    let out = call.join().unwrap();
-    assert!(out.status.success(), "allowed: {}", stderr(&out));
-    assert!(
-        stdout(&out).contains("3 recipes with leeks"),
-        "{}",
-        stdout(&out)
-    );
-    let calls = ff.wait_for(&popup, "the three answers in the popup", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => tr.cells[2].textContent); return rows.length >= 3 && !['waiting for you', 'running'].includes(rows[0]) && rows.slice(0, 3); })()");
-    assert_eq!(
-        calls,
-        json!(["ok", "denied", "no answer"]),
-        "what a person reads"
-    );
+    allowed_then_listed(&mut ff, &popup, call);
     step("ask mode done");
 
     // The daemon dies: the popup says so and the badge turns to "!".

@@ -16,7 +16,7 @@ use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// The page under test: one WebMCP tool (read-only), a form for the built-ins.
@@ -80,15 +80,202 @@ pub(crate) fn wait_for_tab(
 }
 
 pub(crate) fn spawn_ctl(d: &TestDaemon, args: &[&str]) -> std::thread::JoinHandle<Output> {
-    let socket = d.socket.clone();
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    std::thread::spawn(move || {
-        Command::new(CTL)
-            .arg("--socket")
-            .arg(&socket)
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run browserctl")
+    let child = d.ctl_spawn(args);
+    std::thread::spawn(move || child.wait_with_output().expect("run browserctl"))
+}
+
+/// `call search_recipes --tab TAB --query QUERY`, the words a person's script would use.
+pub(crate) fn search_args<'a>(tab_ref: &'a str, query: &'a str) -> [&'a str; 6] {
+    ["call", "search_recipes", "--tab", tab_ref, "--query", query]
+}
+
+/// The extension's own pages (popup, options) in either browser: DevTools for Chromium,
+/// WebDriver BiDi for Firefox. The steps both browsers share are written once against it.
+pub(crate) trait Pages {
+    type Page;
+    fn eval(&mut self, page: &Self::Page, expr: &str) -> Value;
+    fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value;
+}
+
+impl Pages for Browser {
+    type Page = Page;
+    fn eval(&mut self, page: &Page, expr: &str) -> Value {
+        Browser::eval(self, page, expr)
+    }
+    fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
+        Browser::wait_for(self, page, what, expr)
+    }
+}
+
+impl Pages for crate::support::firefox::Firefox {
+    type Page = crate::support::bidi::Context;
+    fn eval(&mut self, page: &Self::Page, expr: &str) -> Value {
+        crate::support::firefox::Firefox::eval(self, page, expr)
+    }
+    fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value {
+        crate::support::firefox::Firefox::wait_for(self, page, what, expr)
+    }
+}
+
+/// The options page, rendered, scans only `port` (the scan range is a setting a person
+/// changes there), so no other test's daemon is found.
+pub(crate) fn scan_only<B: Pages>(b: &mut B, options: &B::Page, port: u16) {
+    b.wait_for(
+        options,
+        "the options page to render",
+        "document.getElementById('conn-pill').textContent !== '…'",
+    );
+    let range = b.eval(
+        options,
+        &format!(
+            r#"(async () => {{
+        document.getElementById('port-first').value = '{port}';
+        document.getElementById('port-last').value = '{port}';
+        document.getElementById('save-ports').click();
+        await new Promise((r) => setTimeout(r, 100));
+        return [document.getElementById('save-ports-status').textContent,
+                (await chrome.storage.local.get('scanPorts')).scanPorts];
+    }})()"#
+        ),
+    );
+    assert_eq!(
+        range,
+        serde_json::json!(["Saved.", {"first": port, "last": port}])
+    );
+}
+
+/// What the popup shows once it lists one daemon at `daemon` in a state that says `state`,
+/// the page's tool and at least two calls: the pill, daemons, tools (name, hidden, chips),
+/// calls, site, the expose switch and whether it offers to pair.
+pub(crate) fn popup_shows<B: Pages>(
+    b: &mut B,
+    popup: &B::Page,
+    daemon: &str,
+    state: &str,
+) -> Value {
+    b.wait_for(popup, "the popup to show the daemon, the tools and the calls", &format!(r#"(() => {{
+        const daemons = [...document.querySelectorAll('#daemons li.daemon')].map((li) => li.textContent);
+        const tools = [...document.querySelectorAll('#tools li.tool, #hidden-tools li.tool')].map((li) => ({{
+            name: li.dataset.tool, hidden: li.classList.contains('hidden'),
+            chips: [...li.querySelectorAll('.chip')].map((c) => c.textContent) }}));
+        const calls = [...document.querySelectorAll('#calls tr')].map((tr) => [...tr.cells].map((c) => c.textContent));
+        const ok = daemons.length === 1 && daemons[0].includes('{daemon}') && daemons[0].includes('{state}')
+            && tools.some((t) => t.name === 'search_recipes') && calls.length >= 2;
+        return ok && {{ pill: document.getElementById('conn-pill').textContent, daemons, tools, calls,
+            site: document.getElementById('site').textContent, expose: document.getElementById('expose').checked,
+            pairOffered: !document.getElementById('pair-section').hidden }};
+    }})()"#))
+}
+
+/// In "ask" mode with prompts giving up after 1.5 s, nobody answers: the call fails after
+/// the timeout with its own code, and did not run.
+pub(crate) fn nobody_answers(d: &TestDaemon, tab_ref: &str) {
+    let started = Instant::now();
+    let out = d.ctl(&search_args(tab_ref, "eggs"));
+    let waited = started.elapsed();
+    fails(&out, 7, "USER_CONSENT_TIMEOUT");
+    assert!(
+        waited >= Duration::from_millis(1500),
+        "answered after {waited:?}, before the prompt's timeout"
+    );
+}
+
+/// A `browser_snapshot` call that waits for the person: the popup shows its prompt and the
+/// badge counts it. The call, running.
+pub(crate) fn asking<B: Pages>(
+    b: &mut B,
+    popup: &B::Page,
+    d: &TestDaemon,
+    tab_ref: &str,
+) -> std::thread::JoinHandle<Output> {
+    let call = spawn_ctl(d, &["call", "browser_snapshot", "--tab", tab_ref]);
+    b.wait_for(popup, "the prompt in the popup", "!document.getElementById('pending-section').hidden && document.querySelector('#pending .prompt strong')?.textContent === 'browser_snapshot'");
+    let badge = b.wait_for(
+        popup,
+        "the badge to count the call",
+        "chrome.action.getBadgeText({}).then((t) => t === '1' && t)",
+    );
+    assert_eq!(badge, "1");
+    call
+}
+
+/// The allowed call (`search_recipes` for "leeks") answered, and the popup's three newest
+/// answers, as a person reads them: allowed, denied, unanswered.
+pub(crate) fn allowed_then_listed<B: Pages>(
+    b: &mut B,
+    popup: &B::Page,
+    call: std::thread::JoinHandle<Output>,
+) {
+    let out = call.join().unwrap();
+    assert!(out.status.success(), "allowed: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("3 recipes with leeks"),
+        "{}",
+        stdout(&out)
+    );
+    let calls = b.wait_for(popup, "the three answers in the popup", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => tr.cells[2].textContent); return rows.length >= 3 && !['waiting for you', 'running'].includes(rows[0]) && rows.slice(0, 3); })()");
+    assert_eq!(
+        calls,
+        serde_json::json!(["ok", "denied", "no answer"]),
+        "what a person reads"
+    );
+}
+
+/// The tab `tab_ref` as the daemon lists it, once its tool names satisfy `ready`.
+pub(crate) fn tab_once(
+    d: &TestDaemon,
+    tab_ref: &str,
+    what: &str,
+    ready: impl Fn(&[&str]) -> bool,
+) -> Value {
+    wait_until(Duration::from_secs(20), what, || {
+        let tabs = d.ctl_json(&["tabs"]);
+        let t = tabs["tabs"]
+            .as_array()?
+            .iter()
+            .find(|t| t["ref"] == tab_ref)?
+            .clone();
+        ready(&tool_names(&t)).then_some(t)
     })
+}
+
+/// The first event of `kind` on `tab_ref` after `since`.
+pub(crate) fn one_event(d: &TestDaemon, kind: &str, tab_ref: &str, since: &str) -> Value {
+    let args = [
+        "events", "--type", kind, "--tab", tab_ref, "--since", since, "--count", "1",
+    ];
+    let out = d.ctl(&args);
+    serde_json::from_str(stdout(&out).trim()).expect("one event")
+}
+
+/// Chromium with the extension at the recipe page, paired with a daemon on a scanned port;
+/// None (after a loud SKIPPED) without Chromium. Fields drop browser first, lock last.
+pub(crate) struct ChromiumFace {
+    pub(crate) exe: PathBuf,
+    pub(crate) b: Browser,
+    pub(crate) d: TestDaemon,
+    pub(crate) pages: PageServer,
+    pub(crate) profile: tempfile::TempDir,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl ChromiumFace {
+    pub(crate) fn start(test: &str) -> Option<ChromiumFace> {
+        let exe = chromium_or_skip(test)?;
+        let lock = machine_wide_lock();
+        let pages = PageServer::page(PAGE);
+        let d = daemon_in_scan_range(&[]);
+        let profile = tempfile::tempdir().unwrap();
+        let b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
+        // Found by the scan, trusted once paired (issue 21).
+        pair_browser(profile.path(), &d);
+        Some(ChromiumFace {
+            exe,
+            b,
+            d,
+            pages,
+            profile,
+            _lock: lock,
+        })
+    }
 }

@@ -266,18 +266,8 @@ fn hands_and_bounded_snapshots_in_chromium() {
     // Found by the scan, trusted once paired (issue 21).
     pair_browser(profile.path(), &d);
     let page = b.open(&start_url);
-    let tab = built_ins_tab(&d, &start_url);
     let o = ChromiumTab::new(b, page);
-    every_scenario(
-        Hands {
-            d,
-            o: Box::new(o),
-            tab,
-            origin: server.origin(),
-            times: BTreeMap::new(),
-        },
-        "chromium",
-    );
+    run(d, &server, &start_url, Box::new(o), "chromium");
 }
 
 #[test]
@@ -293,16 +283,23 @@ fn hands_and_bounded_snapshots_in_firefox() {
     ff.pair(&d);
     let start_url = format!("{}/hands-names.html", server.origin());
     let page = ff.show(&start_url);
-    let tab = built_ins_tab(&d, &start_url);
     let o = FirefoxTab::new(ff, page);
+    run(d, &server, &start_url, Box::new(o), "firefox");
+}
+
+/// Every scenario, once the daemon has the tab at `start_url` with its built-ins.
+fn run(d: TestDaemon, server: &SiteServer, start_url: &str, o: Box<dyn Driver>, name: &str) {
+    let tab = built_ins_tab(&d, start_url);
+    let origin = server.origin();
+    let times = BTreeMap::new();
     every_scenario(
         Hands {
             d,
-            o: Box::new(o),
+            o,
             tab,
-            origin: server.origin(),
-            times: BTreeMap::new(),
+            origin,
+            times,
         },
-        "firefox",
+        name,
     );
 }

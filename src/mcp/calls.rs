@@ -8,7 +8,9 @@ use super::expose::Exposed;
 use super::meta::{raw_args, SELECT_TAB};
 use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
 use super::server::Inner;
-use super::view::{candidates_of, current_tab, one_tab, tabs_in_scope, Builtin, Listed, TAB_ARG};
+use super::view::{
+    candidates_of, current_tab, one_tab, tabs_in_scope, Builtin, Listed, BROWSER_TABS, TAB_ARG,
+};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse, TabView};
 use rmcp::model::{CallToolResult, JsonObject};
@@ -173,7 +175,7 @@ impl<B: Backend> Inner<B> {
     /// `browser_tabs` that selected or opened a tab makes it the current tab, as
     /// `browserctl_select_tab` and `browserctl_open_tab` do.
     fn follow_selection(&self, tool: &str, resp: &CallResponse) {
-        if tool != "browser_tabs" {
+        if tool != BROWSER_TABS {
             return;
         }
         let Ok(v) = serde_json::from_str::<Value>(resp.result.get()) else {

@@ -11,7 +11,7 @@ use super::meta::{
 };
 use super::progress;
 use super::result::error_result;
-use super::view::{one_tab, tabs_in_scope, Listed, View};
+use super::view::{browser_tabs_out_of_scope, one_tab, tabs_in_scope, Listed, View, BROWSER_TABS};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::OpenTabRequest;
 use rmcp::model::{
@@ -234,6 +234,9 @@ impl<B: Backend> Inner<B> {
         if let Some(l) = self.listed_tool(name) {
             return Ok(l);
         }
+        if name == BROWSER_TABS && !self.scope.is_everything() {
+            return Err(browser_tabs_out_of_scope());
+        }
         let view = self.current().await?;
         view.listed
             .into_iter()
@@ -264,6 +267,9 @@ impl<B: Backend> Inner<B> {
             let tab = arg_str(args, "tab")?.map(str::to_owned);
             let arguments = raw_args(&meta::arguments(args)?)?;
             return self.call_builtin(b, arguments, tab, ct).await;
+        }
+        if name == Some(BROWSER_TABS) && !self.scope.is_everything() {
+            return Err(browser_tabs_out_of_scope());
         }
         let (target, args) = meta::resolve_call(view.pages, args)?;
         self.call_exposed(&target, raw_args(&args)?, ct).await

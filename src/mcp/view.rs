@@ -27,6 +27,9 @@ pub const MAX_TOOLS: usize = 40;
 pub const MAX_BYTES: usize = 40 * 1024;
 /// The argument every built-in gains over MCP: the tab it acts on.
 pub const TAB_ARG: &str = "tab";
+/// The built-in that reaches every tab of its browser (list, select, open, close): a scoped
+/// session does not offer it; its own meta tools keep to the scope.
+pub const BROWSER_TABS: &str = "browser_tabs";
 
 /// A built-in as listed: once, whatever the number of tabs offering it.
 #[derive(Debug, Clone)]
@@ -121,6 +124,7 @@ fn builtins(snapshot: &Snapshot, scope: &Scope, current: Option<&str>) -> Vec<Bu
         .tools
         .iter()
         .filter(|v| in_scope.contains(v.tab.as_str()) && is_builtin(v, &browsers))
+        .filter(|v| scope.is_everything() || v.name != BROWSER_TABS)
         .collect();
     // Stable: the current tab first, then by tab, each tab's own order kept.
     views.sort_by_key(|v| {
@@ -252,6 +256,18 @@ pub fn size(tool: &Tool) -> usize {
 }
 
 /// The one tab in scope that `want` (`b1:7`, or a bare `7`) names.
+/// Why a scoped session has no `browser_tabs`, for the agent that calls it anyway.
+pub fn browser_tabs_out_of_scope() -> Error {
+    Error::new(
+        ErrorCode::ToolNotFound,
+        format!(
+            "{BROWSER_TABS} reaches every tab of the browser, so a scoped session (--tab, --url, \
+             --own-tabs) does not offer it; browserctl_list_tabs, browserctl_select_tab, \
+             browserctl_open_tab and browserctl_close_tab keep to this session's tabs"
+        ),
+    )
+}
+
 pub fn one_tab(snapshot: &Snapshot, scope: &Scope, want: &str) -> Result<String, Error> {
     let hits: Vec<&TabView> = tabs_in_scope(snapshot, scope)
         .into_iter()
@@ -429,6 +445,19 @@ mod tests {
         let none = View::new(tabs(3, None), &Scope::default(), None);
         assert!(!names(&none).contains(&"search".to_owned()));
         assert!(names(&none).contains(&"browser_snapshot".to_owned()));
+    }
+
+    #[test]
+    fn a_scoped_session_has_no_browser_tabs() {
+        let names = |scope: &Scope| names(&View::new(tabs(3, Some(1)), scope, None));
+        assert!(names(&Scope::default()).contains(&BROWSER_TABS.to_owned()));
+        let scoped = Scope {
+            tabs: vec!["b1:2".into()],
+            ..Scope::default()
+        };
+        let listed = names(&scoped);
+        assert!(!listed.contains(&BROWSER_TABS.to_owned()), "{listed:?}");
+        assert!(listed.contains(&"browser_click".to_owned()), "{listed:?}");
     }
 
     #[test]

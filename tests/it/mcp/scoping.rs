@@ -8,6 +8,66 @@ use crate::support::common::*;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+/// Issue 35, item 3: scope is checked when a call is made, for every tool. A `--url` session's
+/// listed tool is refused once its tab has moved to another site (the page never hears of
+/// the call), and a scoped session has no `browser_tabs`, which reaches every tab.
+#[tokio::test(flavor = "multi_thread")]
+async fn scope_holds_at_call_time_and_browser_tabs_stays_out() {
+    let d = TestDaemon::start();
+    let tabs_tool = json!({"name": "browser_tabs", "description": "every tab",
+        "inputSchema": {"type": "object", "properties": {"action": {"type": "string"}}}});
+    let mut ext = FakeExtension::connect(
+        &d,
+        "s1",
+        vec![
+            tab(7, "Mail", vec![search_tool(), tabs_tool.clone()]),
+            tab(9, "Bank", vec![search_tool(), tabs_tool]),
+        ],
+    )
+    .await;
+    d.wait_tabs("two tabs", |t| t.len() == 2);
+
+    let (everyone, _) = stdio_client(&d, &[]).await;
+    find(&everyone.list_all_tools().await.unwrap(), "browser_tabs");
+    let (scoped, _) = stdio_client(&d, &["--tab", "b1:9"]).await;
+    let tools = scoped.list_all_tools().await.unwrap();
+    assert!(!tools.iter().any(|t| t.name == "browser_tabs"));
+    for (tool, args) in [
+        ("browser_tabs", json!({"action": "list"})),
+        (
+            "browserctl_call_tool",
+            json!({"name": "browser_tabs", "tab": "b1:7"}),
+        ),
+    ] {
+        let r = scoped.call_tool(params(tool, args)).await.unwrap();
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert!(text(&r).contains("does not offer it"), "{}", text(&r));
+    }
+
+    let (by_url, _) = stdio_client(&d, &["--url", "https://example.com/9"]).await;
+    find(&by_url.list_all_tools().await.unwrap(), "search");
+    ext.send(json!({"type": "tabUpdated", "sessionId": "s1",
+        "tab": {"id": 9, "title": "Elsewhere", "url": "https://elsewhere.example/"}}))
+        .await;
+    d.wait_tabs("tab 9 moved", |t| {
+        t.iter().any(|t| t["url"] == "https://elsewhere.example/")
+    });
+    let r = by_url
+        .call_tool(params("search", json!({"query": "balance"})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    assert!(text(&r).starts_with("TAB_NOT_FOUND: "), "{}", text(&r));
+    let heard = ext.try_recv(std::time::Duration::from_millis(300)).await;
+    assert!(
+        heard.as_ref().is_none_or(|m| m["type"] != "callTool"),
+        "the page heard of the call: {heard:?}"
+    );
+    for c in [everyone, scoped, by_url] {
+        c.cancel().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let d = TestDaemon::start();

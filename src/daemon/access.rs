@@ -128,6 +128,18 @@ pub fn admit<B>(
                 "Origin `{origin}` may not connect to browser-mcpd"
             )));
         }
+        // Another installed extension would otherwise join as a browser and be sent what
+        // agents ask of tabs (an uploaded file's contents among it): it proves first.
+        if config.origin_needs_proof(origin)
+            && !demands.token_optional
+            && presented_token(req).is_none()
+        {
+            return Err(Refusal::unauthorized(&format!(
+                "Origin `{origin}` is not the browser-mcp extension (or cannot say so): it \
+                 joins only with the daemon's token or a pairing (the {} handshake)",
+                crate::protocol::auth::SUBPROTOCOL
+            )));
+        }
     }
     match presented_token(req) {
         Some(t) if !tokens_match(&t, token) => Err(Refusal::unauthorized("wrong token")),

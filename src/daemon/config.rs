@@ -35,6 +35,9 @@ pub struct Config {
 
     /// Origins allowed to open an extension WebSocket (`*` at the end matches any suffix).
     /// Connections without an Origin header are allowed; web origins never are by default.
+    /// An extension other than ours (any Firefox or Safari one too, whose origin does not say
+    /// which extension it is) must also prove the token or a pairing before it joins as a
+    /// browser; an origin named here without `*` need not.
     #[arg(
         long = "allow-origin",
         env = "BROWSER_MCP_ALLOW_ORIGIN",
@@ -257,7 +260,25 @@ impl Config {
                 None => origin == pattern,
             })
     }
+
+    /// Whether an allowed origin must also prove the token (or a pairing, in the trust
+    /// handshake) before it joins as a browser: an extension that is not ours. Chrome's origin
+    /// names the extension, so ours needs nothing more; Firefox's and Safari's name only an
+    /// install (`moz-extension://<uuid>`), so every one of them proves; an origin the user
+    /// allowed by name (`--allow-origin` without `*`) is trusted as named.
+    pub fn origin_needs_proof(&self, origin: &str) -> bool {
+        let ours = crate::protocol::native::EXTENSION_ORIGIN.trim_end_matches('/');
+        let extension = EXTENSION_SCHEMES.iter().any(|s| origin.starts_with(s));
+        extension && origin != ours && !self.allow_origins.iter().any(|named| named == origin)
+    }
 }
+
+/// The schemes of browser-extension origins.
+const EXTENSION_SCHEMES: [&str; 3] = [
+    "chrome-extension://",
+    "moz-extension://",
+    "safari-web-extension://",
+];
 
 #[cfg(test)]
 mod tests {
@@ -283,6 +304,11 @@ mod tests {
     fn default_origins_take_extensions_and_refuse_pages() {
         let c = Config::parse_from(["browser-mcpd"]);
         assert!(c.origin_allowed("chrome-extension://abcdef"));
+        // Allowed, but only with proof: another extension, or any Firefox one.
+        assert!(c.origin_needs_proof("chrome-extension://abcdef"));
+        assert!(c.origin_needs_proof("moz-extension://0b9e3f52-8f4c-4a4e-9d35-3f8c0e4a1b2c"));
+        assert!(!c.origin_needs_proof("chrome-extension://jldadifenendlhihnlmegbljijfhnffa"));
+        assert!(!c.origin_needs_proof("http://localhost:3000"));
         assert!(c.origin_allowed("moz-extension://x"));
         assert!(!c.origin_allowed("http://evil.example"));
         assert!(!c.origin_allowed("https://example.com"));

@@ -474,14 +474,25 @@ fn a_host_installed_from_a_build_directory_is_warned_about_and_caught_dangling()
     let built = release.join("browserctl");
     std::fs::copy(CTL, &built).unwrap();
     let run = |bin: &std::path::Path, args: &[&str]| {
-        Command::new(bin)
-            .args(args)
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join(".config"))
-            .env("BROWSER_MCP_SOCKET", tree.path().join("none.sock"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        // A copy just written can be "busy" for a moment: another test's fork may hold the
+        // writer's descriptor until its exec (ETXTBSY). Try again, briefly.
+        let mut tries = 0;
+        loop {
+            let out = Command::new(bin)
+                .args(args)
+                .env("HOME", home.path())
+                .env("XDG_CONFIG_HOME", home.path().join(".config"))
+                .env("BROWSER_MCP_SOCKET", tree.path().join("none.sock"))
+                .stdin(Stdio::null())
+                .output();
+            match out {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                out => break out.unwrap(),
+            }
+        }
     };
     let out = run(&built, &["install-native-host", "--browser", "chromium"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -383,7 +383,7 @@ async fn persistent_extension(dir: PathBuf, stop: tokio_util::sync::Cancellation
                     info["port"],
                     info["token"].as_str().unwrap_or("")
                 );
-                FakeExtension::raw(&url, &[("Origin", "chrome-extension://abcdefghijklmnop")])
+                FakeExtension::raw(&url, &[("Origin", OUR_ORIGIN)])
                     .await
                     .ok()
             }

@@ -40,12 +40,53 @@ fn web_origins_and_foreign_hosts_are_refused() {
     assert_eq!(s, 403);
     let (s, text) = upgrade_status(&d, &format!("evil.example:{}", d.port), None, "/");
     assert_eq!(s, 403, "DNS rebinding: {text}");
-    let (s, _) = upgrade_status(&d, &host, Some("chrome-extension://abcdefghijklmnop"), "/");
-    assert_eq!(s, 101);
+    let ours = "chrome-extension://jldadifenendlhihnlmegbljijfhnffa";
+    let (s, _) = upgrade_status(&d, &host, Some(ours), "/");
+    assert_eq!(s, 101, "our extension");
     let (s, _) = upgrade_status(&d, &format!("localhost:{}", d.port), None, "/");
     assert_eq!(s, 101, "no Origin (a native client) is fine");
-    let (s, _) = upgrade_status(&d, &host, Some("moz-extension://x"), "/");
-    assert_eq!(s, 101);
+}
+
+/// Issue 35, item 8: another installed extension (and any Firefox one, whose origin names only
+/// an install) joins as a browser only with proof: the token, or the trust handshake. Without,
+/// it is refused before the upgrade, and says why; the port scan's plain `GET /` still answers.
+#[test]
+fn another_extension_joins_only_with_proof() {
+    let d = TestDaemon::start();
+    let host = format!("127.0.0.1:{}", d.port);
+    for other in ["chrome-extension://abcdefghijklmnop", "moz-extension://x"] {
+        let (s, text) = upgrade_status(&d, &host, Some(other), "/");
+        assert_eq!(s, 401, "{other}: {text}");
+        assert!(text.contains("is not the browser-mcp extension"), "{text}");
+        let (s, text) = upgrade_status(&d, &host, Some(other), &format!("/?token={}", d.token));
+        assert_eq!(s, 101, "{other} with the token: {text}");
+        let (s, text) = upgrade_status(&d, &host, Some(other), "/ws?role=browser");
+        assert_eq!(s, 401, "{other} on the JSON-RPC route: {text}");
+    }
+    // Who we are, for a scan: no proof needed to learn that.
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET / HTTP/1.1\r\nHost: {host}\r\nOrigin: moz-extension://x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    assert!(text.starts_with("HTTP/1.1 426"), "{text}");
+    assert!(text.contains("browser-mcpd"), "{text}");
+    // Named by the user, an origin is trusted as named.
+    let named = TestDaemon::builder()
+        .args(&["--allow-origin", "chrome-extension://abcdefghijklmnop"])
+        .start();
+    let host = format!("127.0.0.1:{}", named.port);
+    let (s, text) = upgrade_status(
+        &named,
+        &host,
+        Some("chrome-extension://abcdefghijklmnop"),
+        "/",
+    );
+    assert_eq!(s, 101, "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

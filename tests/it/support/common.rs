@@ -19,6 +19,10 @@ pub const CTL: &str = env!("CARGO_BIN_EXE_browserctl");
 /// user): under `CI=true` the test fails; otherwise a loud SKIPPED banner goes straight to fd
 /// 2 (cargo test captures `eprintln!` and hides the output of a passing test) and the caller
 /// returns. `fix` says how to get what is missing.
+/// Our extension's origin in Chromium (its id is fixed by the manifest's key): a scripted
+/// browser that sends it joins without proof, as the real extension does.
+pub const OUR_ORIGIN: &str = "chrome-extension://jldadifenendlhihnlmegbljijfhnffa";
+
 pub fn skip(test: &str, missing: &str, fix: &str) {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true, but {test} cannot run: {missing} ({fix})");
@@ -346,12 +350,9 @@ impl FakeExtension {
     /// Connects, sends `connected` with these tabs, reads `connect`. Speaking first, like
     /// the real extension, lets the daemon tell the dialects of `GET /` apart at once.
     pub async fn connect(d: &TestDaemon, session: &str, tabs: Vec<Value>) -> FakeExtension {
-        let ws = FakeExtension::raw(
-            &d.ws_url(),
-            &[("Origin", "chrome-extension://abcdefghijklmnop")],
-        )
-        .await
-        .expect("WebSocket connect");
+        let ws = FakeExtension::raw(&d.ws_url(), &[("Origin", OUR_ORIGIN)])
+            .await
+            .expect("WebSocket connect");
         let mut ext = FakeExtension {
             ws,
             session: session.to_owned(),

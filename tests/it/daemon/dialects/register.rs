@@ -203,11 +203,19 @@ async fn register_refusals_are_clear() {
         &d,
         "POST",
         "/register",
-        &[("Origin", "chrome-extension://abc")],
+        &[("Origin", OUR_ORIGIN)],
         Some(body),
     )
     .await;
-    assert_eq!(status, 200, "an extension origin may register");
+    assert_eq!(status, 200, "our extension may register");
+    // Another extension, only with proof (issue 35, item 8).
+    let other = [("Origin", "chrome-extension://abc")];
+    let (status, v) = http(&d, "POST", "/register", &other, Some(body)).await;
+    assert_eq!(status, 401, "{v}");
+    let bearer = format!("Bearer {}", d.token);
+    let with_token = [other[0], ("Authorization", bearer.as_str())];
+    let (status, v) = http(&d, "POST", "/register", &with_token, Some(body)).await;
+    assert_eq!(status, 200, "with the token: {v}");
 
     let mut stranger = RegisterPeer::hello(&d, "inst_1706234567890_abc123").await;
     let f = first_and_close(&mut stranger).await;
@@ -306,12 +314,9 @@ async fn missed_pongs_drop_a_dead_peer_and_fail_its_calls_at_once() {
 async fn a_silent_bridge_client_still_gets_connect_on_the_shared_root() {
     let d = TestDaemon::start();
     let mut ext = FakeExtension {
-        ws: FakeExtension::raw(
-            &d.ws_url(),
-            &[("Origin", "chrome-extension://abcdefghijklmnop")],
-        )
-        .await
-        .unwrap(),
+        ws: FakeExtension::raw(&d.ws_url(), &[("Origin", OUR_ORIGIN)])
+            .await
+            .unwrap(),
         session: "patient".into(),
     };
     // It waits for `connect` before it speaks, as a strict seed-001 client may.

@@ -1,12 +1,13 @@
 // Tab registry: what the daemon should believe about our tabs, and the events that keep it true.
 import * as proto from '../shared/protocol.js';
-import { BUILTIN_TOOLS, isBuiltinName } from './builtins.js';
-import { looksBuiltin } from '../shared/names.js';
+import { BUILTIN_TOOLS } from './builtins.js';
+import { admitPageTools, withRefused } from '../shared/page-tools.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
 import { findTab, queryTabs, seen, started } from './navigations.js';
 import { toolOffer } from '../shared/policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
+const refusedTools = new Map(); // tabId -> names of the page's tools refused for their size
 const openRequests = new Map(); // tabId -> requestId of the openTab that created it
 let focusedWindowId = chrome.windows.WINDOW_ID_NONE;
 let focusedTabId = null;
@@ -26,7 +27,8 @@ function serial(fn) {
 // What the daemons see: the tab's tools filtered by the user's site policy (policy.js), and
 // what the policy hides with the reason: {tools, hidden}.
 export function offerOf(tabId, url) {
-  return toolOffer(url, pageToolsOf(tabId), isWebUrl(url) ? BUILTIN_TOOLS : []);
+  const offer = toolOffer(url, pageToolsOf(tabId), isWebUrl(url) ? BUILTIN_TOOLS : []);
+  return withRefused(offer, refusedTools.get(tabId) || []);
 }
 
 export const toolsOf = (tabId, url) => offerOf(tabId, url).tools;
@@ -45,18 +47,16 @@ export async function snapshot() {
   return tabs.filter((t) => t.id !== chrome.tabs.TAB_ID_NONE).map(toTab);
 }
 
-// A page may not shadow a built-in, nor pose as one: the daemon routes browser_* to us either
-// way, and a name judged as agents see it (`browser.type_b2_7` is `browser_type_b2_7`) could
-// pass for another tab's built-in.
-function cleanPageTools(tools) {
-  if (!Array.isArray(tools)) return [];
-  return tools.filter((t) => t && typeof t.name === 'string' && t.name && !isBuiltinName(t.name) && !looksBuiltin(t.name));
-}
-
+// What a page registers is admitted by shared/page-tools.js: no built-in's name or one that
+// passes for it, nothing too big for the daemon's frames.
 async function setPageTools(tabId, tools) {
-  const next = cleanPageTools(tools);
+  const { tools: next, refused } = admitPageTools(tools);
   const prev = pageTools.get(tabId) || [];
-  if (JSON.stringify(prev) === JSON.stringify(next)) return;
+  const prevRefused = refusedTools.get(tabId) || [];
+  if (JSON.stringify(prev) === JSON.stringify(next) && JSON.stringify(prevRefused) === JSON.stringify(refused)) return;
+  if (refused.length) console.warn(`tab ${tabId}: page tools not offered for their size: ${refused.join(', ')}`);
+  if (refused.length) refusedTools.set(tabId, refused);
+  else refusedTools.delete(tabId);
   if (next.length) pageTools.set(tabId, next);
   else pageTools.delete(tabId);
   const tab = await findTab(tabId);
@@ -178,15 +178,21 @@ const onCreated = serial(async (created) => {
   if (tab) emit(proto.tabCreated(toTab(tab), requestId));
 });
 
+// A tab's page tools, offered and refused, are gone with its page.
+function forget(tabId) {
+  pageTools.delete(tabId);
+  refusedTools.delete(tabId);
+}
+
 const onUpdated = serial(async (tabId, change, tab) => {
-  if (change.url && !isWebUrl(change.url)) pageTools.delete(tabId);
+  if (change.url && !isWebUrl(change.url)) forget(tabId);
   if (change.url !== undefined || change.title !== undefined || change.status === 'complete') {
     emit(proto.tabUpdated(toTab(seen(tab))));
   }
 });
 
 const onRemoved = serial(async (tabId) => {
-  pageTools.delete(tabId);
+  forget(tabId);
   openRequests.delete(tabId);
   if (focusedTabId === tabId) focusedTabId = null;
   emit(proto.tabClosed(tabId));
@@ -194,7 +200,7 @@ const onRemoved = serial(async (tabId) => {
 
 // Prerendering and instant pages swap one tab id for another.
 const onReplaced = serial(async (addedId, removedId) => {
-  pageTools.delete(removedId);
+  forget(removedId);
   emit(proto.tabClosed(removedId));
   const tab = await findTab(addedId);
   if (tab) emit(proto.tabCreated(toTab(tab)));

@@ -5,6 +5,7 @@ pub mod hostile;
 pub mod hostile_load;
 pub mod multi_user;
 pub mod origins;
+pub mod oversized;
 pub mod slots;
 pub mod squatting;
 pub mod trust;

@@ -261,9 +261,14 @@ pub(crate) struct ChromiumFace {
 
 impl ChromiumFace {
     pub(crate) fn start(test: &str) -> Option<ChromiumFace> {
+        ChromiumFace::showing(test, PAGE)
+    }
+
+    /// The same with another page at every path.
+    pub(crate) fn showing(test: &str, page: &'static str) -> Option<ChromiumFace> {
         let exe = chromium_or_skip(test)?;
         let lock = machine_wide_lock();
-        let pages = PageServer::page(PAGE);
+        let pages = PageServer::page(page);
         let d = daemon_in_scan_range(&[]);
         let profile = tempfile::tempdir().unwrap();
         let b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 pub const SOCKET_ENV: &str = "BROWSER_MCP_SOCKET";
 pub const DEFAULT_DISCOVERY_DIR: &str = "/tmp/browser-mcp";
 pub const DEFAULT_PORT: u16 = 8765;
+/// The last port the extension scans (`DEFAULT_PORT..=SCAN_LAST`, extension/shared/settings.js).
+pub const SCAN_LAST: u16 = 8785;
 
 /// `$XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock`. Without a runtime directory (ssh without
 /// pam_systemd, su, cron, containers), the user's state directory:

@@ -40,16 +40,21 @@ pub struct Chosen {
 /// shared /tmp/browser-mcp) when it is trusted, ours or root's (packages make it root's and
 /// sticky at boot); when it is another user's, or one we cannot write, our private
 /// directory instead (`fallback`), where our native host looks too: nobody can block us by
-/// creating the shared name first. A directory that is truly unsafe (a symlink, writable by
-/// others without the sticky bit) is refused, with the fix.
-pub fn choose_dir(configured: &Path, fallback: &Path) -> Result<Chosen, crate::trust::Untrusted> {
+/// creating the shared name first. A directory the user named (`is_default` false) that is
+/// truly unsafe (a symlink, a file, writable by others without the sticky bit) is refused,
+/// with the fix; the default one, whatever someone put at its name, is passed over.
+pub fn choose_dir(
+    configured: &Path,
+    fallback: &Path,
+    is_default: bool,
+) -> Result<Chosen, crate::trust::Untrusted> {
     match crate::trust::ensure(configured) {
         Ok((_, created)) => Ok(Chosen {
             dir: configured.to_path_buf(),
             created,
             instead_of: None,
         }),
-        Err(u) if u.is_unsafe() || configured == fallback => Err(u),
+        Err(u) if (u.is_unsafe() && !is_default) || configured == fallback => Err(u),
         Err(u) => {
             let (_, created) = crate::trust::ensure(fallback)?;
             Ok(Chosen {
@@ -58,6 +63,32 @@ pub fn choose_dir(configured: &Path, fallback: &Path) -> Result<Chosen, crate::t
                 instead_of: Some(u),
             })
         }
+    }
+}
+
+/// The directory our discovery file goes in: `dir`, unless something of another user's
+/// already stands at our name there (`server-<pid>.json` planted for a pid one can guess, in a
+/// sticky directory where we may not replace it); then `fallback`, saying why.
+pub fn own_name_or_fallback(
+    dir: &Path,
+    fallback: &Path,
+    pid: u32,
+) -> Result<PathBuf, crate::trust::Untrusted> {
+    let name = dir.join(format!("server-{pid}.json"));
+    let ours = nix::unistd::geteuid().as_raw();
+    match fs::symlink_metadata(&name) {
+        Ok(m) if m.uid() != ours && dir != fallback => {
+            tracing::warn!(
+                "{} belongs to uid {}: planted at our name; our discovery file goes in {} \
+                 instead (native hosts look there too)",
+                name.display(),
+                m.uid(),
+                fallback.display()
+            );
+            crate::trust::ensure(fallback)?;
+            Ok(fallback.to_path_buf())
+        }
+        _ => Ok(dir.to_path_buf()),
     }
 }
 
@@ -273,7 +304,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let shared = tmp.path().join("browser-mcp");
         let private = tmp.path().join("run/browser-mcp/discovery");
-        let chosen = choose_dir(&shared, &private).unwrap();
+        let chosen = choose_dir(&shared, &private, false).unwrap();
         assert_eq!(
             (chosen.dir.as_path(), chosen.created),
             (shared.as_path(), true)
@@ -281,19 +312,48 @@ mod tests {
         assert!(chosen.instead_of.is_none());
         // Truly unsafe: refused, not worked around.
         fs::set_permissions(&shared, fs::Permissions::from_mode(0o777)).unwrap();
-        let e = choose_dir(&shared, &private).unwrap_err();
+        let e = choose_dir(&shared, &private, false).unwrap_err();
         assert!(e.is_unsafe(), "{e}");
         // Sticky and root's (or ours): shared.
         fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
-        assert_eq!(choose_dir(&shared, &private).unwrap().dir, shared);
+        assert_eq!(choose_dir(&shared, &private, false).unwrap().dir, shared);
         if nix::unistd::geteuid().is_root() {
             // Another user made it first: our own directory instead, and why.
             nix::unistd::chown(&shared, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
-            let chosen = choose_dir(&shared, &private).unwrap();
+            let chosen = choose_dir(&shared, &private, false).unwrap();
             assert_eq!(chosen.dir, private);
             assert!(chosen.created);
             let why = chosen.instead_of.unwrap();
             assert_eq!(why.reason, crate::trust::Reason::Foreign { uid: 65534 });
         }
+    }
+
+    /// Issue 35, item 7: whatever someone put at the default directory's name (a symlink, a
+    /// file, a directory open to all), the daemon starts in its own, and says why; a directory
+    /// the user named is refused as before.
+    #[test]
+    fn the_default_directory_is_passed_over_whatever_stands_at_its_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let private = tmp.path().join("run/browser-mcp/discovery");
+        let elsewhere = tmp.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+        let file = tmp.path().join("file");
+        fs::write(&file, "").unwrap();
+        let open = tmp.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        for planted in [&link, &file, &open] {
+            let chosen = choose_dir(planted, &private, true).unwrap();
+            assert_eq!(chosen.dir, private, "{}", planted.display());
+            assert!(chosen.instead_of.is_some_and(|u| u.is_unsafe()));
+            assert!(choose_dir(planted, &private, false).is_err());
+        }
+        assert_eq!(
+            fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "nothing through the link"
+        );
     }
 }

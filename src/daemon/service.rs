@@ -132,20 +132,59 @@ async fn extension_listener(
             }
             Ok(l)
         }
-        None => TcpListener::bind(addr).await.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AddrInUse {
-                StartError(format!(
-                    "extension port {addr} is already in use: another browser-mcpd may be \
-                     running (`browserctl status`, or `ss -ltnp 'sport = :{port}'` shows who \
-                     has it); stop it, or start this one on another port with --port PORT \
-                     (--port 0 picks a free one; extensions find it through the native host)",
-                    port = addr.port()
-                ))
-            } else {
-                start_error(&format!("extension port {addr}"), e)
+        None => match TcpListener::bind(addr).await {
+            Ok(l) => Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                match squatter(addr).await {
+                    // Another user holds the default port: nobody may keep us from starting
+                    // by taking it first. Another port the extension scans will do.
+                    Some(uid) if addr.port() == crate::paths::DEFAULT_PORT => {
+                        scanned_port_instead(addr, uid).await
+                    }
+                    _ => Err(port_in_use(addr)),
+                }
             }
-        }),
+            Err(e) => Err(start_error(&format!("extension port {addr}"), e)),
+        },
     }
+}
+
+fn port_in_use(addr: SocketAddr) -> StartError {
+    StartError(format!(
+        "extension port {addr} is already in use: another browser-mcpd may be running \
+         (`browserctl status`, or `ss -ltnp 'sport = :{port}'` shows who has it); stop it, or \
+         start this one on another port with --port PORT (--port 0 picks a free one; \
+         extensions find it through the native host)",
+        port = addr.port()
+    ))
+}
+
+/// The uid of another user whose program listens at `addr`, if that is who has it (the
+/// kernel says whose socket answers a connection; `None` for ours, or when it cannot say).
+async fn squatter(addr: SocketAddr) -> Option<u32> {
+    let probe = tokio::net::TcpStream::connect(addr).await.ok()?;
+    let uid = super::peer::peer_uid(probe.local_addr().ok()?, addr).ok()?;
+    (uid != nix::unistd::geteuid().as_raw()).then_some(uid)
+}
+
+/// The first free port after the default one within the extension's scan range.
+async fn scanned_port_instead(taken: SocketAddr, uid: u32) -> Result<TcpListener, StartError> {
+    for port in taken.port() + 1..=crate::paths::SCAN_LAST {
+        if let Ok(l) = TcpListener::bind(SocketAddr::new(taken.ip(), port)).await {
+            tracing::warn!(
+                "port {} is held by another user (uid {uid}); listening on {port} instead, which \
+                 extensions scan too (the native host names it as well)",
+                taken.port()
+            );
+            return Ok(l);
+        }
+    }
+    Err(StartError(format!(
+        "extension port {taken} is held by another user (uid {uid}), and so is every port up \
+         to {}: start with --port PORT (--port 0 picks a free one; extensions find it through \
+         the native host)",
+        crate::paths::SCAN_LAST
+    )))
 }
 
 /// What a start has put on disk so far; a start that fails takes it away again, so no dead
@@ -217,12 +256,15 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     let fallback = crate::paths::private_discovery_dir();
     leftovers.dirs.extend(missing_dirs(&config.discovery_dir));
     leftovers.dirs.extend(missing_dirs(&fallback));
-    let chosen = discovery::choose_dir(&config.discovery_dir, &fallback).map_err(|u| {
-        StartError(format!(
-            "discovery directory: {u}; fix: {} (or pass --discovery-dir)",
-            u.fix()
-        ))
-    })?;
+    let default_dir =
+        config.discovery_dir == std::path::Path::new(crate::paths::DEFAULT_DISCOVERY_DIR);
+    let chosen =
+        discovery::choose_dir(&config.discovery_dir, &fallback, default_dir).map_err(|u| {
+            StartError(format!(
+                "discovery directory: {u}; fix: {} (or pass --discovery-dir)",
+                u.fix()
+            ))
+        })?;
     if let Some(why) = &chosen.instead_of {
         tracing::warn!(
             dir = %chosen.dir.display(),
@@ -249,10 +291,12 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     .await?;
     let port = tcp.local_addr().map_err(|e| start_error("port", e))?.port();
     let pid = std::process::id();
+    let discovery_dir = discovery::own_name_or_fallback(&chosen.dir, &fallback, pid)
+        .map_err(|u| StartError(format!("discovery directory: {u}; fix: {}", u.fix())))?;
     let runtime = Runtime {
         port,
         socket: socket_path.clone(),
-        discovery_file: chosen.dir.join(format!("server-{pid}.json")),
+        discovery_file: discovery_dir.join(format!("server-{pid}.json")),
         started_at: crate::time::now_rfc3339(),
         started: Instant::now(),
         token: random_token(),
@@ -265,7 +309,7 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
 
     let disco = discovery::Discovery::new(&daemon);
-    discovery::sweep_stale(&chosen.dir, pid);
+    discovery::sweep_stale(&discovery_dir, pid);
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;

@@ -222,15 +222,6 @@ fn the_control_socket_is_private_and_other_users_are_refused() {
     drop(d);
 }
 
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn agents_and_mcp_need_the_token() {
     let d = TestDaemon::start();

@@ -8,5 +8,6 @@ pub mod origins;
 pub mod oversized;
 pub mod slots;
 pub mod squatting;
+pub mod startup_denial;
 pub mod trust;
 pub mod trust_browser;

@@ -261,15 +261,6 @@ fn without_a_runtime_dir_a_squatter_under_tmp_stops_nothing() {
     }
 }
 
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn wait_output(child: Child, limit: Duration) -> std::process::Output {
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let timer = std::thread::spawn(move || {

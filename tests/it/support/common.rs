@@ -507,3 +507,13 @@ pub async fn unless_stopped<S: futures_util::Stream + Unpin>(
         _ = stop.cancelled() => None,
     }
 }
+
+/// A child process killed (and reaped) when the test lets go of it, however it ends.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

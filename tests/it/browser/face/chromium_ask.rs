@@ -6,6 +6,7 @@ use crate::support::cdp::*;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::json;
+use std::time::Duration;
 
 #[test]
 fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
@@ -100,7 +101,12 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
         !n.contains(&"browser_snapshot")
     });
     b.close();
-    let mut b = Browser::launch(&exe, profile.path(), &url);
+    // As at the first start: the page once the extension is back.
+    let mut b = Browser::launch(&exe, profile.path(), "about:blank");
+    wait_until(Duration::from_secs(30), "the browser back", || {
+        (d.status()["browsers"] == 1).then_some(())
+    });
+    b.open(&url);
     let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"search_recipes"));
     assert_eq!(
         tool_names(&tab),

@@ -271,9 +271,12 @@ impl ChromiumFace {
         let pages = PageServer::page(page);
         let d = daemon_in_scan_range(&[]);
         let profile = tempfile::tempdir().unwrap();
-        let b = Browser::launch(&exe, profile.path(), &pages.url("recipes"));
+        // The page opens once the extension is up: a tab that loads while Chromium is still
+        // loading an unpacked extension gets no content scripts, and so no page tools.
+        let mut b = Browser::launch(&exe, profile.path(), "about:blank");
         // Found by the scan, trusted once paired (issue 21).
         pair_browser(profile.path(), &d);
+        b.open(&pages.url("recipes"));
         Some(ChromiumFace {
             exe,
             b,

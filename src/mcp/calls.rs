@@ -110,45 +110,46 @@ impl<B: Backend> Inner<B> {
         }
         let name = b.view.name.as_str();
         let args = raw_args(&args)?;
-        let (target, selected) = self.builtin_target(name, tab).await?;
-        let resp = match self.send(name, target, args.clone(), ct).await {
-            // The selected tab went away since: the current tab is the focused one again.
-            Err(e) if selected && e.code == ErrorCode::TabNotFound => {
-                self.unselect();
-                let (target, _) = self.builtin_target(name, None).await?;
-                self.send(name, target, args, ct).await?
-            }
-            outcome => outcome?,
-        };
+        // Sent once, to one tab: a call that failed on its tab (which may have closed while it
+        // ran) is never sent again elsewhere.
+        let target = self.builtin_target(name, tab).await?;
+        let resp = self.send(name, target, args, ct).await?;
         self.follow_selection(name, &resp);
         let r = tool_result(&resp.result, b.view.output_schema.is_some());
         Ok(answered_by(r, &resp.tab))
     }
 
-    /// Where a built-in's call goes (`None`: the daemon's rule), and whether that is the
-    /// session's selection.
+    /// Where a built-in's call goes (`None`: the daemon's rule).
     async fn builtin_target(
         &self,
         tool: &str,
         tab: Option<String>,
-    ) -> Result<(Option<String>, bool), Error> {
+    ) -> Result<Option<String>, Error> {
         if self.scope.is_everything() {
-            return Ok(match (tab, self.selected()) {
-                (Some(t), _) => (Some(t), false),
-                (None, Some(s)) => (Some(s), true),
-                (None, None) => (None, false),
-            });
+            if tab.is_some() {
+                return Ok(tab);
+            }
+            let Some(selected) = self.selected() else {
+                return Ok(None);
+            };
+            // The selected tab may have closed since: then the current tab is the focused one.
+            let snapshot = self.backend.snapshot().await?;
+            if snapshot.tabs.iter().any(|t| t.tab_ref == selected) {
+                return Ok(Some(selected));
+            }
+            self.unselect();
+            return Ok(None);
         }
         // Scoped: chosen among the tabs in scope now, never outside them.
         let snapshot = self.backend.snapshot().await?;
         let scope = self.scope();
         if let Some(want) = tab {
-            return Ok((Some(one_tab(&snapshot, &scope, &want)?), false));
+            return Ok(Some(one_tab(&snapshot, &scope, &want)?));
         }
         let offers = |r: &str| snapshot.tools.iter().any(|v| v.tab == r && v.name == tool);
         if let Some(current) = current_tab(&snapshot, &scope, self.selected().as_deref()) {
             if offers(&current) {
-                return Ok((Some(current), false));
+                return Ok(Some(current));
             }
         }
         let candidates: Vec<&TabView> = tabs_in_scope(&snapshot, &scope)
@@ -156,7 +157,7 @@ impl<B: Backend> Inner<B> {
             .filter(|t| offers(&t.tab_ref))
             .collect();
         match candidates.as_slice() {
-            [one] => Ok((Some(one.tab_ref.clone()), false)),
+            [one] => Ok(Some(one.tab_ref.clone())),
             [] => Err(Error::new(
                 ErrorCode::ToolNotFound,
                 format!("no tab this server exposes offers `{tool}`"),

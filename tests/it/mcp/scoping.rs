@@ -68,6 +68,50 @@ async fn scope_holds_at_call_time_and_browser_tabs_stays_out() {
     }
 }
 
+/// A built-in goes to the session's selected tab while it is there; once it closed, to the
+/// focused one. A call is sent once: the page that gets it is the one the agent meant.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_built_in_follows_the_selected_tab_then_the_focused_one() {
+    let d = TestDaemon::start();
+    let peek = json!({"name": "browser_peek", "description": "a built-in",
+        "inputSchema": {"type": "object", "properties": {}}});
+    let mut ext = FakeExtension::connect(
+        &d,
+        "s1",
+        vec![tab(7, "A", vec![peek.clone()]), tab(9, "B", vec![peek])],
+    )
+    .await;
+    ext.send(json!({"type": "tabFocused", "sessionId": "s1", "tabId": 7}))
+        .await;
+    d.wait_tabs("7 focused", |t| t.iter().any(|t| t["focused"] == true));
+    let (client, _) = stdio_client(&d, &[]).await;
+    let selected = client
+        .call_tool(params("browserctl_select_tab", json!({"tab": "b1:9"})))
+        .await
+        .unwrap();
+    assert_ne!(selected.is_error, Some(true), "{selected:?}");
+    let (r, call) = tokio::join!(
+        client.call_tool(params("browser_peek", json!({}))),
+        ext.answer_call(json!("from 9"))
+    );
+    assert_eq!(
+        (call["tabId"].clone(), text(&r.unwrap())),
+        (json!(9), "from 9".into())
+    );
+    ext.send(json!({"type": "tabClosed", "sessionId": "s1", "tabId": 9}))
+        .await;
+    d.wait_tabs("9 closed", |t| t.len() == 1);
+    let (r, call) = tokio::join!(
+        client.call_tool(params("browser_peek", json!({}))),
+        ext.answer_call(json!("from 7"))
+    );
+    assert_eq!(
+        (call["tabId"].clone(), text(&r.unwrap())),
+        (json!(7), "from 7".into())
+    );
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let d = TestDaemon::start();

@@ -50,8 +50,21 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let listener = UnixListener::bind(path)?;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+    // Bound at a name of its own, made 0600, then moved to its path: the socket never stands
+    // at its path with the umask's mode, not even for a moment.
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let staging = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&staging);
+    let listener = UnixListener::bind(&staging)?;
+    let placed = fs::set_permissions(&staging, fs::Permissions::from_mode(0o600))
+        .and_then(|()| fs::rename(&staging, path));
+    if let Err(e) = placed {
+        let _ = fs::remove_file(&staging);
+        return Err(e);
+    }
     Ok(listener)
 }
 

@@ -358,6 +358,9 @@ pub enum ServerMessage<'a> {
     CloseTab {
         session_id: &'a str,
         tab_id: TabId,
+        /// Not in seed 001 (additive): names the close in an `error` the browser answers
+        /// with when it refuses (a tab of a site the user turned off). Done is `tabClosed`.
+        request_id: &'a str,
     },
     /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
     /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No

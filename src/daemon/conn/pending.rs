@@ -45,7 +45,8 @@ pub enum Match {
 #[derive(Debug)]
 pub struct Pending {
     waiting: HashMap<String, Waiter>,
-    closes: HashMap<TabId, Vec<Reply<()>>>,
+    /// Closes wait for the tab's `tabClosed`, whoever asked; each has its own id for a refusal.
+    closes: HashMap<TabId, Vec<(String, Reply<()>)>>,
     /// Ids whose caller gave up, remembered (boundedly) to tell a late answer from a stray one.
     forgotten: HashSet<String>,
     forgotten_order: VecDeque<String>,
@@ -85,11 +86,32 @@ impl Pending {
         self.sync();
     }
 
-    pub fn insert_close(&mut self, tab: TabId, reply: Reply<()>) {
+    pub fn insert_close(&mut self, tab: TabId, id: String, reply: Reply<()>) {
         let list = self.closes.entry(tab).or_default();
-        list.retain(|r| !r.is_closed());
-        list.push(reply);
+        list.retain(|(_, r)| !r.is_closed());
+        list.push((id, reply));
         self.sync();
+    }
+
+    /// The browser refused the close named `id`: its caller learns why. False when no close
+    /// has that id.
+    pub fn fail_close(&mut self, id: &str, e: Error) -> bool {
+        let Some((tab, at)) = self
+            .closes
+            .iter()
+            .find_map(|(tab, list)| Some((*tab, list.iter().position(|(i, _)| i == id)?)))
+        else {
+            return false;
+        };
+        if let Some(list) = self.closes.get_mut(&tab) {
+            let (_, reply) = list.remove(at);
+            let _ = reply.send(Err(e));
+            if list.is_empty() {
+                self.closes.remove(&tab);
+            }
+        }
+        self.sync();
+        true
     }
 
     /// Takes the waiter for an answer's id, or says why there is none.
@@ -131,7 +153,7 @@ impl Pending {
     }
 
     pub fn tab_closed(&mut self, tab: TabId) {
-        for reply in self.closes.remove(&tab).unwrap_or_default() {
+        for (_, reply) in self.closes.remove(&tab).unwrap_or_default() {
             let _ = reply.send(Ok(()));
         }
         self.sync();
@@ -152,7 +174,7 @@ impl Pending {
             w.fail(Error::new(code, message));
         }
         for (_, list) in self.closes.drain() {
-            for reply in list {
+            for (_, reply) in list {
                 let _ = reply.send(Err(Error::new(code, message)));
             }
         }
@@ -200,7 +222,7 @@ mod tests {
         let (tx, mut rx) = oneshot::channel();
         p.insert("call_1".into(), Waiter::Call(tx));
         let (ctx, mut crx) = oneshot::channel();
-        p.insert_close(3, ctx);
+        p.insert_close(3, "close_1".into(), ctx);
         p.fail_all(ErrorCode::WebsocketError, "gone");
         assert_eq!(
             rx.try_recv().unwrap().unwrap_err().code,
@@ -210,6 +232,25 @@ mod tests {
             crx.try_recv().unwrap().unwrap_err().code,
             ErrorCode::WebsocketError
         );
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_refused_close_fails_its_own_caller_only() {
+        let mut p = Pending::default();
+        let (a, mut arx) = oneshot::channel();
+        let (b, mut brx) = oneshot::channel();
+        p.insert_close(3, "close_1".into(), a);
+        p.insert_close(3, "close_2".into(), b);
+        assert!(!p.fail_close("close_9", Error::new(ErrorCode::ToolError, "no")));
+        assert!(p.fail_close("close_1", Error::new(ErrorCode::ToolError, "no")));
+        assert_eq!(
+            arx.try_recv().unwrap().unwrap_err().code,
+            ErrorCode::ToolError
+        );
+        assert!(brx.try_recv().is_err(), "the other close still waits");
+        p.tab_closed(3);
+        assert!(brx.try_recv().unwrap().is_ok());
         assert!(p.is_empty());
     }
 }

@@ -4,7 +4,7 @@
 
 use super::classify;
 use super::driver::{Connection, Dialect, Flow, Link};
-use crate::daemon::conn::{Request, Waiter};
+use crate::daemon::conn::{next_id, Request, Waiter};
 use crate::daemon::context::Daemon;
 use crate::daemon::registry::{BrowserKey, Initial, Update};
 use crate::error::{Error, ErrorCode};
@@ -158,14 +158,15 @@ impl Dialect for Bridge {
             }
             // Answered by the tabClosed that follows, whoever asked for it.
             Request::CloseTab { tab, reply } => {
-                link.pending.insert_close(tab, reply);
-                link.send(
-                    ServerMessage::CloseTab {
-                        session_id: session,
-                        tab_id: tab,
-                    }
-                    .to_json(),
-                );
+                let id = next_id("close");
+                let frame = ServerMessage::CloseTab {
+                    session_id: session,
+                    tab_id: tab,
+                    request_id: &id,
+                }
+                .to_json();
+                link.pending.insert_close(tab, id, reply);
+                link.send(frame);
             }
             Request::GroupTabs { tabs, group, reply } => {
                 link.send(
@@ -270,7 +271,13 @@ impl Bridge {
                 failure,
             } => match link.pending.take(request_id.as_deref()) {
                 Ok(w) => w.fail(classify::tool_failure(failure)),
-                Err(m) => link.stray(m, "error", request_id.as_deref()),
+                Err(m) => {
+                    let e = classify::tool_failure(failure);
+                    let id = request_id.as_deref();
+                    if !id.is_some_and(|id| link.pending.fail_close(id, e)) {
+                        link.stray(m, "error", id);
+                    }
+                }
             },
             ExtensionMessage::TabEvent {
                 tab_id,

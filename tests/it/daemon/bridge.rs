@@ -169,6 +169,31 @@ async fn open_close_and_discover_round_trip() {
     let out = cli.await.unwrap();
     assert_eq!(stdout(&out).trim(), "closed b1:41", "{}", stderr(&out));
 
+    // A close the browser refuses (a tab of a site the user turned off) fails at once, with
+    // the browser's reason, and the tab stays.
+    let cli = ctl_async(&d, &["--json", "close", "b1:40"]);
+    let close = ext.expect("closeTab").await;
+    assert!(close["requestId"].is_string(), "{close}");
+    let started = std::time::Instant::now();
+    ext.send(json!({"type": "error", "requestId": close["requestId"],
+        "error": {"code": "SITE_DISABLED", "message": "tab 40 was not closed: browser-mcp is turned off for https://bank.test"}}))
+        .await;
+    let out = cli.await.unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(exit_code(&out), 7, "{}", stderr(&out));
+    let e: Value = serde_json::from_str(&stderr(&out)).unwrap();
+    assert_eq!(e["error"]["details"]["toolCode"], "SITE_DISABLED", "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("turned off"),
+        "{e}"
+    );
+    d.wait_tabs("the refused tab to stay", |t| {
+        t.iter().any(|t| t["ref"] == "b1:40")
+    });
+
     let cli = ctl_async(&d, &["--json", "discover", "1"]);
     let disc = ext.expect("discoverTools").await;
     assert_eq!(disc["tabId"], 1);

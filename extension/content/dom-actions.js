@@ -414,10 +414,11 @@
     const child = window.frames[args.index];
     const el = child && [...document.querySelectorAll('iframe, frame, object, embed')].find((f) => f.contentWindow === child);
     if (!el) fail('ELEMENT_NOT_FOUND', 'the frame is no longer on the page; take a new browser_snapshot');
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    // A screenshot that paints a frame over must not move the page (scroll: false).
+    if (args.scroll !== false) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const r = el.getBoundingClientRect();
     const s = getComputedStyle(el);
-    return { x: r.x + el.clientLeft + parseFloat(s.paddingLeft || 0), y: r.y + el.clientTop + parseFloat(s.paddingTop || 0) };
+    return { x: r.x + el.clientLeft + parseFloat(s.paddingLeft || 0), y: r.y + el.clientTop + parseFloat(s.paddingTop || 0), box: { x: r.x, y: r.y, width: r.width, height: r.height } };
   }
 
   const frameIndex = () => ({ index: dom.indexInParent() });

@@ -8,7 +8,11 @@
 // - The eyes (console, network, downloads, screenshots, tabs) are built-ins like the rest; what
 //   they record follows the same rule (observe.js records nothing of a site whose built-ins
 //   are hidden).
-// Sites are origins (scheme, host, port): http and https of one host are different sites.
+// - A site that is off shows nothing of itself anywhere: not its frames inside another site's
+//   page (nor the about:, data: and blob: frames it writes), not the requests it makes or that
+//   go to it, not its tab's title or path.
+// Sites are origins (scheme, host, port): http and https of one host are different sites. A
+// blob: URL belongs to the origin that made it.
 import { Code, ToolError } from './protocol.js';
 import { settings } from './settings.js';
 
@@ -18,7 +22,8 @@ const STRICTNESS = { allow: 0, ask: 1, off: 2 };
 export function siteOf(url) {
   try {
     const u = new URL(url);
-    return /^https?:$/.test(u.protocol) ? u.origin : null;
+    if (!/^(https?|blob):$/.test(u.protocol)) return null;
+    return /^https?:\/\//.test(u.origin) ? u.origin : null;
   } catch {
     return null;
   }
@@ -34,6 +39,48 @@ export function sitePolicy(site, s = settings()) {
     builtins: typeof own.builtins === 'boolean' ? own.builtins : s.builtinsByDefault,
     evaluate: s.evaluateEnabled === true,
   };
+}
+
+// Why the built-ins may not look at this site, or null when they may.
+function hiddenWhy(site, s) {
+  const p = sitePolicy(site, s);
+  if (p.mode === 'off') return `browser-mcp is turned off for ${site}`;
+  if (!p.builtins) return `built-in tools are turned off for ${site}`;
+  return null;
+}
+
+// Whether anything of this URL's site is kept from the built-ins (its site is off, or its
+// built-ins are). A URL of no site (about:, data:, chrome:) hides nothing by itself.
+export function hides(url, s = settings()) {
+  const site = siteOf(url);
+  return !!site && hiddenWhy(site, s) !== null;
+}
+
+// Why a frame is kept back, or null: `chain` is the URLs of the frame and of every frame above
+// it up to the page. A frame inside an off frame is that site's, whatever its own URL: an
+// about:srcdoc, about:blank, data: or blob: document is written by the frame that holds it.
+export function frameBlock(chain, s = settings()) {
+  for (const url of chain) {
+    const site = siteOf(url);
+    const why = site && hiddenWhy(site, s);
+    if (why) return why;
+  }
+  return null;
+}
+
+// The site of this URL when the user turned it off, else null.
+export function offSite(url, s = settings()) {
+  const site = siteOf(url);
+  return site && sitePolicy(site, s).mode === 'off' ? site : null;
+}
+
+// What the daemons are told of a tab's place: a tab of an off site shows its origin only, never
+// its title or path. A loading tab with no page yet shows no title: Firefox titles it with the
+// URL it is going to, wherever that is.
+export function shownPlace(url, title, { loading = false } = {}, s = settings()) {
+  const site = offSite(url, s);
+  if (site) return { url: `${site}/`, title: '' };
+  return { url, title: loading && !siteOf(url) ? '' : title };
 }
 
 // What a tab offers the daemons, and what the policy keeps back with the reason, computed in one

@@ -326,7 +326,14 @@ async function handle(conn, msg) {
       }
       return;
     case 'closeTab':
-      return tabs.closeTab(msg.tabId);
+      // requestId: not in seed 001 (additive); a daemon that sends none hears the refusal as
+      // an error it cannot place, and its close times out as before.
+      try {
+        await tabs.closeTab(msg.tabId);
+      } catch (e) {
+        conn.send(proto.requestFailed(msg.requestId ?? null, e));
+      }
+      return;
     case 'groupTabs':
       return tabs.groupTabs(msg);
     case 'discoverTools':

@@ -4,7 +4,8 @@
 // lists them too) but cannot be selected or closed from here.
 import { Code, ToolError } from '../shared/protocol.js';
 import { isWebUrl } from './page.js';
-import { sitePolicy, siteOf } from '../shared/policy.js';
+import { findTab, queryTabs, started } from './navigations.js';
+import { offSite, shownPlace } from '../shared/policy.js';
 
 export const ACTIONS = ['list', 'select', 'open', 'close'];
 
@@ -18,33 +19,33 @@ function tabIdOf(args) {
 }
 
 async function existing(tabId) {
-  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const tab = await findTab(tabId);
   if (!tab) throw new ToolError(Code.TAB_NOT_FOUND, `no tab with id ${tabId}`);
   return tab;
 }
 
-const isOff = (url) => {
-  const site = siteOf(url);
-  return site && sitePolicy(site).mode === 'off';
-};
-
 function refuseOff(tab, what) {
-  const url = tab.url || tab.pendingUrl;
-  if (isOff(url)) throw new ToolError(Code.SITE_DISABLED, `cannot ${what} tab ${tab.id}: browser-mcp is turned off for ${siteOf(url)} in this browser`);
+  const site = offSite(tab.url || tab.pendingUrl);
+  if (site) throw new ToolError(Code.SITE_DISABLED, `cannot ${what} tab ${tab.id}: browser-mcp is turned off for ${site} in this browser`);
 }
 
-const describe = (t, self) => ({
-  id: t.id,
-  title: t.title || '',
-  url: t.url || t.pendingUrl || '',
-  active: t.active,
-  windowId: t.windowId,
-  ...(t.id === self ? { current: true } : {}),
-  ...(isOff(t.url || t.pendingUrl) ? { siteOff: true } : {}),
-});
+// A tab of a site that is off shows its origin only (policy.js shownPlace).
+const describe = (t, self) => {
+  const real = t.url || t.pendingUrl || '';
+  const { url, title } = shownPlace(real, t.title || '', { loading: t.status === 'loading' });
+  return {
+    id: t.id,
+    title,
+    url,
+    active: t.active,
+    windowId: t.windowId,
+    ...(t.id === self ? { current: true } : {}),
+    ...(offSite(real) ? { siteOff: true } : {}),
+  };
+};
 
 async function list(self, held) {
-  const all = (await chrome.tabs.query({})).filter((t) => t.id !== chrome.tabs.TAB_ID_NONE);
+  const all = (await queryTabs({})).filter((t) => t.id !== chrome.tabs.TAB_ID_NONE);
   const tabs = all.map((t) => describe(t, self));
   const lines = tabs.map((t) => `${t.id}${t.active ? '*' : ' '} ${t.title || '(untitled)'} — ${t.url}${t.current ? '  ← this tab' : ''}${t.siteOff ? '  (site turned off in browser-mcp)' : ''}`);
   const text = `${tabs.length} tab${tabs.length === 1 ? '' : 's'} in this browser (* = active in its window):\n${lines.join('\n')}`;
@@ -70,6 +71,7 @@ async function open(args) {
   if (!isWebUrl(url) && url !== 'about:blank') throw new ToolError(Code.INVALID_ARGUMENTS, 'only http(s) URLs and about:blank can be opened');
   if (args.background !== undefined && typeof args.background !== 'boolean') throw new ToolError(Code.INVALID_ARGUMENTS, '"background" must be true or false');
   const tab = await chrome.tabs.create({ url, active: args.background !== true });
+  if (url !== 'about:blank') started(tab.id, url);
   return { content: [{ type: 'text', text: `Opened tab ${tab.id}: ${url}` }], structuredContent: { tab: describe(tab) } };
 }
 

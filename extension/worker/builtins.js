@@ -4,6 +4,7 @@
 import { Code, ToolError } from '../shared/protocol.js';
 import { committedTab, getTab, isWebUrl } from './page.js';
 import { started } from './navigations.js';
+import { hides, offSite, siteOf } from '../shared/policy.js';
 import * as frames from './frames.js';
 import * as dialogs from './dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
@@ -185,6 +186,8 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
 async function loaded(tabId, verb) {
   // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.
   const tab = await getTab(tabId);
+  // A redirect, or history, may end on a site the built-ins may not see: it is named, no more.
+  if (hides(tab.url)) throw new ToolError(Code.SITE_DISABLED, `the tab went to ${siteOf(tab.url)}, which browser-mcp's settings in this browser keep from its tools: nothing of that page is shown`);
   try {
     await chrome.scripting.executeScript({ target: { tabId }, func: () => true });
   } catch (e) {
@@ -202,6 +205,8 @@ async function navigate(tabId, args) {
     throw new ToolError(Code.INVALID_ARGUMENTS, `not an absolute URL: ${url}`);
   }
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
+  const off = offSite(parsed.href);
+  if (off) throw new ToolError(Code.SITE_DISABLED, `browser-mcp is turned off for ${off} in this browser: the tab was not navigated`);
   await navigation(tabId, () => {
     started(tabId, parsed.href);
     return chrome.tabs.update(tabId, { url: parsed.href });

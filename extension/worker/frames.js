@@ -4,7 +4,7 @@
 // DOM tool is routed to the frame that owns its element.
 import { Code, ToolError } from '../shared/protocol.js';
 import { sendToFrame } from './frame-channel.js';
-import { siteOf, sitePolicy } from '../shared/policy.js';
+import { frameBlock } from '../shared/policy.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
 const MIN_MAX_CHARS = 500;
@@ -38,14 +38,11 @@ async function allFrames(tabId) {
 }
 
 // Why a frame's content is not shown, or null when it may be: the user's site policy covers
-// frames too, and only web pages (and their about:/data: children) carry our scripts.
-function policyBlock(url) {
-  const site = siteOf(url);
-  if (!site) return null;
-  const p = sitePolicy(site);
-  if (p.mode === 'off') return `browser-mcp is turned off for ${site}`;
-  if (!p.builtins) return `built-in tools are turned off for ${site}`;
-  return null;
+// frames too, and a frame inside a hidden one belongs to the hidden site (policy.js frameBlock).
+function chainBlock(frameId, byId) {
+  const chain = [];
+  for (let f = byId.get(frameId); f && chain.length < 64; f = byId.get(f.parentFrameId)) chain.push(f.url || '');
+  return frameBlock(chain);
 }
 
 function unreachableWhy(frame, error) {
@@ -89,10 +86,13 @@ export function route(args, refKeys = ['ref']) {
   return { frameId: frameId ?? 0, args: local, byRef };
 }
 
+// A frame the browser does not list (Chromium leaves out blob: frames) has no place to judge
+// it by, and no snapshot gave a ref into it: refused like a frame that is gone.
 export async function checkFramePolicy(tabId, frameId) {
   if (frameId === 0) return;
-  const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
-  const why = frame && policyBlock(frame.url);
+  const byId = new Map((await allFrames(tabId)).map((f) => [f.frameId, f]));
+  if (!byId.has(frameId)) throw new ToolError(Code.ELEMENT_NOT_FOUND, `frame f${frameId} is gone, or is not a frame of this page; take a new browser_snapshot`);
+  const why = chainBlock(frameId, byId);
   if (why) throw new ToolError(Code.SITE_DISABLED, `frame f${frameId} cannot be used: ${why}`);
 }
 
@@ -128,6 +128,36 @@ export async function bounds(tabId, args) {
   return { ...b, x: b.x + x, y: b.y + y };
 }
 
+// Where the frames the policy hides stand, in top-level viewport CSS pixels: those whose parent
+// is shown (a frame inside one is inside its box). Pixels are the one way their content would
+// still reach an agent, so a screenshot paints these boxes over. A hidden frame that cannot be
+// placed fails the screenshot rather than show it.
+export async function hiddenBoxes(tabId) {
+  const frames = await allFrames(tabId);
+  const byId = new Map(frames.map((f) => [f.frameId, f]));
+  const outermost = frames.filter((f) => f.frameId !== 0 && chainBlock(f.frameId, byId) && !chainBlock(f.parentFrameId, byId));
+  return Promise.all(outermost.map(async (f) => {
+    try {
+      let x = 0;
+      let y = 0;
+      let box = null;
+      for (let id = f.frameId; id !== 0; ) {
+        const frame = byId.get(id);
+        const { index } = await inFrame(tabId, id, 'frame_index', {}, { timeoutMs: FRAME_ANSWER_MS });
+        const at = await inFrame(tabId, frame.parentFrameId, 'frame_box', { index, scroll: false }, { timeoutMs: FRAME_ANSWER_MS });
+        if (box) {
+          x += at.x;
+          y += at.y;
+        } else box = at.box;
+        id = frame.parentFrameId;
+      }
+      return { x: box.x + x, y: box.y + y, width: box.width, height: box.height };
+    } catch (e) {
+      throw new ToolError(Code.SITE_DISABLED, `the page holds a frame browser-mcp keeps hidden (${chainBlock(f.frameId, byId)}) and it could not be located to leave it out of the screenshot: ${e.message}`);
+    }
+  }));
+}
+
 function clampChars(v) {
   if (v === undefined) return DEFAULT_MAX_CHARS;
   if (!Number.isInteger(v) || v < MIN_MAX_CHARS || v > MAX_MAX_CHARS) {
@@ -154,21 +184,24 @@ export async function snapshot(tabId, args) {
     children.get(f.parentFrameId).push(f);
   }
   // Only the scope's frame and the frames below it are asked.
+  // A hidden frame is not asked, nor is any frame inside it.
   const wanted = [];
+  const blocked = new Map();
   const visit = (id) => {
     wanted.push(byId.get(id));
-    for (const c of children.get(id) || []) visit(c.frameId);
+    const why = chainBlock(id, byId);
+    if (why) blocked.set(id, why);
+    else for (const c of children.get(id) || []) visit(c.frameId);
   };
   visit(rootId);
+  if (blocked.has(rootId)) throw new ToolError(Code.SITE_DISABLED, `${rootId ? `frame f${rootId}` : 'the page'} cannot be used: ${blocked.get(rootId)}`);
 
   const base = { maxChars, interactiveOnly: args.interactiveOnly === true };
   const answers = new Map();
   const docs = new Map(documents.get(tabId) || []);
   await Promise.all(wanted.map(async (f) => {
-    // A frame whose site is off is not asked at all; about:/data: frames belong to their parent.
-    const blocked = policyBlock(f.url);
-    if (blocked) {
-      answers.set(f.frameId, { why: blocked });
+    if (blocked.has(f.frameId)) {
+      answers.set(f.frameId, { why: blocked.get(f.frameId) });
       return;
     }
     const frameArgs = { ...base };

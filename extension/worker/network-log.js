@@ -26,7 +26,8 @@ const tabs = new Map(); // tabId -> TabNetwork
 // Recent request URLs -> tab, so that a download (which names no tab) can be traced to its tab.
 const recentUrls = new Map();
 const RECENT_URLS = 500;
-let recording = () => true; // (tabId) => may this tab's traffic be recorded (site policy)
+let recording = () => true; // (tabId, details) => may this request be recorded (site policy)
+let hidden = () => false; // (url) => is this URL's site kept from the agent (site policy)
 
 const ofTab = (tabId) => {
   let t = tabs.get(tabId);
@@ -114,7 +115,7 @@ function onCompleted(d) {
 // A redirect ends this entry; webRequest then starts the next hop with the same requestId.
 function onBeforeRedirect(d) {
   const e = finish(d, 'redirect');
-  if (e) e.redirectTo = clip(d.redirectUrl, URL_MAX);
+  if (e) e.redirectTo = hidden(d.redirectUrl) ? '(a site hidden by browser-mcp\'s settings)' : clip(d.redirectUrl, URL_MAX);
 }
 
 function onErrorOccurred(d) {
@@ -196,8 +197,9 @@ export const held = () => ({
 });
 
 // Listeners are added at service-worker start (background.js), so no request is missed.
-export function initNetwork(mayRecord) {
+export function initNetwork(mayRecord, hides) {
   recording = mayRecord;
+  hidden = hides;
   const all = { urls: ['<all_urls>'] };
   chrome.webRequest.onBeforeRequest.addListener(onBeforeRequest, all);
   chrome.webRequest.onResponseStarted.addListener(onResponseStarted, all, ['responseHeaders']);

@@ -12,7 +12,8 @@ import * as network from './network-log.js';
 import * as downloads from './downloads.js';
 import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
-import { sitePolicy, siteOf } from '../shared/policy.js';
+import { frameBlock, hides, sitePolicy, siteOf } from '../shared/policy.js';
+import { chainNow, chainOf, initFrameSites } from './frame-sites.js';
 import { onSettingsChanged } from '../shared/settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
 import { onConnection } from './badge.js';
@@ -146,11 +147,16 @@ function exposes(url) {
   return p.mode !== 'off' && p.builtins;
 }
 
+// A request is the business of the page, the frame that makes it (and every frame above that),
+// the origin that starts it and the one it goes to: if any of them is hidden, it is not recorded.
 function mayRecordRequest(tabId, d) {
   if (closed.has(tabId)) return false;
   if (d.type === 'main_frame') return exposes(d.url);
   const top = topUrls.get(tabId) ?? d.documentUrl ?? d.initiator;
-  return top ? exposes(top) : true;
+  if (top && !exposes(top)) return false;
+  if ([d.url, d.initiator, d.documentUrl].some((u) => u && hides(u))) return false;
+  const frame = d.type === 'sub_frame' ? d.parentFrameId : d.frameId;
+  return frameBlock(chainNow(tabId, frame)) === null;
 }
 
 // consoleError events: at most ERROR_EVENTS per tab in ERROR_WINDOW_MS; the first one after a
@@ -196,10 +202,12 @@ function onPolicyChanged(keys, before, now) {
   }
 }
 
-function acceptConsole(tabId, tabUrl, frame, batch) {
+// `chain` is the URLs of the frame that logged and of the frames above it (frame-sites.js).
+function acceptConsole(tabId, tabUrl, frame, chain, batch) {
   const url = tabUrl || topUrls.get(tabId);
-  if (closed.has(tabId) || !exposes(url)) return;
-  const since = Math.max(defaultsChangedAt, policyChangedAt.get(siteOf(url)) ?? 0);
+  if (closed.has(tabId) || !exposes(url) || frameBlock(chain) !== null) return;
+  const sites = [url, ...chain].map(siteOf).filter(Boolean);
+  const since = Math.max(defaultsChangedAt, ...sites.map((site) => policyChangedAt.get(site) ?? 0));
   if (since && Array.isArray(batch.entries)) {
     batch = { ...batch, entries: batch.entries.filter((e) => !(Number.isFinite(e?.time) && e.time < since)) };
   }
@@ -210,26 +218,11 @@ function acceptConsole(tabId, tabUrl, frame, batch) {
   for (const m of stored) if (m.level === 'error' && m.time >= recent) consoleErrorEvent(tabId, m);
 }
 
-// The top document a frame's document belongs to: a subframe's words may reach us before the
-// top frame's own do (or before webNavigation reports its commit), and must count for the page
-// that holds them, not for the one before it. Chromium names documents; elsewhere the tab's
-// current top document is the best guess.
-async function topDocumentOf(tabId, frame) {
-  if (frame.frameId === 0) return frame.documentId;
-  let documentId = frame.documentId;
-  for (let depth = 0; documentId && depth < 32; depth++) {
-    const f = await chrome.webNavigation.getFrame({ tabId, documentId }).catch(() => null);
-    if (!f) break;
-    if (f.parentFrameId === -1) return f.documentId;
-    documentId = f.parentDocumentId;
-  }
-  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
-  return top?.documentId;
-}
-
+// A subframe's words may reach us before the top frame's own do (or before webNavigation
+// reports its commit), and must count for the page that holds them, not for the one before it.
 async function acceptFrameConsole(tabId, tabUrl, frame, batch) {
-  const topDocumentId = await topDocumentOf(tabId, frame);
-  acceptConsole(tabId, tabUrl, { ...frame, topDocumentId }, batch);
+  const { urls, topDocumentId } = await chainOf(tabId, frame);
+  acceptConsole(tabId, tabUrl, { ...frame, topDocumentId }, urls, batch);
 }
 
 function onConsoleBatch(msg, sender) {
@@ -305,7 +298,8 @@ export function initObserve(emitter) {
   onConnection((state) => setLive(state === 'connected'));
   onSettingsChanged(onPolicyChanged);
   chrome.runtime.onMessage.addListener(onConsoleBatch);
-  network.initNetwork(mayRecordRequest);
+  initFrameSites();
+  network.initNetwork(mayRecordRequest, hides);
   downloads.initDownloads(
     (tabId, url) => exposes(url),
     (tabId, d) => emit(proto.tabEvent(tabId, 'downloadFinished', d)),

@@ -38,6 +38,21 @@ async function capture(windowId, format, quality) {
 
 const bitmapOf = async (dataUrl) => createImageBitmap(await (await fetch(dataUrl)).blob());
 
+// Frames of a site the policy hides are painted over (frames.js hiddenBoxes), in the canvas's
+// pixels: `dy` is where the viewport's top is in the canvas, in CSS pixels.
+const MASK = '#5f6368';
+function paintOver(canvas, boxes, dpr, dx = 0, dy = 0) {
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = MASK;
+  for (const b of boxes) {
+    const left = Math.floor((b.x + dx) * dpr);
+    const top = Math.floor((b.y + dy) * dpr);
+    ctx.fillRect(left, top, Math.ceil((b.x + dx + b.width) * dpr) - left, Math.ceil((b.y + dy + b.height) * dpr) - top);
+  }
+}
+
+const covered = (boxes) => (boxes.length ? ` ${boxes.length} frame${boxes.length === 1 ? '' : 's'} of a site hidden by browser-mcp's settings painted over.` : '');
+
 function base64(buffer) {
   const bytes = new Uint8Array(buffer);
   let s = '';
@@ -83,6 +98,7 @@ async function elementShot(tab, args, format, quality) {
   // too: frames.js adds the offsets of the <iframe>s above it).
   const b = await frames.bounds(tab.id, args.ref ? { ref: args.ref } : { selector: args.selector });
   await inPage(tab.id, scrollPage, [null]); // the scroll has been painted before the capture
+  const hidden = await frames.hiddenBoxes(tab.id);
   const bmp = await bitmapOf(await capture(tab.windowId, 'png'));
   const dpr = b.devicePixelRatio || 1;
   const left = Math.max(0, Math.round(b.x * dpr));
@@ -94,8 +110,9 @@ async function elementShot(tab, args, format, quality) {
   }
   const canvas = new OffscreenCanvas(right - left, bottom - top);
   canvas.getContext('2d').drawImage(bmp, left, top, right - left, bottom - top, 0, 0, right - left, bottom - top);
+  paintOver(canvas, hidden, dpr, -left / dpr, -top / dpr);
   const cut = right - left < Math.round(b.width * dpr) || bottom - top < Math.round(b.height * dpr);
-  const what = `Element ${args.ref || args.selector}: ${canvas.width}×${canvas.height} px (${format})${cut ? ', cut to the viewport' : ''}.`;
+  const what = `Element ${args.ref || args.selector}: ${canvas.width}×${canvas.height} px (${format})${cut ? ', cut to the viewport' : ''}.${covered(hidden)}`;
   return result(await encode(canvas, format, quality), format, what);
 }
 
@@ -123,20 +140,24 @@ async function fullPageShot(tab, format, quality) {
   const height = Math.min(start.total, maxCss);
   let canvas = null;
   let captures = 0;
+  let hidden = 0;
   try {
     for (let y = 0; y < height; y += start.height) {
       const at = await inPage(tab.id, scrollPage, [y]);
+      const boxes = await frames.hiddenBoxes(tab.id);
       const bmp = await bitmapOf(await capture(tab.windowId, 'png'));
       captures += 1;
       if (!canvas) canvas = new OffscreenCanvas(bmp.width, Math.round(height * dpr));
       canvas.getContext('2d').drawImage(bmp, 0, Math.round(at.y * dpr));
+      paintOver(canvas, boxes, dpr, 0, at.y);
+      hidden = Math.max(hidden, boxes.length);
       if (at.y + at.height >= height) break;
     }
   } finally {
     await inPage(tab.id, (x, y) => window.scrollTo({ left: x, top: y, behavior: 'instant' }), [start.x, start.y]).catch(() => {});
   }
   const cut = start.total > height ? `, cut at ${height} of ${start.total} CSS px` : '';
-  const what = `Full page: ${canvas.width}×${canvas.height} px (${format}) from ${captures} capture${captures === 1 ? '' : 's'}${cut}.`;
+  const what = `Full page: ${canvas.width}×${canvas.height} px (${format}) from ${captures} capture${captures === 1 ? '' : 's'}${cut}.${covered({ length: hidden })}`;
   return result(await encode(canvas, format, quality), format, what);
 }
 
@@ -145,7 +166,14 @@ export async function screenshot(tabId, args) {
   const tab = await toFront(tabId);
   if (element) return elementShot(tab, args, format, quality);
   if (fullPage) return fullPageShot(tab, format, quality);
-  const dataUrl = await capture(tab.windowId, format, quality);
+  const hidden = await frames.hiddenBoxes(tabId);
+  const dataUrl = await capture(tab.windowId, hidden.length ? 'png' : format, quality);
   const bmp = await bitmapOf(dataUrl);
-  return result(dataUrl.slice(dataUrl.indexOf(',') + 1), format, `Viewport of tab ${tabId}: ${bmp.width}×${bmp.height} px (${format}).`);
+  const what = `Viewport of tab ${tabId}: ${bmp.width}×${bmp.height} px (${format}).${covered(hidden)}`;
+  if (!hidden.length) return result(dataUrl.slice(dataUrl.indexOf(',') + 1), format, what);
+  const canvas = new OffscreenCanvas(bmp.width, bmp.height);
+  canvas.getContext('2d').drawImage(bmp, 0, 0);
+  const { dpr } = await inPage(tabId, scrollPage, [null]);
+  paintOver(canvas, hidden, dpr || 1);
+  return result(await encode(canvas, format, quality), format, what);
 }

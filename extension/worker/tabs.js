@@ -4,7 +4,7 @@ import { BUILTIN_TOOLS } from './builtins.js';
 import { admitPageTools, withRefused } from '../shared/page-tools.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
 import { findTab, queryTabs, seen, started } from './navigations.js';
-import { toolOffer } from '../shared/policy.js';
+import { offSite, shownPlace, toolOffer } from '../shared/policy.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const refusedTools = new Map(); // tabId -> names of the page's tools refused for their size
@@ -36,10 +36,12 @@ export const toolsOf = (tabId, url) => offerOf(tabId, url).tools;
 // The page's own tools, whether exposed or not (the popup shows both).
 export const pageToolsOf = (tabId) => pageTools.get(tabId) || [];
 
+// A tab of a site that is off is told by its origin only (policy.js shownPlace).
 function toTab(tab) {
   const url = tab.url || tab.pendingUrl || '';
   const { tools, hidden } = offerOf(tab.id, url);
-  return { id: tab.id, title: tab.title || '', url, tools, ...(hidden ? { hidden } : {}), focused: tab.id === focusedTabId };
+  const place = shownPlace(url, tab.title || '', { loading: tab.status === 'loading' });
+  return { id: tab.id, title: place.title, url: place.url, tools, ...(hidden ? { hidden } : {}), focused: tab.id === focusedTabId };
 }
 
 export async function snapshot() {
@@ -152,7 +154,11 @@ export async function openTab({ url, focus, requestId, group }) {
   if (active) await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
 }
 
+// A tab of a site the user turned off is theirs alone: not closed, and the daemon is told why.
 export async function closeTab(tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  const site = tab && offSite(tab.url || tab.pendingUrl);
+  if (site) throw new proto.ToolError(proto.Code.SITE_DISABLED, `tab ${tabId} was not closed: browser-mcp is turned off for ${site} in this browser`);
   try {
     await chrome.tabs.remove(tabId);
   } catch {
@@ -226,7 +232,10 @@ const onPageMessage = (msg, sender) => {
 export const republish = serial(async (affects) => {
   for (const tab of await queryTabs({})) {
     const url = tab.url || tab.pendingUrl;
-    if (isWebUrl(url) && affects(url)) emit(proto.toolsChanged(tab.id, offerOf(tab.id, url)));
+    if (!isWebUrl(url) || !affects(url)) continue;
+    emit(proto.toolsChanged(tab.id, offerOf(tab.id, url)));
+    // Then its place: a site turned off keeps its title and path to itself from now on.
+    emit(proto.tabUpdated(toTab(tab)));
   }
 });
 

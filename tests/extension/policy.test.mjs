@@ -1,7 +1,7 @@
 // Per-site policy (extension/shared/policy.js): what a tab offers and whether a call may run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { siteOf, sitePolicy, toolOffer, strictest, checkCall, tabSites } from '../../extension/shared/policy.js';
+import { siteOf, sitePolicy, toolOffer, strictest, checkCall, tabSites, frameBlock, hides, shownPlace, offSite } from '../../extension/shared/policy.js';
 import { DEFAULTS } from '../../extension/shared/settings.js';
 
 const with_ = (over) => ({ ...DEFAULTS, ...over });
@@ -14,6 +14,9 @@ test('a site is an http(s) origin; anything else is none', () => {
   assert.equal(siteOf('chrome://settings'), null);
   assert.equal(siteOf('about:blank'), null);
   assert.equal(siteOf('not a url'), null);
+  assert.equal(siteOf('blob:https://bank.example/4f1c'), 'https://bank.example', 'a blob is its maker\'s');
+  assert.equal(siteOf('blob:null/4f1c'), null);
+  assert.equal(siteOf('data:text/html,hi'), null);
 });
 
 test('defaults fill what a site does not set', () => {
@@ -64,4 +67,37 @@ test('a built-in call on a site whose built-ins are off is refused; its page too
   assert.throws(() => checkCall({ url: 'https://a.test/' }, 'browser_click', true, s), (e) => e.code === 'SITE_DISABLED');
   assert.equal(checkCall({ url: 'https://a.test/' }, 'search', false, s).mode, 'allow');
   assert.deepEqual(checkCall({ url: 'about:blank' }, 'browser_click', true, s), { mode: 'allow', sites: [] });
+});
+
+test('a frame inside an off frame is the off site\'s, whatever its own URL', () => {
+  const s = with_({ sites: { 'https://bank.test': { mode: 'off' }, 'https://quiet.test': { builtins: false } } });
+  const page = 'https://news.test/';
+  assert.equal(frameBlock([page], s), null);
+  assert.equal(frameBlock(['https://ads.test/x', page], s), null);
+  for (const child of ['about:srcdoc', 'about:blank', 'data:text/html,x', 'blob:https://bank.test/1', 'https://ads.test/']) {
+    assert.match(frameBlock([child, 'https://bank.test/login', page], s), /turned off for https:\/\/bank\.test/, child);
+  }
+  assert.match(frameBlock(['blob:https://bank.test/1', page], s), /turned off/);
+  assert.match(frameBlock(['about:srcdoc', 'https://quiet.test/', page], s), /built-in tools are turned off for https:\/\/quiet\.test/);
+});
+
+test('what of a URL is hidden: its site off or its built-ins off', () => {
+  const s = with_({ sites: { 'https://bank.test': { mode: 'off' }, 'https://quiet.test': { builtins: false }, 'https://ask.test': { mode: 'ask' } } });
+  assert.equal(hides('https://bank.test/pay?password=x', s), true);
+  assert.equal(hides('https://quiet.test/', s), true);
+  assert.equal(hides('https://ask.test/', s), false);
+  assert.equal(hides('about:blank', s), false);
+  assert.equal(hides('null', s), false);
+  assert.equal(offSite('https://bank.test/a', s), 'https://bank.test');
+  assert.equal(offSite('https://quiet.test/a', s), null);
+});
+
+test('a tab of an off site is told by its origin, without title or path', () => {
+  const s = with_({ sites: { 'https://bank.test': { mode: 'off' } } });
+  assert.deepEqual(shownPlace('https://bank.test/account/42', 'Balance: $9,000', {}, s), { url: 'https://bank.test/', title: '' });
+  assert.deepEqual(shownPlace('https://news.test/a', 'News', {}, s), { url: 'https://news.test/a', title: 'News' });
+  assert.deepEqual(shownPlace('chrome://newtab/', 'New Tab', {}, with_({ defaultMode: 'off' })), { url: 'chrome://newtab/', title: 'New Tab' });
+  // Firefox: a tab on its way somewhere is about:blank, titled with where it goes.
+  assert.deepEqual(shownPlace('about:blank', 'bank.test/account/42', { loading: true }, s), { url: 'about:blank', title: '' });
+  assert.deepEqual(shownPlace('https://news.test/a', 'News', { loading: true }, s), { url: 'https://news.test/a', title: 'News' });
 });

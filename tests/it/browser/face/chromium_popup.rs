@@ -139,10 +139,20 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
 
     // At once: the daemon hears toolsChanged, and the site's tools are gone.
-    let gone = tab_once(&d, &tab_ref, "the site's tools to leave the daemon", |n| {
+    tab_once(&d, &tab_ref, "the site's tools to leave the daemon", |n| {
         n.is_empty()
     });
-    assert_eq!(gone["url"], pages.url("recipes"));
+    // And the tab is known by its origin alone (issue 35): no title, no path.
+    let origin_only = format!("{}/", pages.origin());
+    let gone = wait_until(
+        Duration::from_secs(20),
+        "the tab's place to be hidden",
+        || {
+            let t = tab_once(&d, &tab_ref, "the tab", |_| true);
+            (t["url"] == origin_only.as_str()).then_some(t)
+        },
+    );
+    assert_eq!(gone["title"], "", "{gone}");
     let event = one_event(&d, "toolsChanged", &tab_ref, &seq.to_string());
     assert_eq!(
         event["data"]["tools"],

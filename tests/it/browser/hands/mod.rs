@@ -16,6 +16,7 @@
 
 mod frames;
 mod input;
+mod off_site;
 mod pages;
 
 use crate::daemon::control::raw_request;
@@ -159,6 +160,29 @@ impl Hands {
         }
     }
 
+    /// Calls `tool` (no arguments) until `pick` finds what it waits for in the result.
+    fn until_value<T>(&mut self, what: &str, tool: &str, pick: impl Fn(&Value) -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            let r = self.call(tool, json!({}));
+            if let Some(v) = pick(&r) {
+                return v;
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                panic!("timed out waiting for {what}: {r}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Calls `tool` (no arguments) until its whole result, as JSON text, satisfies `ready`.
+    fn until_text(&mut self, what: &str, tool: &str, ready: impl Fn(&str) -> bool) -> String {
+        self.until_value(what, tool, |r| {
+            let t = r.to_string();
+            ready(&t).then_some(t)
+        })
+    }
+
     /// The person's per-site settings, written as the options page writes them.
     fn set_sites(&mut self, sites: Value) {
         self.o.eval_in_extension(&format!(
@@ -229,9 +253,10 @@ type Scenario = fn(&mut Hands);
 fn every_scenario(mut h: Hands, browser: &str) {
     let started = Instant::now();
     let step = |name: &str| eprintln!("{browser} hands {:>6.1?} {name}", started.elapsed());
-    let scenarios: [(&str, Scenario); 11] = [
+    let scenarios: [(&str, Scenario); 12] = [
         ("names", pages::names),
         ("frames", frames::frames),
+        ("a site turned off", off_site::off_site),
         ("dialogs", input::dialogs),
         ("uploads", input::uploads),
         ("drag and drop", input::drags),

@@ -1,14 +1,13 @@
 // Isolated-world half of the console capture (console-capture.js is the page-world half): takes
 // the batches the page's world sends as DOM events and forwards them to the service worker, at
-// most one message every SEND_MS, or at once when the worker asks (`consoleFlush`, before a
-// tool call reads the log). Runs in every frame. While no daemon is connected (the worker's
+// most one message every SEND_MS, or at once when the worker asks (`take`, before a tool call
+// reads the log). Runs in every frame. While no daemon is connected (the worker's
 // `eyesLive` flag) nothing is sent unasked: the last KEEP entries wait here.
 //
 // The DOM event is visible to the page, so whatever arrives here is treated as the page's own
 // words: parsed defensively, bounded, never a command. The worker checks it again.
 (() => {
-  if (globalThis.browserMcpConsoleRelay) return;
-  globalThis.browserMcpConsoleRelay = true;
+  if (globalThis.browserMcpConsole) return;
 
   const FROM_PAGE = 'browser-mcp:console';
   const HELLO = 'browser-mcp:console-hello';
@@ -30,8 +29,15 @@
     live = on === true;
     schedule();
   };
-  chrome.storage.local.get(LIVE).then((v) => setLive(v[LIVE]), () => setLive(true));
-  chrome.storage.onChanged.addListener((changes, area) => area === 'local' && LIVE in changes && setLive(changes[LIVE].newValue));
+  // The flag is read when the page first logs, not at load: a page that logs nothing pays for
+  // no extension API (issue 30).
+  let asked = false;
+  function learnLive() {
+    if (asked) return;
+    asked = true;
+    chrome.storage.local.get(LIVE).then((v) => setLive(v[LIVE]), () => setLive(true));
+    chrome.storage.onChanged.addListener((changes, area) => area === 'local' && LIVE in changes && setLive(changes[LIVE].newValue));
+  }
 
   function take() {
     clearTimeout(timer);
@@ -62,17 +68,19 @@
       dropped += queue.length - KEEP;
       queue = queue.slice(-KEEP);
     }
+    learnLive();
     schedule();
   });
 
-  // The page's world hands over what it holds synchronously (a DOM event), so the answer
-  // carries everything logged up to now.
-  chrome.runtime.onMessage.addListener((req, sender, sendResponse) => {
-    if (sender.id !== chrome.runtime.id || req?.op !== 'consoleFlush') return false;
-    document.dispatchEvent(new CustomEvent(FLUSH));
-    sendResponse(take());
-    return false;
-  });
+  // What the worker takes when it reads the log (observe.js, by chrome.scripting, so that this
+  // frame needs no message listener): the page's world hands over what it holds synchronously
+  // (a DOM event), so the answer carries everything logged up to now.
+  globalThis.browserMcpConsole = {
+    take() {
+      document.dispatchEvent(new CustomEvent(FLUSH));
+      return take();
+    },
+  };
 
   const ready = () => document.dispatchEvent(new CustomEvent(READY));
   document.addEventListener(HELLO, ready);

@@ -4,9 +4,12 @@
 // The events travel through the shared DOM, so the page can see and forge them. That is
 // acceptable: they only carry the page's own tools and results. Nothing arriving from the page
 // is ever treated as a command.
+//
+// It touches no extension API at load (issue 30: the first use of `chrome` in a frame costs the
+// page about a millisecond): the worker's requests find no listener in a frame it has not
+// spoken to, and it then calls `listen()` (worker/frame-channel.js), once per document.
 (() => {
   if (globalThis.browserMcpBridge) return; // injected twice (manifest + on-demand injection)
-  globalThis.browserMcpBridge = true;
 
   const TO_PAGE = 'browser-mcp:to-page';
   const FROM_PAGE = 'browser-mcp:from-page';
@@ -54,7 +57,17 @@
       (e) => ({ error: { code: e?.code || 'TOOL_ERROR', message: String(e?.message ?? e) } }),
     );
 
-  chrome.runtime.onMessage.addListener((req, sender, sendResponse) => {
+  // The DOM tools are not in every page: the worker puts them in on DOM_NOT_LOADED and asks
+  // again.
+  async function dom(req) {
+    const dialogs = globalThis.browserMcpDialogs;
+    if (dialogs && typeof req.frame === 'string') dialogs.prefix = req.frame;
+    const kit = globalThis.browserMcpDom;
+    if (!kit?.run) throw Object.assign(new Error('the DOM tools are not in this frame yet'), { code: 'DOM_NOT_LOADED' });
+    return kit.run(req.name, req.args, req.frame);
+  }
+
+  function onRequest(req, sender, sendResponse) {
     if (sender.id !== chrome.runtime.id) return false;
     let work;
     if (req?.op === 'listTools') {
@@ -66,42 +79,30 @@
         return r.result;
       });
     } else if (req?.op === 'dom') {
-      work = globalThis.browserMcpDom.run(req.name, req.args, req.frame);
+      work = dom(req);
     } else {
       return false;
     }
     asReply(work).then(sendResponse);
     return true; // async sendResponse
-  });
+  }
+
+  let listening = false;
+  globalThis.browserMcpBridge = {
+    listen() {
+      if (!listening) chrome.runtime.onMessage.addListener(onRequest);
+      listening = true;
+      return true;
+    },
+  };
 
   // WebMCP tools are the top frame's (webmcp-shim.js runs there only); subframes carry this
-  // script for the DOM tools and need not tell the worker anything at load.
+  // script for the DOM tools and need not tell the worker anything at load. Nor does a top frame:
+  // the worker forgets a page's tools when the next one commits, and the adapter speaks up once
+  // the page has tools. Nothing here calls an extension API before it is needed (issue 30).
   if (window !== window.top) return;
-  // A new document has no tools until its adapter says so; this also clears the previous page's.
-  report([]);
   // The adapter may have started before this listener existed; ask it to push its state.
   toPage({ kind: 'sync' });
   // A page restored from the back/forward cache keeps its tools but the registry forgot them.
   addEventListener('pageshow', (e) => e.persisted && toPage({ kind: 'sync' }));
-
-  // The worker's lifeline (issue 20). Chromium stops a service worker that idles or misbehaves
-  // (and DevTools can stop it); its daemons then lose the browser until some event starts it
-  // again, such as the 30 s alarm. This port breaks when the worker stops, and connecting again
-  // is such an event: the worker comes back, reconnects and reports its tabs within a second.
-  // A port that breaks at once (the worker cannot start) is retried with backoff.
-  const wake = (delay) => {
-    let port;
-    try {
-      port = chrome.runtime.connect({ name: 'browser-mcp:wake' });
-    } catch {
-      return; // the extension was reloaded or removed: this script is an orphan now
-    }
-    const opened = Date.now();
-    port.onDisconnect.addListener(() => {
-      void chrome.runtime.lastError;
-      const next = Date.now() - opened > 5000 ? 100 : Math.min(delay * 2, 30_000);
-      setTimeout(() => wake(next), next + Math.random() * 100);
-    });
-  };
-  wake(100);
 })();

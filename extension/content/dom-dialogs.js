@@ -1,9 +1,11 @@
 // Dialogs, one frame's part (isolated world): answers the page's alert/confirm/prompt for
 // dialogs-main.js while an agent drives the tab, keeps leaving the page from stopping at a
 // beforeunload prompt meanwhile, and tells the service worker (dialogs.js) what happened.
+//
+// It stands alone, at document_start in every frame (a dialog may open before any tool has
+// touched the frame); the DOM tools (dom-tools.js) come later, when first needed.
 (() => {
-  const dom = globalThis.browserMcpDom;
-  if (dom.dialogs) return;
+  if (globalThis.browserMcpDialogs) return; // injected twice (manifest + on-demand injection)
   const ASK = 'browser-mcp:dialog';
   const ANSWER = 'browser-mcp:dialog-answer';
 
@@ -12,8 +14,15 @@
   // browser_handle_dialog for the next dialogs.
   let state = { until: 0, policy: 'dismiss', armed: [] };
   let during = null; // the dialogs of the DOM tool running now, to put in its result
-  const driven = () => Date.now() < state.until;
+  // What the document before this one in the tab said (sessionStorage, below), read when first
+  // needed: a storage read at load would cost every page (issue 30).
+  let inherited = null;
+  const driven = () => {
+    if (!state.until && inherited === null) inherited = recalled();
+    return Date.now() < Math.max(state.until, inherited || 0);
+  };
   let seq = 0;
+  let prefix = ''; // this frame's ref prefix, as the worker's requests say (content.js)
 
   function decide(kind) {
     if (!driven()) return null;
@@ -44,7 +53,7 @@
         ...(kind === 'prompt' && answer.accept ? { text: typeof answer.text === 'string' ? answer.text : String(req.defaultText ?? '') } : {}),
         answeredBy: answer.by,
         url: location.href,
-        frame: dom.prefix || 'top',
+        frame: prefix || 'top',
       };
       during?.push(dialog);
       chrome.runtime.sendMessage({ type: 'dialog', dialog, usedArmed: answer.by === 'browser_handle_dialog' }).catch(() => {});
@@ -56,7 +65,8 @@
   // not run, so a navigation the agent asked for never stops at "Leave site?". (Chromium only
   // shows that prompt after real user input; the agent's input is synthetic, a person's is not.)
   window.addEventListener('beforeunload', (event) => {
-    if (driven()) event.stopImmediatePropagation();
+    // Without reading storage: leaving a page must not cost every page either.
+    if (Date.now() < Math.max(state.until, inherited || 0)) event.stopImmediatePropagation();
   }, true);
 
   // The tab's sessionStorage carries "driven until" to the next document of the same origin in
@@ -85,17 +95,21 @@
 
   function setState(next) {
     state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
+    inherited = 0; // the worker's word replaces the last page's
     remember(state.until);
   }
 
-  // A new document learns whether its tab is driven: the service worker may already have said so
-  // (dialogs.js, at the commit), else it is asked. A dialog before either answer opens natively.
+  // A new document learns whether its tab is driven from the service worker, which tells every
+  // document that commits in a driven tab (dialogs.js) — before this script or after it — or
+  // from the document before it in the tab. It asks nothing itself: a page no agent drives
+  // pays no message (issue 30).
   if (globalThis.browserMcpDialogState) setState(globalThis.browserMcpDialogState);
-  else if (recalled() > Date.now()) state = { ...state, until: recalled() };
-  chrome.runtime.sendMessage({ type: 'dialogState' }).then((s) => s && setState(s), () => {});
 
-  dom.dialogs = {
+  globalThis.browserMcpDialogs = {
     setState,
+    set prefix(p) {
+      prefix = p;
+    },
     // Runs a DOM tool with its dialogs collected for its result.
     async around(fn) {
       const mine = [];
@@ -109,9 +123,5 @@
         during = outer;
       }
     },
-  };
-  dom.tools.dialog_state = (args) => {
-    setState(args);
-    return { ok: true };
   };
 })();

@@ -1,7 +1,8 @@
 // The DOM half of the built-in tools: what they share (the ref table, roles and accessible names,
 // visibility) and the entry point the service worker calls. Runs in the extension's isolated
 // world of every frame (all_frames), so the page can neither see the ref table nor tamper with
-// these functions. dom-snapshot.js, dom-actions.js and dom-dialogs.js add their tools to `tools`.
+// these functions. dom-snapshot.js and dom-actions.js add their tools to `tools`. Put into a frame
+// the first time a tool needs it (worker/frame-channel.js), not with every page.
 globalThis.browserMcpDom ??= (() => {
   const fail = (code, message) => {
     const e = new Error(message);
@@ -192,7 +193,7 @@ globalThis.browserMcpDom ??= (() => {
       if (typeof frame === 'string') prefix = frame;
       const fn = tools[name];
       if (!fn) fail('TOOL_NOT_FOUND', `no built-in tool browser_${name}`);
-      const dialogs = globalThis.browserMcpDom.dialogs;
+      const dialogs = globalThis.browserMcpDialogs;
       return dialogs ? dialogs.around(() => fn(args || {})) : fn(args || {});
     },
   };

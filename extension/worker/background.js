@@ -8,6 +8,7 @@ import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
 import { initObserve } from './observe.js';
 import { initDialogs } from './dialogs.js';
+import { initLifeline } from './lifeline.js';
 import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from '../shared/settings.js';
 import * as daemons from './daemons.js';
@@ -490,11 +491,6 @@ chrome.alarms.onAlarm.addListener((alarm) => {
   });
 });
 
-// Pages hold a port to the worker only so that connecting it again restarts a stopped worker
-// (content.js); nothing is said on it.
-chrome.runtime.onConnect.addListener((port) => {
-  if (port.name !== 'browser-mcp:wake') return;
-});
 
 chrome.alarms.get(WATCHDOG).then((a) => a || chrome.alarms.create(WATCHDOG, { periodInMinutes: 0.5 }));
 
@@ -519,6 +515,7 @@ onSettingsChanged((keys, before, now) => {
 tabs.initTabs(broadcast);
 initObserve(broadcast);
 initDialogs();
+initLifeline();
 chrome.tabs.onRemoved.addListener(forgetTab);
 // No daemon hears of a tab before the site policy (and the scan range) is known.
 const settingsLoaded = Promise.all([

@@ -6,6 +6,7 @@ import { committedTab, getTab, isWebUrl } from './page.js';
 import { started } from './navigations.js';
 import { hides, offSite, siteOf } from '../shared/policy.js';
 import * as frames from './frames.js';
+import { warmFrame } from './frame-channel.js';
 import * as dialogs from './dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 
@@ -294,7 +295,9 @@ export async function callBuiltin(tabId, name, args = {}) {
     throw new ToolError(Code.DIALOG_BLOCKING, `the page shows a native ${blocking.kind} ${JSON.stringify(blocking.message)} that opened before browser-mcp could answer it, and waits for a person; browser_reload or browser_navigate closes it (the page's unsaved state is lost)`);
   }
   if (blocking && name !== 'browser_handle_dialog') dialogs.clearBlocking(tabId);
-  await dialogs.drive(tabId, callPolicy);
+  // The page's DOM tools go in (first call on a page) while the frames hear of the drive.
+  const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0);
+  await Promise.all([dialogs.drive(tabId, callPolicy), warm]);
   try {
     return withDialogs(tabId, await run(tabId, name, rest));
   } finally {

@@ -22,12 +22,19 @@ function stateOf(tabId) {
 
 const forFrames = (s) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: s.armed });
 
-// Every frame of the tab at once (no frameId: all frames). A frame blocked by a native dialog
-// never answers, so nobody waits for more than TELL_MS.
+// Every frame of the tab at once, by chrome.scripting: a frame needs no message listener for it
+// (content.js). A frame blocked by a native dialog never answers, so nobody waits for more than
+// TELL_MS.
 const TELL_MS = 250;
 function tell(tabId, s) {
   s.told = s.until;
-  const sent = chrome.tabs.sendMessage(tabId, { op: 'dom', name: 'dialog_state', args: forFrames(s) }).catch(() => {});
+  const sent = chrome.scripting.executeScript({
+    target: { tabId, allFrames: true },
+    func: (state) => {
+      globalThis.browserMcpDialogs?.setState(state);
+    },
+    args: [forFrames(s)],
+  }).catch(() => {});
   return Promise.race([sent, new Promise((resolve) => setTimeout(resolve, TELL_MS))]);
 }
 
@@ -40,7 +47,7 @@ function onCommitted({ tabId, frameId }) {
     target: { tabId, frameIds: [frameId] },
     injectImmediately: true,
     func: (state) => {
-      const dialogs = globalThis.browserMcpDom?.dialogs;
+      const dialogs = globalThis.browserMcpDialogs;
       if (dialogs) dialogs.setState(state);
       else globalThis.browserMcpDialogState = state;
     },
@@ -113,14 +120,9 @@ export async function arm(tabId, args) {
   return `The next dialog this tab opens will be ${how}. Dialogs never stay open: each one is answered when it opens, so run the action that opens it now.`;
 }
 
-function onMessage(msg, sender, sendResponse) {
+function onMessage(msg, sender) {
   const tabId = sender.tab?.id;
   if (sender.id !== chrome.runtime.id || tabId === undefined) return false;
-  if (msg?.type === 'dialogState') {
-    const s = tabs.get(tabId);
-    sendResponse(s && Date.now() < s.until ? forFrames(s) : null);
-    return false;
-  }
   if (msg?.type === 'nativeDialog') {
     // Opened before this frame knew the tab is driven: it blocks the page until answered.
     const s = tabs.get(tabId);
@@ -129,7 +131,8 @@ function onMessage(msg, sender, sendResponse) {
   }
   if (msg?.type === 'dialog' && msg.dialog && typeof msg.dialog === 'object') {
     const s = stateOf(tabId);
-    s.unreported.push(msg.dialog);
+    // The frame as the worker knows it: a frame no tool touched yet does not know its prefix.
+    s.unreported.push({ ...msg.dialog, frame: sender.frameId ? `f${sender.frameId}` : 'top' });
     if (s.unreported.length > MAX_KEPT) s.unreported.shift();
     if (msg.usedArmed && s.armed.length) {
       s.armed.shift();

@@ -6,6 +6,44 @@ import * as proto from '../shared/protocol.js';
 // The isolated-world scripts every frame gets (manifest content_scripts), and the page-world ones.
 const contentScripts = () => chrome.runtime.getManifest().content_scripts;
 
+// The DOM tools (snapshot, actions, accessible names): put into a frame the first time a tool
+// needs them, and kept for that document, so that a page no agent touches never pays for them
+// (issue 30). In this order: each file uses what the ones before it define.
+export const DOM_KIT = [
+  'content/cjs-loader.js',
+  'vendor/dom-accessibility-api/dist/getRole.js',
+  'vendor/dom-accessibility-api/dist/util.js',
+  'vendor/dom-accessibility-api/dist/polyfills/array.from.js',
+  'vendor/dom-accessibility-api/dist/polyfills/SetLike.js',
+  'vendor/dom-accessibility-api/dist/accessible-name-and-description.js',
+  'vendor/dom-accessibility-api/dist/accessible-name.js',
+  'content/dom-tools.js',
+  'content/dom-snapshot.js',
+  'content/dom-actions.js',
+];
+
+// The documents known to have the DOM tools and a listening bridge, per tab: a DOM tool's first
+// call on a document puts both in with one injection instead of finding out by failed messages.
+// Chromium names documents; elsewhere (Firefox) the failures say what is missing.
+const ready = new Map(); // tabId -> Set(documentId)
+export function forgetTabDocuments(tabId) {
+  ready.delete(tabId);
+}
+
+async function prepare(tabId, frameId, documentId) {
+  const target = { tabId, frameIds: [frameId] };
+  let [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/listen.js'] });
+  if (answer?.result !== true) {
+    // A page from before the extension: its content scripts first, then listen.
+    await inject(tabId, frameId);
+    [answer] = await chrome.scripting.executeScript({ target, files: ['content/listen.js'] });
+  }
+  if (answer?.result !== true) return;
+  let docs = ready.get(tabId);
+  if (!docs || docs.size >= 256) ready.set(tabId, (docs = new Set())); // a tab's old documents are gone
+  docs.add(documentId);
+}
+
 function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
@@ -14,42 +52,81 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-// Content scripts only arrive in pages loaded after the extension; tabs that were already open
-// (install, reload, update) get them injected on first use.
+// A frame's content script listens for the worker only once asked (content.js: a page no agent
+// uses calls no extension API, issue 30). Content scripts only arrive in pages loaded after the
+// extension; tabs that were already open (install, reload, update) get them injected first.
 async function inject(tabId, frameId) {
   const target = { tabId, frameIds: [frameId] };
+  const listen = () => chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpBridge?.listen() === true });
+  const [answer] = await listen();
+  if (answer?.result === true) return;
   for (const cs of contentScripts()) {
     await chrome.scripting.executeScript({ target, files: cs.js, ...(cs.world === 'MAIN' ? { world: 'MAIN' } : {}) });
+  }
+  await listen();
+}
+
+// The DOM tools into one frame; its document keeps them.
+async function injectKit(tabId, frameId) {
+  try {
+    await chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, files: DOM_KIT });
+  } catch (e) {
+    if (noReceiver(e)) throw e; // gone: the caller words it
+    throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot put the DOM tools into ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${e.message}`);
   }
 }
 
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
 // One request to one frame's content script. With `documentId`, only that document may answer:
-// when the frame has moved on, the error has code FRAME_GONE.
+// when the frame has moved on, the error has code FRAME_GONE. A DOM tool that finds the frame
+// without the DOM tools puts them in and asks again.
+// Puts the DOM tools into the frame's current document if it has none yet (Chromium). A call
+// may start this early, beside its other preparations; the message that follows words anything
+// that went wrong.
+export async function warmFrame(tabId, frameId, documentId) {
+  const doc = documentId ?? (await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null))?.documentId;
+  if (doc && !ready.get(tabId)?.has(doc)) await prepare(tabId, frameId, doc).catch(() => {});
+}
+
 export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
+  if (msg.op === 'dom' && mayInject) await warmFrame(tabId, frameId, documentId);
   const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });
+  const what = msg.op === 'dom' ? `browser_${msg.name}` : msg.op;
   const frameGone = async () => {
     const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
     if (!frame || (documentId && frame.documentId !== documentId)) {
       throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
     }
   };
-  let reply;
-  try {
-    reply = await withTimeout(send(), timeoutMs, msg.op === 'dom' ? `browser_${msg.name}` : msg.op);
-  } catch (e) {
-    if (!noReceiver(e)) throw pageGone(tabId, e);
-    await frameGone();
-    if (!mayInject) throw pageGone(tabId, e);
+  // The frame's content script, put in first if the frame has none (a page loaded before the
+  // extension).
+  const reach = async () => {
     try {
-      await inject(tabId, frameId);
-    } catch (injectErr) {
-      throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
+      return await withTimeout(send(), timeoutMs, what);
+    } catch (e) {
+      if (!noReceiver(e)) throw pageGone(tabId, e);
+      await frameGone();
+      if (!mayInject) throw pageGone(tabId, e);
+      try {
+        await inject(tabId, frameId);
+      } catch (injectErr) {
+        throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
+      }
+      return withTimeout(send(), timeoutMs, what).catch((e2) => {
+        throw pageGone(tabId, e2);
+      });
     }
-    reply = await withTimeout(send(), timeoutMs, msg.op).catch((e2) => {
-      throw pageGone(tabId, e2);
-    });
+  };
+  let reply = await reach();
+  if (reply?.error?.code === 'DOM_NOT_LOADED') {
+    try {
+      await injectKit(tabId, frameId);
+    } catch (e) {
+      await frameGone();
+      throw pageGone(tabId, e);
+    }
+    reply = await reach();
   }
   if (!reply) {
     // Our listener always answers, so the document that took the request was not the one that

@@ -3,7 +3,7 @@
 // stands; a ref names its frame ("f12e7" is e7 of frame 12, "e7" is the top frame's), so every
 // DOM tool is routed to the frame that owns its element.
 import { Code, ToolError } from '../shared/protocol.js';
-import { sendToFrame } from './frame-channel.js';
+import { forgetTabDocuments, sendToFrame } from './frame-channel.js';
 import { frameBlock } from '../shared/policy.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
@@ -20,6 +20,7 @@ const documents = new Map(); // tabId -> Map(frameId -> documentId)
 
 export function forgetTab(tabId) {
   documents.delete(tabId);
+  forgetTabDocuments(tabId);
 }
 
 // "e7" → top frame; "f12e7" → frame 12. Anything else is not a ref of ours.

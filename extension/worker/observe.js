@@ -238,9 +238,11 @@ async function flushConsole(tabId) {
   await Promise.all(frames.map((f) => {
     // A frame empties its queue when it answers, so an answer that comes after we stop waiting
     // is still recorded (for the next read); only the wait is bounded.
-    const accepted = chrome.tabs
-      .sendMessage(tabId, { op: 'consoleFlush' }, { frameId: f.frameId })
-      .then((batch) => {
+    // By chrome.scripting: the relay has no message listener (content.js).
+    const accepted = chrome.scripting
+      .executeScript({ target: { tabId, frameIds: [f.frameId] }, func: () => globalThis.browserMcpConsole?.take() ?? null })
+      .then(([answer]) => {
+        const batch = answer?.result;
         if (batch?.type === 'console' && (batch.entries?.length || batch.dropped)) {
           return acceptFrameConsole(tabId, tab?.url, { frameId: f.frameId, documentId: f.documentId, url: f.url }, batch);
         }

@@ -223,6 +223,15 @@ const onWindowFocus = serial(async (windowId) => {
   if (tab) await focusChanged(tab.id);
 });
 
+// A new page in the tab: the last one's tools are gone (a page with none says nothing, issue 30).
+// The new page is asked once too, in case what it said (a fast page, one restored from the
+// back/forward cache) arrived before this.
+const onTopCommitted = serial(async (d) => {
+  if (d.frameId !== 0 || d.tabId < 0 || (!pageTools.has(d.tabId) && !refusedTools.has(d.tabId))) return;
+  await setPageTools(d.tabId, []);
+  setTimeout(() => refreshPageTools(d.tabId).catch(() => {}), 300);
+});
+
 const onPageMessage = (msg, sender) => {
   if (msg?.type !== 'pageTools' || !sender.tab || sender.frameId !== 0) return;
   serial(setPageTools)(sender.tab.id, msg.tools);
@@ -250,6 +259,7 @@ export function initTabs(emitter) {
   chrome.tabs.onActivated.addListener(onActivated);
   chrome.windows.onFocusChanged.addListener(onWindowFocus);
   chrome.runtime.onMessage.addListener(onPageMessage);
+  chrome.webNavigation.onCommitted.addListener(onTopCommitted);
 }
 
 // State is only in memory, so a restarted worker asks every page again before it reports.

@@ -15,7 +15,11 @@ pub(crate) struct Daemon {
 
 impl Daemon {
     pub(crate) fn start() -> Daemon {
-        let dir = tempfile::tempdir().unwrap();
+        Daemon::start_in(tempfile::tempdir().unwrap())
+    }
+
+    /// In a directory chosen beforehand (its `discovery` is where a browser will look).
+    pub(crate) fn start_in(dir: tempfile::TempDir) -> Daemon {
         let socket = dir.path().join("ctl.sock");
         let disco = dir.path().join("discovery");
         let child = Command::new(DAEMON)

@@ -8,12 +8,19 @@
 //! browser is a process of its own; row 9's floor is served by a process of its own (the
 //! daemon is one: each hop wakes another process). Rows 8–9 run twice: as the kernel places
 //! their processes (reported) and with all of them on one CPU (the targets; see [`OneCpu`]).
-//! `--check` exits non-zero when a target is missed; `--quick` runs fewer iterations.
+//! Rows 11–14 put the real extension in headless Chromium (browser.rs). `--check` exits
+//! non-zero when a target is missed; `--quick` runs fewer iterations; `--browser-only` runs
+//! rows 11–14 alone.
 
+mod browser;
 mod calls;
+mod cdp;
 mod daemon;
+mod first_call;
 mod floors;
 mod mcp;
+mod page_cost;
+mod pages;
 mod pinning;
 mod report;
 mod startup;
@@ -22,7 +29,8 @@ mod view;
 /// What every module of the bench uses: the crates' types and each other's items.
 mod prelude {
     pub(crate) use crate::{
-        calls::*, daemon::*, floors::*, mcp::*, pinning::*, report::*, startup::*, view::*,
+        browser::*, calls::*, cdp::*, daemon::*, first_call::*, floors::*, mcp::*, page_cost::*,
+        pages::*, pinning::*, report::*, startup::*, view::*,
     };
     pub(crate) use bytes::Bytes;
     pub(crate) use futures_util::{SinkExt, StreamExt};
@@ -55,6 +63,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // `--browser-only`: rows 11-14 alone (the extension in Chromium), for work on the extension.
+    if args.iter().any(|a| a == "--browser-only") {
+        return finish(rt.block_on(browser_rows(quick)), check);
+    }
     let scratch = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
 
@@ -494,6 +506,11 @@ fn main() {
         Some(r10 <= 1.1),
     ));
 
+    rows.extend(rt.block_on(browser_rows(quick)));
+    finish(rows, check);
+}
+
+fn finish(rows: Vec<Row>, check: bool) {
     print_table(&rows);
     let missed: Vec<&Row> = rows.iter().filter(|r| r.ok == Some(false)).collect();
     if check && !missed.is_empty() {

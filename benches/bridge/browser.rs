@@ -1,0 +1,74 @@
+//! Rows 11–14: the real extension in headless Chromium (issue 30). Without a Chromium the rows
+//! are missed targets, said loudly: they never pass unmeasured.
+
+use crate::prelude::*;
+
+/// A daemon, and a Chromium whose extension reaches it through the native host (README's way).
+pub(crate) async fn connected_chromium(exe: &Path, d: &Daemon) -> Chromium {
+    let c = host_chromium(exe, &d.dir.path().join("discovery")).await;
+    d.wait_tabs(1).await;
+    c
+}
+
+/// A Chromium whose extension looks for daemons in `disco` through its native host.
+pub(crate) async fn host_chromium(exe: &Path, disco: &Path) -> Chromium {
+    std::fs::create_dir_all(disco).unwrap();
+    Chromium::launch(exe, true, |profile| {
+        let out = Command::new(CTL)
+            .args(["--json", "install-native-host", "--user-data-dir"])
+            .arg(profile)
+            .arg("--discovery-dir")
+            .arg(disco)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "install-native-host: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    })
+    .await
+}
+
+pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
+    let Some(exe) = chromium_exe() else {
+        eprintln!(
+            "\n*** rows 11-14 need Chromium at {CHROMIUM_DEFAULT} (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n"
+        );
+        return vec![row(
+            "11-14 the extension in Chromium",
+            "no Chromium".into(),
+            "-".into(),
+            "-".into(),
+            "measured",
+            Some(false),
+        )];
+    };
+    let pages = PageServer::start().await;
+    let d = Daemon::start();
+    let mut with = connected_chromium(&exe, &d).await;
+    let mut without = Chromium::launch(&exe, false, |_| {}).await;
+    // Each browser keeps a page open throughout, as a person's browser does (with the
+    // extension, the page that holds the worker's lifeline); a first load of every page warms
+    // the browsers' caches alike.
+    for c in [&mut with, &mut without] {
+        open(c, &pages.url("/child?home")).await;
+        for case in CASES {
+            load(c, &pages.url(case.path), false).await;
+        }
+    }
+    let runs = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(if quick { 3 } else { 7 });
+    let mut rows = page_cost_rows(&mut with, &mut without, &pages, runs).await;
+    drop(without);
+    if std::env::var_os("BENCH_CASES").is_none() {
+        rows.extend(first_call_rows(&mut with, &d, &pages).await);
+        rows.push(screenshot_row(&mut with, &d, &pages).await);
+        drop(with);
+        drop(d);
+        rows.extend(many_tabs_rows(&exe, &pages).await);
+    }
+    rows
+}

@@ -1,0 +1,242 @@
+//! Row 12: the first tool call on a page no tool has touched (the DOM tools are put into a frame
+//! when first needed, issue 30) against a later call of the same tool on that page, over the
+//! control socket. Five fresh pages a tool; medians.
+
+use crate::prelude::*;
+
+/// GET or POST on the control socket; the answer's status and JSON.
+pub(crate) async fn control(
+    d: &Daemon,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut client = http1_client(&d.socket).await;
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "d")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            body.map(|b| b.to_string()).unwrap_or_default(),
+        )))
+        .unwrap();
+    client.ready().await.unwrap();
+    let res = client.send_request(req).await.unwrap();
+    let status = res.status().as_u16();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+/// The daemon's ref of the tab showing `url`, once it offers `tool`.
+pub(crate) async fn tab_ref(d: &Daemon, url: &str, tool: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let (_, v) = control(d, "GET", "/v1/tabs", None).await;
+        let found = v["tabs"].as_array().and_then(|tabs| {
+            tabs.iter().find(|t| {
+                t["url"] == url
+                    && t["tools"]
+                        .as_array()
+                        .is_some_and(|ts| ts.iter().any(|x| x["name"] == tool))
+            })
+        });
+        if let Some(t) = found {
+            return t["ref"].as_str().unwrap().to_owned();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no tab at {url} offering {tool}: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn timed_call(d: &Daemon, tab: &str, tool: &str, args: &Value) -> Duration {
+    let body = json!({"tool": tool, "tab": tab, "args": args, "retries": 0});
+    let t = Instant::now();
+    let (status, v) = control(d, "POST", "/v1/call", Some(body)).await;
+    let took = t.elapsed();
+    assert_eq!(status, 200, "{tool}: {v}");
+    took
+}
+
+const TOOLS: &[(&str, &str, &str)] = &[
+    ("browser_snapshot", "/t/playwright/input/button.html", "{}"),
+    (
+        "browser_click",
+        "/t/playwright/input/button.html",
+        r#"{"selector": "button"}"#,
+    ),
+    (
+        "browser_type",
+        "/t/playwright/evals/fill-form.html",
+        r##"{"selector": "#name", "text": "Ada"}"##,
+    ),
+    (
+        "browser_hover",
+        "/t/playwright/input/button.html",
+        r#"{"selector": "button"}"#,
+    ),
+];
+
+pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageServer) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (tool, path, args) in TOOLS {
+        let args: Value = serde_json::from_str(args).unwrap();
+        let (mut first, mut later) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            let url = pages.url(path);
+            let (target, _) = open(c, &url).await;
+            let tab = tab_ref(d, &url, tool).await;
+            first.push(timed_call(d, &tab, tool, &args).await.as_secs_f64() * 1e3);
+            later.push(timed_call(d, &tab, tool, &args).await.as_secs_f64() * 1e3);
+            c.close_tab(&target).await;
+        }
+        let (f, l) = (median(&first), median(&later));
+        rows.push(row(
+            &format!("12 first call on a fresh page, {tool}"),
+            format!("{f:.1} ms"),
+            format!("{l:.1} ms (a later call)"),
+            format!("+{:.1} ms", f - l),
+            "<= +15 ms",
+            Some(f - l <= 15.0),
+        ));
+    }
+    rows
+}
+
+/// Row 14: browser_screenshot of a whole 5,000 px page. `captureVisibleTab` takes the viewport
+/// and Chromium allows two a second, so it is stitched from that many captures.
+pub(crate) async fn screenshot_row(c: &mut Chromium, d: &Daemon, pages: &PageServer) -> Row {
+    let url = pages.url("/tall");
+    let (target, session) = open(c, &url).await;
+    c.send(
+        Some(&session),
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": false}),
+    )
+    .await;
+    let tab = tab_ref(d, &url, "browser_screenshot").await;
+    let args = json!({"fullPage": true});
+    let mut took = Vec::new();
+    for _ in 0..3 {
+        took.push(
+            timed_call(d, &tab, "browser_screenshot", &args)
+                .await
+                .as_secs_f64(),
+        );
+    }
+    c.close_tab(&target).await;
+    let t = median(&took);
+    row(
+        "14 full-page screenshot, 5,000 px page, 800x600 viewport",
+        format!("{t:.2} s"),
+        "2 captures/s (Chromium's limit)".into(),
+        format!("{:.0} captures", (5000.0f64 / 600.0).ceil()),
+        "reported",
+        None,
+    )
+}
+
+/// Row 13: 50 tabs open, then the daemon starts: how long until `GET /v1/tabs` lists all of
+/// them with their tools; the extension's service-worker heap and the daemon's RSS then.
+pub(crate) async fn many_tabs_rows(exe: &Path, pages: &PageServer) -> Vec<Row> {
+    const TABS: usize = 50;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = crate::browser::host_chromium(exe, &dir.path().join("discovery")).await;
+    for i in 0..TABS {
+        c.send(
+            None,
+            "Target.createTarget",
+            json!({"url": pages.url(&format!("/child?tab{i}"))}),
+        )
+        .await;
+    }
+    // Every tab loaded before the daemon exists.
+    let start = Instant::now();
+    while c
+        .targets("page")
+        .await
+        .iter()
+        .filter(|t| t["url"].as_str().unwrap_or("").contains("/child?tab"))
+        .count()
+        < TABS
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "50 tabs did not open"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let t0 = Instant::now();
+    let d = Daemon::start_in(dir);
+    loop {
+        let (_, v) = control(&d, "GET", "/v1/tabs", None).await;
+        let ready = v["tabs"].as_array().map_or(0, |tabs| {
+            tabs.iter()
+                .filter(|t| {
+                    t["url"].as_str().unwrap_or("").contains("/child?tab")
+                        && t["tools"].as_array().is_some_and(|ts| !ts.is_empty())
+                })
+                .count()
+        });
+        if ready >= TABS {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the daemon never listed 50 tabs"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let listed = t0.elapsed();
+    let sw = c
+        .targets("service_worker")
+        .await
+        .into_iter()
+        .find(|t| {
+            t["url"]
+                .as_str()
+                .unwrap_or("")
+                .ends_with("/worker/background.js")
+        })
+        .expect("the extension's service worker");
+    let session = c
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": sw["targetId"], "flatten": true}),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let heap = c
+        .send(Some(&session), "Runtime.getHeapUsage", json!({}))
+        .await;
+    let heap_mib = heap["usedSize"].as_f64().unwrap_or_default() / 1048576.0;
+    let rss_mib = d.rss_kib() as f64 / 1024.0;
+    vec![
+        row(
+            "13 50 tabs: daemon start -> all listed with tools",
+            ms(listed),
+            "-".into(),
+            "-".into(),
+            "<= 3 s",
+            Some(listed <= Duration::from_secs(3)),
+        ),
+        row(
+            "13 50 tabs: service worker heap / daemon RSS",
+            format!("{heap_mib:.1} MiB / {rss_mib:.1} MiB"),
+            "-".into(),
+            "-".into(),
+            "<= 16 MiB / <= 24 MiB",
+            Some(heap_mib <= 16.0 && rss_mib <= 24.0),
+        ),
+    ]
+}

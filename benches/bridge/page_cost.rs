@@ -1,0 +1,197 @@
+//! Row 11: what our extension costs the person's pages (issue 30). Two headless Chromiums of the
+//! same run, one with the extension (connected to a daemon through its native host, as README
+//! sets it up) and one without, load the same pages in turn, five times each; the renderer's
+//! main-thread time (`TaskDuration`) and script time (`ScriptDuration`) of each load come from
+//! DevTools' `Performance.getMetrics`. Medians, ranges and what the extension adds.
+
+use crate::prelude::*;
+
+/// Main-thread and script milliseconds of one load (or, for the idle page, of one second).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Cost {
+    pub(crate) task: f64,
+    pub(crate) script: f64,
+}
+
+/// The pages of row 11, and what each may cost more with the extension.
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
+    pub(crate) path: &'static str,
+    pub(crate) limit: Limit,
+}
+
+pub(crate) enum Limit {
+    /// At most this many ms of main thread and of script more than without.
+    Added { task: f64, script: f64 },
+    /// At most this ratio of main-thread time to without.
+    Ratio(f64),
+}
+
+pub(crate) const CASES: &[Case] = &[
+    Case {
+        name: "a button page",
+        path: "/t/playwright/input/button.html",
+        limit: Limit::Added {
+            task: 3.0,
+            script: 1.0,
+        },
+    },
+    Case {
+        name: "an order form",
+        path: "/t/playwright/evals/fill-form.html",
+        limit: Limit::Added {
+            task: 3.0,
+            script: 1.0,
+        },
+    },
+    Case {
+        name: "50,000 elements",
+        path: "/big",
+        limit: Limit::Ratio(1.05),
+    },
+    Case {
+        name: "20 same-origin iframes",
+        path: "/frames",
+        // One millisecond an iframe.
+        limit: Limit::Added {
+            task: 20.0,
+            script: 20.0,
+        },
+    },
+    Case {
+        name: "DOM changing 60x/s, per s idle",
+        path: "/idle",
+        limit: Limit::Ratio(1.05),
+    },
+];
+
+const SETTLE: Duration = Duration::from_millis(300);
+const IDLE_WINDOW: Duration = Duration::from_secs(3);
+
+fn ms_of(m: &std::collections::HashMap<String, f64>) -> Cost {
+    Cost {
+        task: m.get("TaskDuration").copied().unwrap_or_default() * 1e3,
+        script: m.get("ScriptDuration").copied().unwrap_or_default() * 1e3,
+    }
+}
+
+/// Opens `url` in a new tab and waits for it to load and settle; returns (target, session).
+pub(crate) async fn open(c: &mut Chromium, url: &str) -> (String, String) {
+    let (target, session) = c.new_tab().await;
+    c.send(Some(&session), "Performance.enable", json!({}))
+        .await;
+    c.send(Some(&session), "Page.navigate", json!({ "url": url }))
+        .await;
+    c.wait(
+        &session,
+        &format!(
+            "location.href === {} && document.readyState === 'complete'",
+            json!(url)
+        ),
+    )
+    .await;
+    tokio::time::sleep(SETTLE).await;
+    (target, session)
+}
+
+/// One load of `url` in a new tab: its cost up to SETTLE after it completed (for the idle
+/// page: the cost of one second once loaded).
+pub(crate) async fn load(c: &mut Chromium, url: &str, idle: bool) -> Cost {
+    let (target, session) = open(c, url).await;
+    let first = ms_of(&c.metrics(&session).await);
+    let cost = if idle {
+        tokio::time::sleep(IDLE_WINDOW).await;
+        let later = ms_of(&c.metrics(&session).await);
+        let secs = IDLE_WINDOW.as_secs_f64();
+        Cost {
+            task: (later.task - first.task) / secs,
+            script: (later.script - first.script) / secs,
+        }
+    } else {
+        first
+    };
+    c.close_tab(&target).await;
+    cost
+}
+
+pub(crate) fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.1}–{hi:.1}")
+}
+
+/// Row 11 for every case: `runs` alternating loads with and without the extension.
+pub(crate) async fn page_cost_rows(
+    with: &mut Chromium,
+    without: &mut Chromium,
+    pages: &PageServer,
+    runs: usize,
+) -> Vec<Row> {
+    // BENCH_CASES=button,form: only the cases whose names contain one of these (for work on
+    // the extension; the full bench runs them all).
+    let only = std::env::var("BENCH_CASES").ok();
+    let cases: Vec<&Case> = CASES
+        .iter()
+        .filter(|c| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|w| c.name.contains(w)))
+        })
+        .collect();
+    let mut samples: Vec<(Vec<Cost>, Vec<Cost>)> =
+        cases.iter().map(|_| Default::default()).collect();
+    for _ in 0..runs {
+        for (i, case) in cases.iter().enumerate() {
+            let url = pages.url(case.path);
+            let idle = case.path == "/idle";
+            samples[i].1.push(load(without, &url, idle).await);
+            samples[i].0.push(load(with, &url, idle).await);
+        }
+    }
+    let mut rows = Vec::new();
+    for (case, (w, wo)) in cases.iter().zip(&samples) {
+        let task = |v: &[Cost]| v.iter().map(|c| c.task).collect::<Vec<_>>();
+        let script = |v: &[Cost]| v.iter().map(|c| c.script).collect::<Vec<_>>();
+        let (tw, two) = (task(w), task(wo));
+        let (sw, swo) = (script(w), script(wo));
+        let added = median(&tw) - median(&two);
+        let added_script = median(&sw) - median(&swo);
+        let ratio = median(&tw) / median(&two);
+        let (target, ok) = match case.limit {
+            Limit::Added { task, script } => (
+                format!("<= +{task} ms, script <= +{script} ms"),
+                added <= task && added_script <= script,
+            ),
+            Limit::Ratio(r) => (format!("<= {r}x"), ratio <= r),
+        };
+        rows.push(row(
+            &format!("11 page cost, {}: main thread (script) ms", case.name),
+            format!(
+                "{:.1} ({:.1}) [{}] +{added:.1} ({added_script:+.1})",
+                median(&tw),
+                median(&sw),
+                range(&tw)
+            ),
+            format!(
+                "{:.1} ({:.1}) [{}] no extension",
+                median(&two),
+                median(&swo),
+                range(&two)
+            ),
+            format!("{ratio:.2}x"),
+            &target,
+            Some(ok),
+        ));
+    }
+    rows
+}

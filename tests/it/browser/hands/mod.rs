@@ -30,6 +30,17 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// A temp dir the daemon may upload from: its own name is not hidden (tempfile's `.tmpXXXX` is,
+/// and nothing below a root that is hidden is ever read), and it becomes the calls' root.
+fn upload_dir(h: &mut Hands) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("uploads")
+        .tempdir()
+        .unwrap();
+    h.upload_roots = vec![dir.path().display().to_string()];
+    dir
+}
+
 /// A failed call: the code a script branches on (the extension's own code when the daemon
 /// wraps it as TOOL_ERROR) and the message.
 #[derive(Debug)]
@@ -46,6 +57,9 @@ pub(crate) struct Hands {
     origin: String,
     /// Round trips per tool, for the p50 table.
     times: BTreeMap<String, Vec<Duration>>,
+    /// Where `browser_file_upload` may read `paths` from, as an MCP client's roots would say
+    /// (sent with every call; the daemon has no `--upload-root` here).
+    upload_roots: Vec<String>,
 }
 
 impl Hands {
@@ -55,7 +69,9 @@ impl Hands {
 
     /// One call over the control socket, timed.
     fn try_call(&mut self, tool: &str, args: Value) -> Result<Value, Failure> {
-        let body = json!({"tool": tool, "tab": self.tab, "args": args, "retries": 0}).to_string();
+        let body = json!({"tool": tool, "tab": self.tab, "args": args, "retries": 0,
+            "uploadRoots": self.upload_roots})
+        .to_string();
         let request = format!(
             "POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
@@ -160,11 +176,16 @@ impl Hands {
         }
     }
 
-    /// Calls `tool` (no arguments) until `pick` finds what it waits for in the result.
-    fn until_value<T>(&mut self, what: &str, tool: &str, pick: impl Fn(&Value) -> Option<T>) -> T {
+    /// Calls `tool` with `args` until `pick` finds what it waits for in the result.
+    fn until_value<T>(
+        &mut self,
+        what: &str,
+        (tool, args): (&str, Value),
+        pick: impl Fn(&Value) -> Option<T>,
+    ) -> T {
         let start = Instant::now();
         loop {
-            let r = self.call(tool, json!({}));
+            let r = self.call(tool, args.clone());
             if let Some(v) = pick(&r) {
                 return v;
             }
@@ -175,9 +196,14 @@ impl Hands {
         }
     }
 
-    /// Calls `tool` (no arguments) until its whole result, as JSON text, satisfies `ready`.
-    fn until_text(&mut self, what: &str, tool: &str, ready: impl Fn(&str) -> bool) -> String {
-        self.until_value(what, tool, |r| {
+    /// Calls `tool` with `args` until its whole result, as JSON text, satisfies `ready`.
+    fn until_text(
+        &mut self,
+        what: &str,
+        call: (&str, Value),
+        ready: impl Fn(&str) -> bool,
+    ) -> String {
+        self.until_value(what, call, |r| {
             let t = r.to_string();
             ready(&t).then_some(t)
         })
@@ -324,6 +350,7 @@ fn run(d: TestDaemon, server: &SiteServer, start_url: &str, o: Box<dyn Driver>, 
             tab,
             origin,
             times,
+            upload_roots: Vec::new(),
         },
         name,
     );

@@ -68,7 +68,15 @@ pub(super) fn off_site(h: &mut Hands) {
     }
 
     // Loaded while off: what the bank's frames log and send is not recorded, what the allowed
-    // frame does is (so the log is being kept).
+    // frame does is (so the log is being kept). Read after cursors taken now: what came before
+    // was recorded while the site was on.
+    let cursor = |h: &mut Hands, tool: &str| {
+        h.call(tool, json!({}))["structuredContent"]["cursor"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("a cursor from {tool}"))
+    };
+    let net = json!({"since": cursor(h, "browser_network_requests"), "maxChars": 100000});
+    let con = json!({"since": cursor(h, "browser_console_messages")});
     h.goto("hands-off-frames.html");
     h.wait(
         "the bank frame's own frames",
@@ -76,24 +84,18 @@ pub(super) fn off_site(h: &mut Hands) {
     );
     let reqs = h.until_text(
         "the allowed frame's form body",
-        "browser_network_requests",
+        ("browser_network_requests", net.clone()),
         |t| t.contains("hunter2-allowed"),
     );
     let console = h.until_text(
         "the allowed frame's console",
-        "browser_console_messages",
+        ("browser_console_messages", con.clone()),
         |t| t.contains("frame says allowed"),
     );
     // A moment for anything of the bank's that would come late.
     std::thread::sleep(Duration::from_millis(500));
-    let reqs = format!(
-        "{reqs}\n{}",
-        h.call("browser_network_requests", json!({"maxChars": 100000}))
-    );
-    let console = format!(
-        "{console}\n{}",
-        h.call("browser_console_messages", json!({}))
-    );
+    let reqs = format!("{reqs}\n{}", h.call("browser_network_requests", net));
+    let console = format!("{console}\n{}", h.call("browser_console_messages", con));
     for leak in ["localhost", "hunter2-bank", "hunter2-nested", "?nested"] {
         assert!(!reqs.contains(leak), "{leak} in the network log:\n{reqs}");
     }
@@ -139,7 +141,7 @@ pub(super) fn off_site(h: &mut Hands) {
     let id = opened["structuredContent"]["tab"]["id"].as_i64().unwrap();
     let browser = h.tab.split(':').next().unwrap().to_owned();
     let tab_ref = format!("{browser}:{id}");
-    let listed = h.until_value("the bank tab to load", "browser_tabs", |v| {
+    let listed = h.until_value("the bank tab to load", ("browser_tabs", json!({})), |v| {
         v["structuredContent"]["tabs"]
             .as_array()?
             .iter()

@@ -46,6 +46,19 @@ pub struct Config {
     )]
     pub allow_origins: Vec<String>,
 
+    /// A directory whose files `browser_file_upload` may read by path (`paths`); repeat it, or
+    /// separate several with `:`. Symlinks are resolved first, and hidden files and directories
+    /// inside it (`.ssh`, `.config`…) are never read. An MCP client's own roots count too, for
+    /// its calls; `browserctl call` reads the files a person names itself. None by default:
+    /// an agent cannot upload a file of yours unless you said where from.
+    #[arg(
+        long = "upload-root",
+        env = "BROWSER_MCP_UPLOAD_ROOT",
+        value_delimiter = ':',
+        value_name = "DIR"
+    )]
+    pub upload_roots: Vec<PathBuf>,
+
     /// Require every connection on the loopback port to prove the daemon's token (from the
     /// discovery file): presented as `?token=` or `Authorization: Bearer`, or proved in the
     /// trust handshake (which also accepts a pairing). Connections from another user are

@@ -277,7 +277,7 @@ impl Loaded {
             let value = match (key.as_str(), raw.as_slice()) {
                 ("socket", []) => toml_string(&self.config.socket_path().display().to_string()),
                 (_, []) => continue,
-                ("allow-origin", many) => format!(
+                ("allow-origin" | "upload-root", many) => format!(
                     "[{}]",
                     many.iter()
                         .map(|v| toml_string(v))

@@ -2,14 +2,20 @@
 //! extension inline (`files: [{name, mimeType, data}]`, base64), so a page never reads the disk
 //! and the extension never needs file access. A path the daemon's user cannot read is the
 //! caller's mistake: INVALID_ARGUMENTS, before anything reaches the browser.
+//!
+//! Only from where the user said (issue 31): a path is read only inside an upload root (the
+//! daemon's `--upload-root`s, and an MCP client's own roots for its calls), after its symlinks
+//! are resolved, and never a hidden file or one in a hidden directory below the root (`.ssh`,
+//! `.aws`, `.config/browser-mcp`, a browser profile's dot-directory). A page that asks an agent
+//! for `~/.ssh/id_ed25519` gets a refusal that names the setting.
 
 use crate::error::{Error, ErrorCode};
 use base64::Engine;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub const TOOL: &str = "browser_file_upload";
+pub const TOOL: &str = crate::protocol::tool::FILE_UPLOAD;
 
 /// The most one call may upload, all files together: it travels as base64 in one WebSocket
 /// message and one extension message to the page.
@@ -21,7 +27,11 @@ fn invalid(message: String) -> Error {
 
 /// For `browser_file_upload`, replaces `paths` by the files' contents (appended to any inline
 /// `files`); other tools' arguments pass untouched.
-pub async fn inline_paths(tool: &str, args: Box<RawValue>) -> Result<Box<RawValue>, Error> {
+pub async fn inline_paths(
+    tool: &str,
+    args: Box<RawValue>,
+    roots: &[PathBuf],
+) -> Result<Box<RawValue>, Error> {
     if tool != TOOL {
         return Ok(args);
     }
@@ -41,7 +51,8 @@ pub async fn inline_paths(tool: &str, args: Box<RawValue>) -> Result<Box<RawValu
     };
     let mut total = 0u64;
     for path in &paths {
-        let (file, size) = read_file(Path::new(path)).await?;
+        let path = allowed(Path::new(path), roots).await?;
+        let (file, size) = read_file(&path).await?;
         total += size;
         if total > MAX_TOTAL_BYTES {
             return Err(invalid(format!(
@@ -54,6 +65,50 @@ pub async fn inline_paths(tool: &str, args: Box<RawValue>) -> Result<Box<RawValu
     object.insert("files".into(), Value::Array(files));
     let text = serde_json::to_string(&Value::Object(object)).expect("a JSON value serializes");
     Ok(RawValue::from_string(text).expect("serde_json wrote valid JSON"))
+}
+
+/// The file `path` names, symlinks resolved, if it lies inside one of `roots` and nothing below
+/// that root is hidden; else why not, naming the setting.
+async fn allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Error> {
+    let shown = path.display();
+    if !path.is_absolute() {
+        return Err(invalid(format!(
+            "`{shown}` is not an absolute path (the daemon's working directory is not yours)"
+        )));
+    }
+    let real = tokio::fs::canonicalize(path)
+        .await
+        .map_err(|e| invalid(format!("cannot read `{shown}`: {e}")))?;
+    let mut inside = false;
+    for root in roots {
+        let Ok(root) = tokio::fs::canonicalize(root).await else {
+            continue; // a root that does not exist holds nothing
+        };
+        let Ok(rest) = real.strip_prefix(&root) else {
+            continue;
+        };
+        inside = true;
+        let hidden = rest
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        if !hidden {
+            return Ok(real);
+        }
+    }
+    let why = if inside {
+        "it is hidden, or in a hidden directory, below its upload root (such files are never uploaded)"
+    } else {
+        "it is not inside an upload root: the daemon's --upload-root (upload-root in its config          file), or, for an MCP client, the roots it declares; browserctl call reads the files you          name itself"
+    };
+    let resolved = if real.as_path() == path {
+        String::new()
+    } else {
+        format!(" (`{}`)", real.display())
+    };
+    Err(Error::new(
+        ErrorCode::InvalidArguments,
+        format!("`{shown}`{resolved} may not be uploaded: {why}"),
+    ))
 }
 
 async fn read_file(path: &Path) -> Result<(Value, u64), Error> {
@@ -135,17 +190,27 @@ mod tests {
         RawValue::from_string(v.to_string()).unwrap()
     }
 
-    fn run(tool: &str, args: Value) -> Result<Value, Error> {
+    /// A temp dir whose own name is not hidden (tempfile's default, `.tmpXXXX`, is).
+    fn shown_dir() -> tempfile::TempDir {
+        tempfile::Builder::new().prefix("upload").tempdir().unwrap()
+    }
+
+    fn run_in(tool: &str, args: Value, roots: &[PathBuf]) -> Result<Value, Error> {
         let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
             .unwrap();
-        rt.block_on(inline_paths(tool, raw(args)))
+        rt.block_on(inline_paths(tool, raw(args), roots))
             .map(|r| serde_json::from_str(r.get()).unwrap())
+    }
+
+    fn run(tool: &str, args: Value) -> Result<Value, Error> {
+        run_in(tool, args, &[PathBuf::from("/")])
     }
 
     #[test]
     fn paths_become_inline_files_after_the_inline_ones() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = shown_dir();
         let path = dir.path().join("notes.TXT");
         std::fs::write(&path, b"hello").unwrap();
         let out = run(
@@ -184,5 +249,44 @@ mod tests {
         assert_eq!(run("browser_click", args.clone()).unwrap(), args);
         let inline = json!({"ref": "e1", "files": [{"name": "x", "data": "eA=="}]});
         assert_eq!(run(TOOL, inline.clone()).unwrap(), inline);
+    }
+
+    #[test]
+    fn only_files_inside_a_root_and_not_hidden_below_it_are_read() {
+        let home = shown_dir();
+        let docs = home.path().join("docs");
+        let ssh = home.path().join(".ssh");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::create_dir_all(&ssh).unwrap();
+        std::fs::write(docs.join("cv.pdf"), b"cv").unwrap();
+        std::fs::write(docs.join(".env"), b"secret").unwrap();
+        std::fs::write(ssh.join("id_ed25519"), b"key").unwrap();
+        std::os::unix::fs::symlink(ssh.join("id_ed25519"), docs.join("key.txt")).unwrap();
+        let roots = [docs.clone()];
+        let up = |p: &Path, roots: &[PathBuf]| run_in(TOOL, json!({"paths": [p]}), roots);
+        assert!(up(&docs.join("cv.pdf"), &roots).is_ok());
+        for (path, says) in [
+            (ssh.join("id_ed25519"), "not inside an upload root"),
+            (docs.join("key.txt"), "not inside an upload root"),
+            (docs.join(".env"), "hidden"),
+            (docs.join("../.ssh/id_ed25519"), "not inside an upload root"),
+        ] {
+            let e = up(&path, &roots).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArguments);
+            assert!(
+                e.message.contains(says),
+                "{}: {}",
+                path.display(),
+                e.message
+            );
+            assert!(!e.message.contains("key\""), "never the contents");
+        }
+        // The home as a root: its hidden directories stay closed; .ssh as a root is a choice.
+        let e = up(&ssh.join("id_ed25519"), &[home.path().to_owned()]).unwrap_err();
+        assert!(e.message.contains("hidden"), "{}", e.message);
+        assert!(up(&ssh.join("id_ed25519"), std::slice::from_ref(&ssh)).is_ok());
+        // No roots at all: nothing.
+        let e = up(&docs.join("cv.pdf"), &[]).unwrap_err();
+        assert!(e.message.contains("--upload-root"), "{}", e.message);
     }
 }

@@ -211,6 +211,7 @@ impl<B: Backend> Inner<B> {
             tab,
             args: Some(args),
             call_id: Some(call_id.clone()),
+            upload_roots: super::roots::current(),
             ..CallRequest::default()
         };
         let call = self.backend.call(req);

@@ -30,6 +30,7 @@ pub mod meta;
 pub mod offline;
 pub mod progress;
 pub mod result;
+pub mod roots;
 pub mod server;
 pub mod shortcut;
 pub mod view;

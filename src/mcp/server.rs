@@ -11,6 +11,7 @@ use super::meta::{
 };
 use super::progress;
 use super::result::error_result;
+use super::roots;
 use super::view::{browser_tabs_out_of_scope, one_tab, tabs_in_scope, Listed, View, BROWSER_TABS};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::OpenTabRequest;
@@ -544,17 +545,27 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             .await;
         let token = context.meta.get_progress_token();
         let what = || format!("the browser to finish `{tool}`");
-        let outcome = progress::reporting(peer, token, what, async {
-            match tool {
-                LIST_TABS => inner.list_tabs().await,
-                SELECT_TAB => inner.select_tab(&args).await,
-                OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
-                CLOSE_TAB => inner.close_tab(&args).await,
-                LIST_TOOLS => inner.list_tools(&args).await,
-                CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
-                name => inner.call_tab_tool(name, args, &context.ct).await,
-            }
-        })
+        let roots = if roots::wants_roots(tool, &args, CALL_TOOL) {
+            roots::of_client(peer).await
+        } else {
+            Vec::new()
+        };
+        let outcome = progress::reporting(
+            peer,
+            token,
+            what,
+            roots::with(roots, async {
+                match tool {
+                    LIST_TABS => inner.list_tabs().await,
+                    SELECT_TAB => inner.select_tab(&args).await,
+                    OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
+                    CLOSE_TAB => inner.close_tab(&args).await,
+                    LIST_TOOLS => inner.list_tools(&args).await,
+                    CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
+                    name => inner.call_tab_tool(name, args, &context.ct).await,
+                }
+            }),
+        )
         .await;
         if let Err(e) = &outcome {
             let data =

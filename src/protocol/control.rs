@@ -235,6 +235,11 @@ pub struct CallRequest {
     /// cancels the call by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// Directories `browser_file_upload`'s `paths` may be read from for this call, besides the
+    /// daemon's `--upload-root`s: an MCP client's roots (`roots/list`), passed on by the MCP
+    /// front. Absolute paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub upload_roots: Vec<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

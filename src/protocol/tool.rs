@@ -1,5 +1,9 @@
 //! The MCP tool schema (name, title, description, inputSchema, annotations), as tabs declare it.
 
+/// The built-in whose `paths` the daemon reads from disk (daemon/upload.rs), and whose
+/// files browserctl names for the person (ctl/call.rs).
+pub const FILE_UPLOAD: &str = "browser_file_upload";
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;

@@ -115,7 +115,10 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
     let first = d.registry.resolve_call(&req)?;
     let tool = first.tool.clone();
     let args = crate::daemon::args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
-    let args = crate::daemon::upload::inline_paths(&req.tool, args).await?;
+    let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
+        .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
+        .collect();
+    let args = crate::daemon::upload::inline_paths(&req.tool, args, &roots).await?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();

@@ -1,4 +1,4 @@
-//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs.
+//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs, upload roots.
 
 pub mod conformance;
 pub mod front;
@@ -7,4 +7,5 @@ pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;
 pub mod shortcut;
+pub mod upload_roots;
 pub mod view;

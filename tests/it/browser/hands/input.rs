@@ -117,7 +117,7 @@ pub(super) fn dialogs(h: &mut Hands) {
 }
 
 pub(super) fn uploads(h: &mut Hands) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = upload_dir(h);
     let notes = dir.path().join("notes.txt");
     std::fs::write(&notes, "first file\n").unwrap();
     let data = dir.path().join("data.csv");
@@ -169,8 +169,25 @@ pub(super) fn uploads(h: &mut Hands) {
         json!(["inline.json|application/json|12", "notes.txt|text/plain|11", "data.csv|text/csv|8"])
     );
 
-    // Refusals, each typed and before anything is set.
+    // Refusals, each typed and before anything is set. A file outside the upload roots (issue
+    // 31), as a page that asks an agent for a key would want, is never read.
     h.goto("playwright/input/fileupload.html");
+    let elsewhere = tempfile::Builder::new()
+        .prefix("secrets")
+        .tempdir()
+        .unwrap();
+    let key = elsewhere.path().join("id_ed25519");
+    std::fs::write(&key, "PRIVATE KEY").unwrap();
+    let msg = h.refused(
+        "browser_file_upload",
+        json!({"selector": "input[type=file]", "paths": [key]}),
+        "INVALID_ARGUMENTS",
+    );
+    assert!(msg.contains("not inside an upload root"), "{msg}");
+    assert_eq!(
+        h.eval("document.querySelector('input[type=file]').files.length"),
+        0
+    );
     let missing = dir.path().join("missing.txt");
     let msg = h.refused(
         "browser_file_upload",

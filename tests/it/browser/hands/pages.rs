@@ -223,7 +223,7 @@ pub(super) fn timings(h: &mut Hands) {
         .find_map(|l| find_ref(l, "Frame button"))
         .unwrap();
     let top = find_ref(&snap, "Top button").unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = upload_dir(h);
     let file = dir.path().join("p50.txt");
     std::fs::write(&file, "x").unwrap();
     for _ in 0..12 {

@@ -78,9 +78,6 @@ async function injectKit(tabId, frameId) {
 
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
-// One request to one frame's content script. With `documentId`, only that document may answer:
-// when the frame has moved on, the error has code FRAME_GONE. A DOM tool that finds the frame
-// without the DOM tools puts them in and asks again.
 // Puts the DOM tools into the frame's current document if it has none yet (Chromium). A call
 // may start this early, beside its other preparations; the message that follows words anything
 // that went wrong.
@@ -89,6 +86,9 @@ export async function warmFrame(tabId, frameId, documentId) {
   if (doc && !ready.get(tabId)?.has(doc)) await prepare(tabId, frameId, doc).catch(() => {});
 }
 
+// One request to one frame's content script. With `documentId`, only that document may answer:
+// when the frame has moved on, the error has code FRAME_GONE. A DOM tool that finds the frame
+// without the DOM tools puts them in and asks again.
 export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
   if (msg.op === 'dom' && mayInject) await warmFrame(tabId, frameId, documentId);
   const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });

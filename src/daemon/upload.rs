@@ -98,7 +98,9 @@ async fn allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Error> {
     let why = if inside {
         "it is hidden, or in a hidden directory, below its upload root (such files are never uploaded)"
     } else {
-        "it is not inside an upload root: the daemon's --upload-root (upload-root in its config          file), or, for an MCP client, the roots it declares; browserctl call reads the files you          name itself"
+        "it is not inside an upload root: the daemon's --upload-root (upload-root in its config \
+         file), or, for an MCP client, the roots it declares; browserctl call reads the files you \
+         name itself"
     };
     let resolved = if real.as_path() == path {
         String::new()
@@ -256,7 +258,7 @@ mod tests {
         std::fs::create_dir_all(&ssh).unwrap();
         std::fs::write(docs.join("cv.pdf"), b"cv").unwrap();
         std::fs::write(docs.join(".env"), b"secret").unwrap();
-        std::fs::write(ssh.join("id_ed25519"), b"key").unwrap();
+        std::fs::write(ssh.join("id_ed25519"), b"PRIVATE-KEY-BYTES").unwrap();
         std::os::unix::fs::symlink(ssh.join("id_ed25519"), docs.join("key.txt")).unwrap();
         let roots = [docs.clone()];
         let up = |p: &Path, roots: &[PathBuf]| run_in(TOOL, json!({"paths": [p]}), roots);
@@ -275,7 +277,10 @@ mod tests {
                 path.display(),
                 e.message
             );
-            assert!(!e.message.contains("key\""), "never the contents");
+            assert!(
+                !e.message.contains("PRIVATE-KEY-BYTES"),
+                "never the contents"
+            );
         }
         // The home as a root: its hidden directories stay closed; .ssh as a root is a choice.
         let e = up(&ssh.join("id_ed25519"), &[home.path().to_owned()]).unwrap_err();

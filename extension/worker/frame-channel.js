@@ -22,13 +22,20 @@ export const DOM_KIT = [
   'content/dom-actions.js',
 ];
 
-// The documents known to have the DOM tools and a listening bridge, per tab: a DOM tool's first
-// call on a document puts both in with one injection instead of finding out by failed messages.
-// Chromium names documents; elsewhere (Firefox) the failures say what is missing.
-const ready = new Map(); // tabId -> Set(documentId)
+// The frames whose current document has the DOM tools and a listening bridge, per tab: a DOM
+// tool's first call on a document puts both in with one injection instead of finding out by
+// failed messages, and later calls ask nothing first. A frame that commits another document
+// leaves (a top frame takes its tab's subframes with it). Chromium names documents; elsewhere
+// (Firefox) the failures say what is missing.
+const ready = new Map(); // tabId -> Map(frameId -> documentId)
 export function forgetTabDocuments(tabId) {
   ready.delete(tabId);
 }
+// At module load, so it is registered when the worker starts (background.js imports this).
+chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
+  if (frameId === 0) ready.delete(tabId);
+  else ready.get(tabId)?.delete(frameId);
+});
 
 async function prepare(tabId, frameId, documentId) {
   const target = { tabId, frameIds: [frameId] };
@@ -39,9 +46,8 @@ async function prepare(tabId, frameId, documentId) {
     [answer] = await chrome.scripting.executeScript({ target, files: ['content/listen.js'] });
   }
   if (answer?.result !== true) return;
-  let docs = ready.get(tabId);
-  if (!docs || docs.size >= 256) ready.set(tabId, (docs = new Set())); // a tab's old documents are gone
-  docs.add(documentId);
+  if (!ready.has(tabId)) ready.set(tabId, new Map());
+  ready.get(tabId).set(frameId, documentId);
 }
 
 function withTimeout(promise, ms, what) {
@@ -82,8 +88,10 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 // may start this early, beside its other preparations; the message that follows words anything
 // that went wrong.
 export async function warmFrame(tabId, frameId, documentId) {
+  const known = ready.get(tabId)?.get(frameId);
+  if (known && (!documentId || documentId === known)) return;
   const doc = documentId ?? (await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null))?.documentId;
-  if (doc && !ready.get(tabId)?.has(doc)) await prepare(tabId, frameId, doc).catch(() => {});
+  if (doc) await prepare(tabId, frameId, doc).catch(() => {});
 }
 
 // One request to one frame's content script. With `documentId`, only that document may answer:

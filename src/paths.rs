@@ -29,6 +29,27 @@ pub fn default_socket_path() -> PathBuf {
     }
 }
 
+/// Where `browserctl forward` puts the socket it brings from another machine (the browser's):
+/// next to this user's own daemon socket, in the same 0700 directory.
+pub fn forwarded_socket_path() -> PathBuf {
+    default_socket_path().with_file_name("forwarded.sock")
+}
+
+/// The socket a client talks to when told none: this machine's daemon when its socket is
+/// there, else one `browserctl forward` brought from another machine, else the daemon's
+/// (whose absence the error then names).
+pub fn client_socket_path() -> PathBuf {
+    let own = default_socket_path();
+    if own.exists() {
+        return own;
+    }
+    let forwarded = forwarded_socket_path();
+    if forwarded.exists() {
+        return forwarded;
+    }
+    own
+}
+
 /// Where a daemon puts its discovery file when the shared directory is another user's (or
 /// unusable): the per-user runtime directory, next to the control socket. Native hosts look
 /// here too, so such a daemon is still found.

@@ -20,12 +20,15 @@
 //! `DAEMON_UNAVAILABLE` when the daemon cannot be reached.
 
 mod events;
+mod link;
 mod mcp_stream;
 pub mod peer;
+pub mod ssh;
 mod transport;
 mod typed;
 
 pub use events::{EventFilter, EventStream};
 pub use mcp_stream::McpStream;
+pub use ssh::SshTarget;
 pub use transport::{body_bytes, encode, Client};
 pub use typed::ToolFilter;

@@ -1,6 +1,8 @@
 //! The transport: a pool of HTTP/1.1 connections to the daemon's control socket, requests
 //! and answers as JSON, and error answers as [`Error`]s.
 
+use super::link::Link;
+use super::ssh::SshTarget;
 use crate::error::{Error, ErrorBody, ErrorCode};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -23,6 +25,8 @@ pub struct Client {
     http: HttpClient<UnixConnector, Full<Bytes>>,
     /// Set once the daemon behind the socket has been found to be ours ([`super::peer`]).
     verified: Arc<AtomicBool>,
+    /// The link to another machine's daemon this client's socket stands for, if it does.
+    link: Option<Arc<Link>>,
 }
 
 impl Client {
@@ -37,7 +41,29 @@ impl Client {
             socket: socket.into(),
             http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),
             verified: Arc::new(AtomicBool::new(false)),
+            link: None,
         }
+    }
+
+    /// A client of the daemon of another machine, through the system's ssh
+    /// (`browserctl --host`): each connection runs `ssh HOST browserctl dial-stdio` there.
+    /// Fails only when the link's local end cannot be made; ssh's own failures come with the
+    /// first request, worded by [`super::ssh`].
+    pub fn over_ssh(target: SshTarget) -> Result<Client, Error> {
+        let link = Link::open(target)?;
+        Ok(Client {
+            socket: link.socket().to_path_buf(),
+            http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),
+            // The link's socket is ours, made a moment ago in our own 0700 directory; the
+            // remote browserctl checks its daemon the same way before it joins us to it.
+            verified: Arc::new(AtomicBool::new(true)),
+            link: Some(Arc::new(link)),
+        })
+    }
+
+    /// The other machine this client reaches, when it reaches one through ssh.
+    pub fn host(&self) -> Option<&SshTarget> {
+        self.link.as_ref().map(|l| l.target())
     }
 
     /// A client of the daemon found the way browserctl finds it: `$BROWSER_MCP_SOCKET`, else
@@ -52,7 +78,7 @@ impl Client {
         let socket = std::env::var_os(crate::paths::SOCKET_ENV)
             .filter(|s| !s.is_empty())
             .map(PathBuf::from)
-            .unwrap_or_else(crate::paths::default_socket_path);
+            .unwrap_or_else(crate::paths::client_socket_path);
         Client::new(socket)
     }
 
@@ -84,6 +110,14 @@ impl Client {
     /// DAEMON_UNAVAILABLE, saying whether the socket is missing or refused us and how to start
     /// the daemon.
     pub(crate) fn unavailable(&self, e: impl std::fmt::Display) -> Error {
+        if let Some(link) = &self.link {
+            return link.failure().unwrap_or_else(|| {
+                Error::new(
+                    ErrorCode::DaemonUnavailable,
+                    format!("the link to {} broke: {e}", link.target()),
+                )
+            });
+        }
         let exists = self.socket.exists();
         let why = if exists {
             format!("cannot connect to {} ({e})", self.socket.display())

@@ -1,6 +1,7 @@
 //! Option pieces several commands share, kept apart from the commands so that they and the
 //! completions can all use them without importing one another.
 
+use crate::client::SshTarget;
 use std::path::PathBuf;
 
 /// The daemon's control socket, for the commands that talk to the daemon.
@@ -10,6 +11,11 @@ pub struct SocketArg {
     /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// Talk to the daemon of another machine through ssh: ssh://[user@]host[:port] [env:
+    /// BROWSER_MCP_HOST]. It runs `browserctl dial-stdio` there, with your ssh config, keys and
+    /// known hosts; see README's "Remote use".
+    #[arg(long, value_name = "URL")]
+    pub host: Option<SshTarget>,
 }
 
 /// browserctl's own options of `call`, which may also follow TOOL: (name, takes a value).
@@ -24,5 +30,6 @@ pub const CALL_OWN_OPTIONS: &[(&str, bool)] = &[
     ("json", false),
     ("verbose", false),
     ("socket", true),
+    ("host", true),
     ("help", false),
 ];

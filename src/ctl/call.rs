@@ -154,6 +154,7 @@ fn split_rest(a: &mut CallArgs) -> Result<(String, Flags), Error> {
             "browser" => a.browser = Some(need(value)?),
             "args" => a.args = Some(need(value)?),
             "socket" => a.socket.socket = Some(need(value)?.into()),
+            "host" => a.socket.host = Some(need(value)?.parse().map_err(usage)?),
             "retries" => {
                 let v = need(value)?;
                 a.retries = Some(
@@ -465,7 +466,7 @@ pub fn tool_help(view: &ToolView, all: &[ToolView]) -> String {
         _ => out.push_str("  (none)\n"),
     }
     out.push_str(
-        "\nOptions (see `browserctl call --help`):\n  --tab TAB  --browser B  --timeout D  --attempt-timeout D  --retries N\n  --retry-on-timeout  --args JSON|-  --json  -v  --socket PATH\n",
+        "\nOptions (see `browserctl call --help`):\n  --tab TAB  --browser B  --timeout D  --attempt-timeout D  --retries N\n  --retry-on-timeout  --args JSON|-  --json  -v  --socket PATH  --host URL\n",
     );
     out
 }

@@ -197,9 +197,26 @@ fn host_runs(manifest: &Path, family: Family) -> Result<PathBuf, String> {
 
 pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
     let answer = client.get::<Status>("/v1/status").await;
-    let mut checks = vec![socket_check(client.socket(), answer.as_ref().err())];
-    if let Some(dir) = client.socket().parent() {
-        checks.push(trusted_dir("control socket directory", dir));
+    let remote = client.host().cloned();
+    let mut checks = Vec::new();
+    if let Some(host) = &remote {
+        // The local socket and files are not the daemon's here: the link is checked instead.
+        checks.push(match &answer {
+            Ok(_) => pass(
+                "ssh link",
+                format!("up: {host}, through `browserctl dial-stdio` there"),
+            ),
+            Err(e) => fail(
+                "ssh link",
+                format!("{host}: {}: {}", e.code, e.message),
+                "see above; `ssh HOST browserctl doctor` checks the other side",
+            ),
+        });
+    } else {
+        checks.push(socket_check(client.socket(), answer.as_ref().err()));
+        if let Some(dir) = client.socket().parent() {
+            checks.push(trusted_dir("control socket directory", dir));
+        }
     }
     let status: Option<Status> = match answer {
         Ok(s) => {
@@ -237,11 +254,14 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
                 "restart the daemon after an upgrade: systemctl --user restart browser-mcpd",
             )
         });
-        if let Some(dir) = Path::new(&s.discovery_file).parent() {
+        if let Some(dir) = Path::new(&s.discovery_file)
+            .parent()
+            .filter(|_| remote.is_none())
+        {
             checks.push(trusted_dir("discovery directory", dir));
         }
     }
-    if let Some(s) = &status {
+    if let Some(s) = status.as_ref().filter(|_| remote.is_none()) {
         let file = Path::new(&s.discovery_file);
         checks.push(match std::fs::symlink_metadata(file) {
             Ok(m) if m.is_file() && m.mode() & 0o077 == 0 && m.uid() == me() => pass(
@@ -265,7 +285,15 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
             ),
         });
     }
-    checks.extend(native_host_checks());
+    if remote.is_none() {
+        checks.extend(native_host_checks());
+        checks.extend(super::forward::state::checks().into_iter().map(|c| Check {
+            name: c.name,
+            ok: c.ok,
+            detail: c.detail,
+            fix: c.fix,
+        }));
+    }
     if status.is_some() {
         let browsers = client
             .get::<serde_json::Value>("/v1/browsers")

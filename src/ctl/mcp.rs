@@ -91,15 +91,15 @@ pub async fn run(c: &Client, args: McpArgs, json: bool, explicit_socket: bool) -
     // Blocks this (the only) runtime thread until the client closes stdin; browserctl's main
     // serves `mcp` without a runtime (`Invocation::run_without_runtime`), so this is for
     // callers of `ctl::run` only.
-    serve(c.socket().to_path_buf(), &args);
+    serve(c.clone(), &args);
     Ok(())
 }
 
 /// Serves the client on stdin and stdout until it closes stdin. Blocking, and needs no async
 /// runtime: two plain threads are the shortest path for a message.
-pub fn serve(socket: PathBuf, args: &McpArgs) {
+pub fn serve(client: Client, args: &McpArgs) {
     init_logging();
-    Relay::run(Client::new(socket), args.scope().to_query());
+    Relay::run(client, args.scope().to_query());
 }
 
 /// The token of the daemon behind `status`, read from its discovery file.
@@ -118,7 +118,10 @@ async fn print_config(
         .and_then(|p| p.canonicalize())
         .unwrap_or_else(|_| PathBuf::from("browserctl"));
     let mut argv = Vec::new();
-    if explicit_socket {
+    if let Some(host) = c.host() {
+        argv.push("--host".to_owned());
+        argv.push(host.to_string());
+    } else if explicit_socket {
         argv.push("--socket".to_owned());
         argv.push(c.socket().display().to_string());
     }

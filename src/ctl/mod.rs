@@ -12,8 +12,10 @@ pub mod args;
 pub mod call;
 pub mod client;
 pub mod completions;
+pub mod dial_stdio;
 pub mod doctor;
 pub mod events;
+pub mod forward;
 pub mod install_host;
 pub mod listing;
 pub mod mcp;
@@ -66,6 +68,11 @@ pub struct Cli {
     /// accepted after the command) [default: $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
     #[arg(long, env = crate::paths::SOCKET_ENV, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+
+    /// Talk to another machine's daemon through ssh (ssh://[user@]host[:port]), for every
+    /// command that talks to the daemon (also accepted after the command).
+    #[arg(long, env = crate::client::ssh::HOST_ENV, value_name = "URL")]
+    pub host: Option<crate::client::SshTarget>,
 
     /// Print JSON instead of text, errors included, for every command that takes --json
     /// (also accepted after the command).
@@ -209,6 +216,15 @@ pub enum Command {
         #[command(flatten)]
         out: JsonOutput,
     },
+    /// Lend this machine's browser to another one you can ssh to (e.g. a dev box behind NAT).
+    #[command(long_about = forward::LONG_HELP)]
+    Forward(forward::ForwardArgs),
+    /// Plumbing for --host: joins stdin and stdout to this user's control socket.
+    #[command(hide = true)]
+    DialStdio(dial_stdio::DialStdioArgs),
+    /// Plumbing for forward: the far end's directory, and whether the forward is up.
+    #[command(hide = true)]
+    ForwardEnd(forward::EndArgs),
 }
 
 impl Command {
@@ -232,6 +248,9 @@ impl Command {
             Command::Completions(_) => "completions",
             Command::Setup(_) => "setup",
             Command::Doctor { .. } => "doctor",
+            Command::Forward(_) => "forward",
+            Command::DialStdio(_) => "dial-stdio",
+            Command::ForwardEnd(_) => "forward-end",
         }
     }
 
@@ -251,7 +270,10 @@ impl Command {
             Command::Mcp(a) => Some(&a.socket),
             Command::Wait(a) => Some(&a.socket),
             Command::Pair(a) => Some(&a.socket),
-            Command::NativeHost(_)
+            Command::Forward(a) => Some(&a.socket),
+            Command::DialStdio(a) => Some(&a.socket),
+            Command::ForwardEnd(_)
+            | Command::NativeHost(_)
             | Command::InstallNativeHost(_)
             | Command::Completions(_)
             | Command::Setup(_) => None,
@@ -277,7 +299,8 @@ impl Command {
             Command::InstallNativeHost(a) => Some(a.json),
             Command::Completions(a) => Some(a.json),
             Command::Setup(a) => Some(a.json),
-            Command::NativeHost(_) => None,
+            Command::Forward(a) => Some(a.json),
+            Command::NativeHost(_) | Command::DialStdio(_) | Command::ForwardEnd(_) => None,
         }
     }
 }
@@ -291,6 +314,8 @@ pub struct Invocation {
     /// The control socket: the command's `--socket`, else the one before the command, else
     /// $BROWSER_MCP_SOCKET; `None` when none was given.
     pub socket: Option<PathBuf>,
+    /// The other machine (`--host`, $BROWSER_MCP_HOST), the same way.
+    pub host: Option<crate::client::SshTarget>,
 }
 
 /// The clap command of browserctl (for completions, man pages and tests).
@@ -307,6 +332,7 @@ pub fn parse(argv: &[OsString]) -> Result<Invocation, ParseError> {
         .try_get_matches_from(argv)
         .map_err(UsageError::Clap)?;
     let typed_socket = matches.value_source("socket") == Some(ValueSource::CommandLine);
+    let typed_host = matches.value_source("host") == Some(ValueSource::CommandLine);
     let mut cli = Cli::from_arg_matches(&matches).map_err(UsageError::Clap)?;
     if let Command::Call(a) = &mut cli.command {
         a.split().map_err(|e| UsageError::Refused(e.message))?;
@@ -317,10 +343,14 @@ pub fn parse(argv: &[OsString]) -> Result<Invocation, ParseError> {
             "`browserctl {name}` does not take {flag}; see `browserctl {name} --help`"
         ))
     };
-    let socket = match cli.command.socket_arg() {
-        Some(own) => own.socket.clone().or(cli.socket),
+    let (socket, host) = match cli.command.socket_arg() {
+        Some(own) => (
+            own.socket.clone().or(cli.socket),
+            own.host.clone().or(cli.host),
+        ),
         None if typed_socket => return Err(refuse("--socket").into()),
-        None => None,
+        None if typed_host => return Err(refuse("--host").into()),
+        None => (None, None),
     };
     let json = match cli.command.json_arg() {
         Some(own) => own || cli.json,
@@ -331,6 +361,7 @@ pub fn parse(argv: &[OsString]) -> Result<Invocation, ParseError> {
         command: cli.command,
         json,
         socket,
+        host,
     })
 }
 
@@ -426,15 +457,31 @@ impl Invocation {
     /// started for it would only add to the memory it holds all that time (issue 17).
     pub fn run_without_runtime(&self) -> Option<ExitCode> {
         match &self.command {
-            Command::Mcp(args) if !args.print_config => {
-                let socket = self
-                    .socket
-                    .clone()
-                    .unwrap_or_else(crate::paths::default_socket_path);
-                mcp::serve(socket, args);
-                Some(ExitCode::SUCCESS)
-            }
+            Command::Mcp(args) if !args.print_config => Some(match self.client() {
+                Ok(client) => {
+                    mcp::serve(client, args);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e, self.json),
+            }),
+            Command::DialStdio(args) => Some(match &self.host {
+                Some(_) => fail(&forward::no_host("dial-stdio"), true),
+                None => dial_stdio::run(args, self.socket.clone()),
+            }),
             _ => None,
+        }
+    }
+
+    /// The client of the daemon this command talks to: another machine's through ssh
+    /// (`--host`), else the socket given, else the one found (`paths::client_socket_path`).
+    fn client(&self) -> Result<Client, crate::error::Error> {
+        match &self.host {
+            Some(target) => Client::over_ssh(target.clone()),
+            None => Ok(Client::new(
+                self.socket
+                    .clone()
+                    .unwrap_or_else(crate::paths::client_socket_path),
+            )),
         }
     }
 }
@@ -442,12 +489,11 @@ impl Invocation {
 /// Runs browserctl and returns its exit code.
 pub async fn run(inv: Invocation) -> ExitCode {
     let explicit_socket = inv.socket.is_some();
-    let client = Client::new(
-        inv.socket
-            .clone()
-            .unwrap_or_else(crate::paths::default_socket_path),
-    );
     let json = inv.json;
+    let client = match inv.client() {
+        Ok(c) => c,
+        Err(e) => return fail(&e, json),
+    };
     let result = match inv.command {
         Command::Status { .. } => listing::status(&client, json).await,
         Command::Browsers { out, .. } => listing::browsers(&client, &out.with_json(json)).await,
@@ -494,15 +540,20 @@ pub async fn run(inv: Invocation) -> ExitCode {
             Ok(false) => return ExitCode::FAILURE,
             Err(e) => Err(e),
         },
+        Command::Forward(args) => forward::run(&client, args, json).await,
+        Command::DialStdio(args) => return dial_stdio::run(&args, inv.socket),
+        Command::ForwardEnd(args) => return forward::end(&args),
     };
     match result {
         Ok(()) | Err(Stop::BrokenPipe) => ExitCode::SUCCESS,
         Err(Stop::Interrupted) => ExitCode::from(130),
-        Err(Stop::Api(e)) => {
-            output::print_error(&e, json);
-            ExitCode::from(e.code.exit_code())
-        }
+        Err(Stop::Api(e)) => fail(&e, json),
     }
+}
+
+fn fail(e: &crate::error::Error, json: bool) -> ExitCode {
+    output::print_error(e, json);
+    ExitCode::from(e.code.exit_code())
 }
 
 /// The exit code of an error code (for documentation and tests).
@@ -533,6 +584,9 @@ mod tests {
         ("completions", &["bash"]),
         ("setup", &[]),
         ("doctor", &[]),
+        ("forward", &["ssh://devbox"]),
+        ("dial-stdio", &[]),
+        ("forward-end", &[]),
     ];
 
     fn parse_words(words: &[&str]) -> Result<Invocation, ParseError> {
@@ -562,7 +616,11 @@ mod tests {
                 sub.get_arguments()
                     .any(|a| a.get_long() == Some(flag) && !a.is_hide_set())
             };
-            for (flag, value) in [("json", None), ("socket", Some("/s.sock"))] {
+            for (flag, value) in [
+                ("json", None),
+                ("socket", Some("/s.sock")),
+                ("host", Some("ssh://h")),
+            ] {
                 let mut before = vec![format!("--{flag}")];
                 before.extend(value.map(str::to_owned));
                 let mut words: Vec<&str> = before.iter().map(String::as_str).collect();
@@ -579,6 +637,11 @@ mod tests {
                             inv.unwrap_or_else(|e| panic!("{name}: --{flag} {where_}: {e:?}"));
                         match flag {
                             "json" => assert!(inv.json, "{name}: --json {where_}"),
+                            "host" => assert_eq!(
+                                inv.host.map(|h| h.to_string()).as_deref(),
+                                Some("ssh://h"),
+                                "{name}: --host {where_}"
+                            ),
                             _ => assert_eq!(
                                 inv.socket.as_deref(),
                                 Some(std::path::Path::new("/s.sock")),

@@ -19,6 +19,10 @@
 //! "details"}}`, with a fitting status. The daemon writes and the client reads these very
 //! types, so a shape is defined once.
 
+/// The control API's version: the `/v1/` of its routes. A client on another machine
+/// (`browserctl --host`) states it first, and a remote end that speaks another refuses.
+pub const CONTROL_API: u32 = 1;
+
 pub use super::bridge::TabGroup;
 use super::tool::Tool;
 use serde::{Deserialize, Serialize};

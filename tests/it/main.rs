@@ -6,6 +6,7 @@ mod cli;
 mod daemon;
 mod house;
 mod mcp;
+mod remote;
 mod security;
 mod service;
 mod support;

@@ -2,10 +2,12 @@
 
 Run by tests/python_sdk.rs, which starts a real browser-mcpd with a scripted extension that
 offers tab 7 ("Search", tool `search`) and answers the first callTool with "results for test".
-Environment: BROWSERCTL (the binary), BROWSER_MCP_SOCKET (the daemon's control socket).
+Environment: BROWSERCTL (the binary), BROWSER_MCP_SOCKET (the daemon's control socket); or
+BROWSERCTL_COMMAND, the whole command line as a JSON list (tests/it/remote: through ssh).
 Exits non-zero with a message on the first mismatch.
 """
 
+import json
 import os
 
 import anyio
@@ -25,10 +27,14 @@ check = checker("python MCP client")
 
 
 async def main():
-    server = StdioServerParameters(
-        command=os.environ["BROWSERCTL"],
-        args=["--socket", os.environ["BROWSER_MCP_SOCKET"], "mcp"],
-    )
+    if "BROWSERCTL_COMMAND" in os.environ:
+        argv = json.loads(os.environ["BROWSERCTL_COMMAND"])
+        server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    else:
+        server = StdioServerParameters(
+            command=os.environ["BROWSERCTL"],
+            args=["--socket", os.environ["BROWSER_MCP_SOCKET"], "mcp"],
+        )
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()

@@ -69,6 +69,8 @@ pub struct DaemonBuilder {
     port: u16,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    socket: Option<PathBuf>,
+    user: Option<(u32, u32)>,
 }
 
 impl DaemonBuilder {
@@ -90,6 +92,18 @@ impl DaemonBuilder {
         self
     }
 
+    /// The control socket at this path (default: `ctl.sock` in the temp dir).
+    pub fn socket(mut self, socket: PathBuf) -> DaemonBuilder {
+        self.socket = Some(socket);
+        self
+    }
+
+    /// Runs as this uid and gid, through setpriv; the temp dir must be that user's.
+    pub fn user(mut self, uid: u32, gid: u32) -> DaemonBuilder {
+        self.user = Some((uid, gid));
+        self
+    }
+
     /// Listens on this port (default 0: any free one).
     pub fn port(mut self, port: u16) -> DaemonBuilder {
         self.port = port;
@@ -108,10 +122,21 @@ impl DaemonBuilder {
             Some(dir) => dir,
             None => tempfile::tempdir().expect("temp dir"),
         };
-        let socket = dir.path().join("ctl.sock");
+        let socket = self.socket.unwrap_or_else(|| dir.path().join("ctl.sock"));
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
-        let child = Command::new(DAEMON)
+        let mut cmd = match self.user {
+            Some((uid, gid)) => {
+                let mut c = Command::new("/usr/bin/setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={gid}"))
+                    .arg("--clear-groups")
+                    .arg(DAEMON);
+                c
+            }
+            None => Command::new(DAEMON),
+        };
+        let child = cmd
             .arg("--port")
             .arg(self.port.to_string())
             .arg("--socket")

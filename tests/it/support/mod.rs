@@ -10,3 +10,4 @@ pub mod harness;
 pub mod impostor;
 pub mod peers;
 pub mod site;
+pub mod sshd;

@@ -1,0 +1,141 @@
+//! The agent reaches out (issue 33): on the dev box, `browserctl --host ssh://laptop` (or
+//! `BROWSER_MCP_HOST`) talks to the laptop's daemon through ssh and `browserctl dial-stdio`
+//! there: tabs, a call, `wait`, the event stream, doctor, and MCP through the official Python
+//! SDK. The dev box is a second local user; the laptop's browser is scripted.
+
+use crate::support::common::*;
+use crate::support::sshd::{read_until, Machines};
+use serde_json::{json, Value};
+use std::io::BufReader;
+use std::process::{Output, Stdio};
+
+fn json_of(out: &Output) -> Value {
+    assert!(out.status.success(), "browserctl failed: {}", stderr(out));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_on_the_dev_box_uses_the_laptops_browser_through_ssh() {
+    let Some(m) = Machines::new("the --host test") else {
+        return;
+    };
+    let m = std::sync::Arc::new(m);
+    let d = m.laptop_daemon();
+    let mut ext = FakeExtension::search_tab(&d).await;
+
+    let tabs = json_of(
+        &m.devbox_ctl()
+            .args(["--host", "ssh://laptop", "tabs", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(tabs["tabs"][0]["ref"], "b1:7", "{tabs}");
+
+    // BROWSER_MCP_HOST, and a call answered by the laptop's browser.
+    let m2 = m.clone();
+    let call = tokio::task::spawn_blocking(move || {
+        m2.devbox_ctl()
+            .env("BROWSER_MCP_HOST", "ssh://laptop")
+            .args(["--json", "call", "search", "--query", "far away"])
+            .output()
+            .unwrap()
+    });
+    let asked = ext.answer_call(json!("found from the dev box")).await;
+    assert_eq!(asked["args"], json!({"query": "far away"}));
+    let answer = json_of(&call.await.unwrap());
+    assert_eq!(answer["result"], "found from the dev box", "{answer}");
+    assert_eq!(answer["tab"], "b1:7");
+
+    let found = json_of(
+        &m.devbox_ctl()
+            .args([
+                "--host",
+                "ssh://laptop",
+                "--json",
+                "wait",
+                "--tool",
+                "search",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(found.to_string().contains("b1:7"), "{found}");
+
+    // The event stream, live across the link: the second event happens after the first
+    // came through.
+    let since = d.status()["lastEventSeq"].as_u64().unwrap();
+    let mut events = KillOnDrop(
+        m.devbox_ctl()
+            .args([
+                "--host",
+                "ssh://laptop",
+                "events",
+                "--type",
+                "browserConnected",
+            ])
+            .args(["--count", "2", "--since", &since.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(events.0.stdout.take().unwrap());
+    let _s2 = FakeExtension::connect(&d, "s2", vec![]).await;
+    let first = tokio::task::block_in_place(|| {
+        read_until(&mut lines, "the first event", |l| l.contains("s2"))
+    });
+    assert!(first.contains("browserConnected"), "{first}");
+    let _s3 = FakeExtension::connect(&d, "s3", vec![]).await;
+    let second = tokio::task::block_in_place(|| {
+        read_until(&mut lines, "the second event", |l| l.contains("s3"))
+    });
+    assert!(second.contains("browserConnected"), "{second}");
+    let status = tokio::task::block_in_place(|| events.0.wait().unwrap());
+    assert!(status.success(), "events ended with {status}");
+
+    let doctor = m
+        .devbox_ctl()
+        .args(["--host", "ssh://laptop", "doctor"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&doctor).contains("✓ ssh link: up: ssh://laptop"),
+        "{}{}",
+        stdout(&doctor),
+        stderr(&doctor)
+    );
+}
+
+/// `browserctl mcp --host ssh://laptop` on the dev box, driven by the official Python SDK.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_mcp_client_on_the_dev_box_uses_the_laptops_browser() {
+    let Some(m) = Machines::new("the MCP --host test") else {
+        return;
+    };
+    let d = m.laptop_daemon();
+    let ext = FakeExtension::search_tab(&d).await;
+    let mut argv = vec![
+        "/usr/bin/setpriv".to_owned(),
+        format!("--reuid={}", m.uid),
+        format!("--regid={}", m.gid),
+        "--clear-groups".to_owned(),
+        "/usr/bin/env".to_owned(),
+        "-i".to_owned(),
+    ];
+    argv.extend(
+        m.devbox_env("ssh_config")
+            .iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    argv.extend(
+        [
+            &m.path("bin/browserctl").display().to_string(),
+            "--host",
+            "ssh://laptop",
+            "mcp",
+        ]
+        .map(str::to_owned),
+    );
+    super::python_mcp_client(&argv, ext).await;
+}

@@ -3,6 +3,7 @@
 // service worker picks them up at once (settings.js).
 import { DEFAULTS, normalize } from '../shared/settings.js';
 import { MODES, siteOf } from '../shared/policy.js';
+import { isFirefox } from '../shared/platform.js';
 import { ago, ask, clock, daemonList, duration, el, live, outcome, replace, wirePairForm } from './ui.js';
 
 const $ = (id) => document.getElementById(id);
@@ -76,6 +77,7 @@ async function renderDefaults() {
   set($('builtins-default'), (n) => (n.checked = v('builtinsByDefault')));
   set($('evaluate'), (n) => (n.checked = v('evaluateEnabled')));
   set($('consent-timeout'), (n) => (n.value = String(Math.round(v('consentTimeoutMs') / 100) / 10)));
+  set($('fast-shots'), async (n) => (n.checked = await fastShotsGranted()));
   if (!$('ports-form').contains(focused)) {
     $('port-first').value = v('scanPorts').first;
     $('port-last').value = v('scanPorts').last;
@@ -128,6 +130,16 @@ $('evaluate').addEventListener('change', (e) => chrome.storage.local.set({ evalu
 $('consent-timeout').addEventListener('change', (e) => {
   const seconds = Number(e.target.value);
   if (seconds > 0) chrome.storage.local.set({ consentTimeoutMs: Math.round(seconds * 1000) });
+});
+// A permission, not a setting: granting it is the person's say (the browser asks them), and
+// removing it takes the power away, not just the habit. Firefox captures a whole page without it.
+const fastShotsGranted = () => chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
+$('fast-shots-field').hidden = isFirefox;
+$('fast-shots').addEventListener('change', async (e) => {
+  const want = e.target.checked;
+  const done = want ? await chrome.permissions.request({ permissions: ['debugger'] }).catch(() => false)
+    : await chrome.permissions.remove({ permissions: ['debugger'] }).catch(() => false);
+  e.target.checked = want ? done : !done && (await fastShotsGranted());
 });
 $('ports-form').addEventListener('submit', async (e) => {
   e.preventDefault();

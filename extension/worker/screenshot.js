@@ -2,11 +2,17 @@
 // scrolling it into view), or the whole page (viewport captures stitched top to bottom).
 // chrome.tabs.captureVisibleTab only sees the active tab of a window, so the tab is brought to
 // the front first; Chromium allows it about twice a second, so captures are spaced.
+// A whole page is one capture where the browser allows it without the person's say being
+// needed again: Firefox's tabs.captureTab takes any rectangle of the document; in Chromium only
+// the DevTools protocol can, so that path is taken once the person has granted the optional
+// "debugger" permission in the options page (Chromium shows its "started debugging this
+// browser" bar while it runs). Otherwise the page is stitched from viewport captures.
 // scrollPage and the scroll-back below run in the page (chrome.scripting.executeScript), where
 // these exist; the worker never calls them itself.
 /* global window, document, requestAnimationFrame */
 import { Code, ToolError } from '../shared/protocol.js';
 import { getTab } from './page.js';
+import { isFirefox } from '../shared/platform.js';
 import * as frames from './frames.js';
 
 const FORMATS = { png: 'image/png', jpeg: 'image/jpeg' };
@@ -138,6 +144,12 @@ async function fullPageShot(tab, format, quality) {
   const dpr = start.dpr || 1;
   const maxCss = Math.min(FULL_PAGE_MAX_CSS, Math.floor(CANVAS_MAX_PX / dpr));
   const height = Math.min(start.total, maxCss);
+  const cut = start.total > height ? `, cut at ${height} of ${start.total} CSS px` : '';
+  const whole = await oneCapture(tab, start, height, format, quality);
+  if (whole) {
+    const what = `Full page: ${whole.width}×${whole.height} px (${format}) in one capture${whole.how}${cut}.${covered(whole.hidden)}`;
+    return result(whole.data, format, what);
+  }
   let canvas = null;
   let captures = 0;
   let hidden = 0;
@@ -156,9 +168,55 @@ async function fullPageShot(tab, format, quality) {
   } finally {
     await inPage(tab.id, (x, y) => window.scrollTo({ left: x, top: y, behavior: 'instant' }), [start.x, start.y]).catch(() => {});
   }
-  const cut = start.total > height ? `, cut at ${height} of ${start.total} CSS px` : '';
   const what = `Full page: ${canvas.width}×${canvas.height} px (${format}) from ${captures} capture${captures === 1 ? '' : 's'}${cut}.${covered({ length: hidden })}`;
   return result(await encode(canvas, format, quality), format, what);
+}
+
+// The whole page in one capture, or null where only stitching is allowed. The page is not
+// scrolled: `start` is where it is, and the hidden frames' boxes are moved from the viewport to
+// the document by it.
+async function oneCapture(tab, start, height, format, quality) {
+  const rect = { x: 0, y: 0, width: start.width, height };
+  let dataUrl = null;
+  let how = '';
+  if (isFirefox) {
+    const opts = format === 'jpeg' ? { format, quality } : { format };
+    dataUrl = await chrome.tabs.captureTab(tab.id, { ...opts, rect, scale: start.dpr || 1 }).catch(() => null);
+  } else if (await debuggerGranted()) {
+    dataUrl = await debuggerCapture(tab.id, rect, format, quality);
+    if (dataUrl) how = ' (the DevTools protocol, allowed in the options)';
+  }
+  if (!dataUrl) return null;
+  const hidden = await frames.hiddenBoxes(tab.id);
+  const bmp = await bitmapOf(dataUrl);
+  if (!hidden.length) return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), width: bmp.width, height: bmp.height, hidden, how };
+  const canvas = new OffscreenCanvas(bmp.width, bmp.height);
+  canvas.getContext('2d').drawImage(bmp, 0, 0);
+  paintOver(canvas, hidden, bmp.width / start.width, start.x, start.y);
+  return { data: await encode(canvas, format, quality), width: bmp.width, height: bmp.height, hidden, how };
+}
+
+const debuggerGranted = async () => !!chrome.debugger && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
+
+// Attached for this one capture and detached at once. Another debugger on the tab (DevTools,
+// another extension) makes the attach fail: then the page is stitched as without the permission.
+async function debuggerCapture(tabId, rect, format, quality) {
+  const target = { tabId };
+  try {
+    await chrome.debugger.attach(target, '1.3');
+  } catch {
+    return null;
+  }
+  try {
+    const params = { format, captureBeyondViewport: true, clip: { ...rect, scale: 1 } };
+    if (format === 'jpeg') params.quality = quality;
+    const { data } = await chrome.debugger.sendCommand(target, 'Page.captureScreenshot', params);
+    return `data:${FORMATS[format]};base64,${data}`;
+  } catch (e) {
+    throw new ToolError(Code.TOOL_ERROR, `could not capture the page through the DevTools protocol: ${e.message}`);
+  } finally {
+    await chrome.debugger.detach(target).catch(() => {});
+  }
 }
 
 export async function screenshot(tabId, args) {

@@ -41,11 +41,22 @@ impl Browser {
 
     /// With more command-line flags (`--enable-features=WebMCP`, a window size…).
     pub(crate) fn launch_with(exe: &Path, profile: &Path, url: &str, flags: &[&str]) -> Browser {
+        let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
+        Browser::launch_extension(exe, profile, url, flags, &extension)
+    }
+
+    /// With the extension loaded from `extension` (a copy a test has changed).
+    pub(crate) fn launch_extension(
+        exe: &Path,
+        profile: &Path,
+        url: &str,
+        flags: &[&str],
+        extension: &Path,
+    ) -> Browser {
         let logdir = tempfile::tempdir().unwrap();
         let log = logdir.path().join("chromium.log");
         let out = File::create(&log).unwrap();
         let _ = std::fs::remove_file(profile.join("DevToolsActivePort"));
-        let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
         let child = Command::new(exe)
             .args([
                 "--headless",

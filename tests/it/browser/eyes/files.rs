@@ -94,6 +94,14 @@ pub(super) fn screenshots<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     let full = eyes.call("browser_screenshot", json!({"fullPage": true}));
     let (_, png) = image(&full);
     assert_eq!(png_size(&png), (vw, 2120), "{}", text(&full));
+    // Firefox captures the whole document at once; Chromium stitches screenfuls unless the
+    // person granted the debugger permission (fast_shots.rs).
+    let how = if eyes.firefox() {
+        "in one capture."
+    } else {
+        " captures."
+    };
+    assert!(text(&full).contains(how), "{how}: {}", text(&full));
 
     // Through MCP (`browserctl mcp`): an image content block.
     let rt = tokio::runtime::Runtime::new().unwrap();

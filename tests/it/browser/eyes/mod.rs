@@ -11,6 +11,7 @@
 
 mod chromium;
 mod console;
+mod fast_shots;
 mod files;
 mod firefox;
 mod network;

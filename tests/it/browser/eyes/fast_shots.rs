@@ -1,0 +1,109 @@
+//! A whole page in one capture in Chromium, once the person has granted the optional
+//! "debugger" permission (the options page asks for it). A headless browser cannot click the
+//! browser's own permission prompt, so the grant is given as an unpacked extension's required
+//! permissions are: a copy of the extension whose manifest asks for it up front. Everything
+//! else is the real extension, paired with a real daemon.
+
+use crate::browser::drives::*;
+use crate::support::cdp::Browser;
+use crate::support::chromium::*;
+use crate::support::common::*;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::Duration;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The extension as it is once the person said yes to the debugger permission.
+fn granted_copy(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let path = dir.join("extension/manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["optional_permissions"],
+        json!(["debugger"]),
+        "the extension offers the fast path as an optional permission"
+    );
+    manifest["permissions"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("debugger"));
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+fn call(d: &TestDaemon, tab: &str, tool: &str, args: Value) -> Value {
+    let out = d.ctl(&[
+        "--json",
+        "call",
+        tool,
+        "--tab",
+        tab,
+        "--timeout",
+        "60s",
+        "--args",
+        &args.to_string(),
+    ]);
+    assert!(out.status.success(), "{tool}: {}", stderr(&out));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["result"].clone()
+}
+
+#[test]
+fn whole_page_in_one_capture_once_granted() {
+    let Some(exe) = chromium_or_skip("browser::eyes::fast_shots") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::pages();
+    let ext = tempfile::tempdir().unwrap();
+    granted_copy(ext.path());
+    let profile = tempfile::tempdir().unwrap();
+    let url = pages.url("eyes-shot.html");
+    let _browser = Browser::launch_extension(
+        &exe,
+        profile.path(),
+        &url,
+        &["--window-size=1000,700"],
+        &ext.path().join("extension"),
+    );
+    let d = daemon_in_scan_range(&[]);
+    pair_browser(profile.path(), &d);
+    let tab = wait_until(PATIENCE, "the page's tab", || {
+        let tabs = d.ctl_json(&["tabs"]);
+        tabs["tabs"].as_array()?.iter().find_map(|t| {
+            (t["url"] == url.as_str() && tool_names(t).contains(&"browser_screenshot"))
+                .then(|| t["ref"].as_str().unwrap().to_owned())
+        })
+    });
+    let view = call(&d, &tab, "browser_screenshot", json!({}));
+    let (vw, _) = png_size(&image(&view).1);
+
+    // 900 + 120 + 200 + 900 CSS pixels tall, as the stitched capture of eyes/files.rs.
+    for (format, mime) in [("png", "image/png"), ("jpeg", "image/jpeg")] {
+        let full = call(
+            &d,
+            &tab,
+            "browser_screenshot",
+            json!({"fullPage": true, "format": format}),
+        );
+        let (got, bytes) = image(&full);
+        assert_eq!(got, mime);
+        assert!(
+            text(&full).contains("in one capture (the DevTools protocol"),
+            "{}",
+            text(&full)
+        );
+        if format == "png" {
+            assert_eq!(png_size(&bytes), (vw, 2120), "{}", text(&full));
+        }
+    }
+    // The debugger was detached after the first: a second capture attaches anew.
+    let again = call(&d, &tab, "browser_screenshot", json!({"fullPage": true}));
+    assert!(text(&again).contains("in one capture"), "{}", text(&again));
+}

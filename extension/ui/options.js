@@ -133,7 +133,7 @@ $('consent-timeout').addEventListener('change', (e) => {
 });
 // A permission, not a setting: granting it is the person's say (the browser asks them), and
 // removing it takes the power away, not just the habit. Firefox captures a whole page without it.
-const fastShotsGranted = () => chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
+const fastShotsGranted = async () => !isFirefox && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
 $('fast-shots-field').hidden = isFirefox;
 $('fast-shots').addEventListener('change', async (e) => {
   const want = e.target.checked;

@@ -116,22 +116,55 @@ pub(super) fn off_site(h: &mut Hands) {
     let shot = h.call("browser_screenshot", json!({}));
     let text = all_text(&shot);
     assert!(text.contains("1 frame of a site hidden"), "{text}");
-    let png = shot["content"][0]["data"].as_str().unwrap().to_owned();
-    let pixel_at = |h: &mut Hands, id: &str| {
+    // Where `id`'s middle is in `png`, read by the page: in the viewport, or in the document
+    // for a full-page shot.
+    let pixel_at = |h: &mut Hands, png: &str, id: &str, page: bool| {
+        let (dx, dy) = if page {
+            ("scrollX", "scrollY")
+        } else {
+            ("0", "0")
+        };
         h.eval(&format!(
-            "new Promise((res) => {{ const img = new Image(); img.onload = () => {{                const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;                const g = c.getContext('2d'); g.drawImage(img, 0, 0);                const r = document.getElementById('{id}').getBoundingClientRect(); const k = img.width / innerWidth;                res(Array.from(g.getImageData(Math.round((r.x + r.width / 2) * k), Math.round((r.y + r.height / 2) * k), 1, 1).data).slice(0, 3)); }};              img.src = 'data:image/png;base64,{png}'; }})"
+            "new Promise((res) => {{ const img = new Image(); img.onload = () => {{ \
+               const c = document.createElement('canvas'); c.width = img.width; c.height = img.height; \
+               const g = c.getContext('2d'); g.drawImage(img, 0, 0); \
+               const r = document.getElementById('{id}').getBoundingClientRect(); const k = img.width / innerWidth; \
+               res(Array.from(g.getImageData(Math.round((r.x + {dx} + r.width / 2) * k), Math.round((r.y + {dy} + r.height / 2) * k), 1, 1).data).slice(0, 3)); }}; \
+             img.src = 'data:image/png;base64,{png}'; }})"
         ))
     };
+    let png = shot["content"][0]["data"].as_str().unwrap().to_owned();
     assert_eq!(
-        pixel_at(h, "bank"),
+        pixel_at(h, &png, "bank", false),
         json!([0x5f, 0x63, 0x68]),
         "the bank frame is painted over"
     );
     assert_ne!(
-        pixel_at(h, "allowed"),
+        pixel_at(h, &png, "allowed", false),
         json!([0x5f, 0x63, 0x68]),
         "the allowed frame is not"
     );
+    // And in a whole page taken while scrolled (in Firefox one capture of the document, in
+    // Chromium stitched screenfuls): the mask moves with the page.
+    h.eval("(document.body.style.minHeight = '2400px', scrollTo(0, 37), scrollY)");
+    let shot = h.call("browser_screenshot", json!({"fullPage": true}));
+    assert!(
+        all_text(&shot).contains("1 frame of a site hidden"),
+        "{}",
+        all_text(&shot)
+    );
+    let png = shot["content"][0]["data"].as_str().unwrap().to_owned();
+    assert_eq!(
+        pixel_at(h, &png, "bank", true),
+        json!([0x5f, 0x63, 0x68]),
+        "the bank frame is painted over in the whole page"
+    );
+    assert_ne!(
+        pixel_at(h, &png, "allowed", true),
+        json!([0x5f, 0x63, 0x68]),
+        "the allowed frame is not, in the whole page"
+    );
+    h.eval("(document.body.style.minHeight = '', scrollTo(0, 0), scrollY)");
 
     // A tab of the site: listed by its origin only, and not closed for an agent.
     let opened = h.call(

@@ -29,12 +29,11 @@ impl Chromium {
     /// `prepare` runs on the new profile before the browser starts (a native host to install).
     pub(crate) async fn launch(
         exe: &Path,
-        extension: bool,
+        extension: Option<&Path>,
         prepare: impl FnOnce(&Path),
     ) -> Chromium {
         let profile = tempfile::tempdir().unwrap();
         prepare(profile.path());
-        let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
         let mut cmd = Command::new(exe);
         cmd.args([
             "--headless",
@@ -53,7 +52,7 @@ impl Chromium {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-        if extension {
+        if let Some(ext) = extension {
             cmd.arg(format!("--load-extension={}", ext.display()));
         }
         cmd.arg("about:blank");

@@ -65,7 +65,7 @@ fn whole_page_in_one_capture_once_granted() {
     granted_copy(ext.path());
     let profile = tempfile::tempdir().unwrap();
     let url = pages.url("eyes-shot.html");
-    let _browser = Browser::launch_extension(
+    let mut browser = Browser::launch_extension(
         &exe,
         profile.path(),
         &url,
@@ -106,4 +106,16 @@ fn whole_page_in_one_capture_once_granted() {
     // The debugger was detached after the first: a second capture attaches anew.
     let again = call(&d, &tab, "browser_screenshot", json!({"fullPage": true}));
     assert!(text(&again).contains("in one capture"), "{}", text(&again));
+
+    // The options page shows the grant as its labelled switch, on.
+    let options = browser.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/options.html"
+    ));
+    let shown = browser.wait_for(
+        &options,
+        "the fast screenshots switch to show the grant",
+        "(() => { const c = document.getElementById('fast-shots'); \
+           return c.checked && !c.closest('.field').hidden && c.labels[0].textContent; })()",
+    );
+    assert_eq!(shown, "Fast full-page screenshots");
 }

@@ -27,6 +27,8 @@ pub struct Client {
     verified: Arc<AtomicBool>,
     /// The link to another machine's daemon this client's socket stands for, if it does.
     link: Option<Arc<Link>>,
+    /// The socket was found, not given ([`Client::found`]): it may be found elsewhere later.
+    discovered: bool,
 }
 
 impl Client {
@@ -42,7 +44,28 @@ impl Client {
             http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),
             verified: Arc::new(AtomicBool::new(false)),
             link: None,
+            discovered: false,
         }
+    }
+
+    /// A client of the daemon found where browserctl looks when told no socket
+    /// (`paths::client_socket_path`: this user's daemon, else a socket `browserctl forward`
+    /// brought here).
+    pub fn found() -> Client {
+        Client {
+            discovered: true,
+            ..Client::new(crate::paths::client_socket_path())
+        }
+    }
+
+    /// This client, or, when its socket was found rather than given and the search now
+    /// finds another (a forward came up, or the local daemon started), a client of that one.
+    /// For the long-lived: `browserctl mcp` asks before each reconnection.
+    pub fn rediscovered(&self) -> Client {
+        if self.discovered && crate::paths::client_socket_path() != self.socket {
+            return Client::found();
+        }
+        self.clone()
     }
 
     /// A client of the daemon of another machine, through the system's ssh
@@ -58,6 +81,7 @@ impl Client {
             // remote browserctl checks its daemon the same way before it joins us to it.
             verified: Arc::new(AtomicBool::new(true)),
             link: Some(Arc::new(link)),
+            discovered: false,
         })
     }
 
@@ -75,11 +99,10 @@ impl Client {
     /// assert_eq!(client.socket(), std::path::Path::new("/tmp/other.sock"));
     /// ```
     pub fn from_env() -> Client {
-        let socket = std::env::var_os(crate::paths::SOCKET_ENV)
-            .filter(|s| !s.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(crate::paths::client_socket_path);
-        Client::new(socket)
+        match std::env::var_os(crate::paths::SOCKET_ENV).filter(|s| !s.is_empty()) {
+            Some(socket) => Client::new(PathBuf::from(socket)),
+            None => Client::found(),
+        }
     }
 
     /// Refuses a daemon that is not ours before the first request is sent to it; checked

@@ -185,7 +185,7 @@ impl Relay {
                 if self.state().closing {
                     return;
                 }
-                match self.client.mcp_session(&self.query) {
+                match self.client.rediscovered().mcp_session(&self.query) {
                     Ok(s) => {
                         backoff = Duration::from_millis(200);
                         if self.resume(&s).is_err() {

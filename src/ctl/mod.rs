@@ -477,11 +477,11 @@ impl Invocation {
     fn client(&self) -> Result<Client, crate::error::Error> {
         match &self.host {
             Some(target) => Client::over_ssh(target.clone()),
-            None => Ok(Client::new(
-                self.socket
-                    .clone()
-                    .unwrap_or_else(crate::paths::client_socket_path),
-            )),
+            None => Ok(self
+                .socket
+                .clone()
+                .map(Client::new)
+                .unwrap_or_else(Client::found)),
         }
     }
 }

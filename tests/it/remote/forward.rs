@@ -4,11 +4,12 @@
 //! sshd restarts, and doctor on either side says whether it is up.
 
 use crate::support::common::*;
-use crate::support::sshd::{read_until, Machines};
+use crate::support::sshd::{read_until, Machines, Watchdog};
 use serde_json::{json, Value};
 use std::io::BufReader;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::process::Stdio;
+use std::time::Duration;
 
 fn tabs_on_devbox(m: &Machines) -> Value {
     let out = m.devbox_ctl().args(["tabs", "--json"]).output().unwrap();
@@ -50,6 +51,7 @@ async fn the_laptop_lends_its_browser_to_the_dev_box_and_the_link_outlives_sshd(
             .spawn()
             .unwrap(),
     );
+    let _watch = Watchdog::new(forward.0.id(), Duration::from_secs(120));
     let mut lines = BufReader::new(forward.0.stdout.take().unwrap());
     let up = read_until(&mut lines, "the link up", |l| l.contains(r#""event":"up""#));
     let far = m.forwarded_socket();
@@ -146,4 +148,64 @@ async fn the_laptop_lends_its_browser_to_the_dev_box_and_the_link_outlives_sshd(
         c
     });
     assert!(!here.contains("forward to ssh://devbox"), "{here}");
+}
+
+/// An MCP client on the dev box started before the forward (an editor opened at login): its
+/// `browserctl mcp` answers alone, then finds the forwarded socket when it comes and offers
+/// the laptop's tabs.
+#[tokio::test(flavor = "multi_thread")]
+async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
+    use std::io::{BufRead, Write};
+    let Some(m) = Machines::new("the late forward test") else {
+        return;
+    };
+    let d = m.laptop_daemon();
+    let _ext = FakeExtension::search_tab(&d).await;
+    let mut mcp = KillOnDrop(
+        m.devbox_ctl()
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let _watch_mcp = Watchdog::new(mcp.0.id(), Duration::from_secs(60));
+    let mut input = mcp.0.stdin.take().unwrap();
+    let mut output = BufReader::new(mcp.0.stdout.take().unwrap());
+    let mut send = |v: Value| writeln!(input, "{v}").unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "late", "version": "1"}}}),
+    );
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""id":1"#), "{line}");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let mut forward = KillOnDrop(
+        m.laptop_ctl()
+            .arg("--socket")
+            .arg(&d.socket)
+            .args(["forward", "ssh://devbox", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let _watch = Watchdog::new(forward.0.id(), Duration::from_secs(60));
+    let mut lines = BufReader::new(forward.0.stdout.take().unwrap());
+    tokio::task::block_in_place(|| {
+        read_until(&mut lines, "the link up", |l| l.contains(r#""event":"up""#));
+        // The relay says the tools changed once it reaches the daemon.
+        read_until(&mut output, "tools/list_changed", |l| {
+            l.contains("notifications/tools/list_changed")
+        });
+    });
+    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let listed = tokio::task::block_in_place(|| {
+        read_until(&mut output, "the tool list", |l| l.contains(r#""id":2"#))
+    });
+    assert!(listed.contains(r#""name":"search""#), "{listed}");
 }

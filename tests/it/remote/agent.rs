@@ -4,10 +4,11 @@
 //! SDK. The dev box is a second local user; the laptop's browser is scripted.
 
 use crate::support::common::*;
-use crate::support::sshd::{read_until, Machines};
+use crate::support::sshd::{read_until, Machines, Watchdog};
 use serde_json::{json, Value};
 use std::io::BufReader;
 use std::process::{Output, Stdio};
+use std::time::Duration;
 
 fn json_of(out: &Output) -> Value {
     assert!(out.status.success(), "browserctl failed: {}", stderr(out));
@@ -80,6 +81,7 @@ async fn an_agent_on_the_dev_box_uses_the_laptops_browser_through_ssh() {
             .spawn()
             .unwrap(),
     );
+    let _watch = Watchdog::new(events.0.id(), Duration::from_secs(60));
     let mut lines = BufReader::new(events.0.stdout.take().unwrap());
     let _s2 = FakeExtension::connect(&d, "s2", vec![]).await;
     let first = tokio::task::block_in_place(|| {

@@ -237,6 +237,9 @@ impl Machines {
         }
     }
 
+    /// `SHLVL=1` for root: bash reads ~/.bashrc for an ssh command only at the first shell
+    /// level, and this machine's root's (pyenv's init) would cost every command hundreds of
+    /// milliseconds that are its own, not the link's.
     fn sshd_config(&self) -> String {
         let p = |rel: &str| self.path(rel);
         format!(
@@ -244,7 +247,7 @@ impl Machines {
              StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin prohibit-password\n\
              AuthorizedKeysFile {keys}/%u\nAllowUsers root {user}\nLogLevel VERBOSE\n\
-             Match User root\n  SetEnv PATH={path} XDG_RUNTIME_DIR={run}\n\
+             Match User root\n  SetEnv PATH={path} XDG_RUNTIME_DIR={run} SHLVL=1\n\
              Match User {user}\n  SetEnv PATH={path}\n",
             port = self.port,
             hk = p("host_key").display(),
@@ -444,5 +447,35 @@ pub fn read_until(
         if pred(&line) {
             return seen;
         }
+    }
+}
+
+/// Kills a child unless dropped first, so a test reading its pipe fails (the output ends)
+/// rather than hangs when what it waits for never comes.
+pub struct Watchdog(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Watchdog {
+    pub fn new(pid: u32, limit: Duration) -> Watchdog {
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = done.clone();
+        std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while start.elapsed() < limit {
+                if seen.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if !seen.load(std::sync::atomic::Ordering::SeqCst) {
+                kill(pid);
+            }
+        });
+        Watchdog(done)
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -33,20 +33,38 @@
   const pointer = (type, target, at, extra) =>
     target.dispatchEvent(new PointerEvent(type, { ...mouseInit(at, extra), pointerId: 1, pointerType: 'mouse', isPrimary: true }));
   const mouse = (type, target, at, extra) => target.dispatchEvent(new MouseEvent(type, mouseInit(at, extra)));
+  const dragEvent = (type, target, at, dt) =>
+    target.dispatchEvent(new DragEvent(type, { ...mouseInit(at, { buttons: 1 }), dataTransfer: dt }));
+
+  // Where a drop lands: `position` ({x, y}, fractions of the target's box) or its centre, and
+  // the innermost element there that belongs to the target.
+  function dropPoint(dst, position) {
+    dst.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const r = dst.getBoundingClientRect();
+    const at = position ? { x: r.x + r.width * position.x, y: r.y + r.height * position.y } : center(dst);
+    const hit = document.elementFromPoint(at.x, at.y);
+    return { at, over: hit && dst.contains(hit) ? hit : dst };
+  }
+  Object.assign(dom, { interactable, focusOn, center, mouseInit, pointer, mouse, text, dragEvent, dropPoint });
 
   function click(args) {
     const el = resolve(args);
     interactable(el);
     const what = describeShort(el); // as it was before the click changed it
     const at = center(el);
-    // Pages often listen for pointer/mouse down rather than click.
-    pointer('pointerdown', el, at, { buttons: 1 });
-    mouse('mousedown', el, at, { buttons: 1 });
-    focusOn(el);
-    pointer('pointerup', el, at);
-    mouse('mouseup', el, at);
-    el.click();
-    return text(`Clicked ${what}`);
+    const presses = args.doubleClick === true ? 2 : 1;
+    for (let detail = 1; detail <= presses; detail++) {
+      // Pages often listen for pointer/mouse down rather than click.
+      pointer('pointerdown', el, at, { buttons: 1, detail });
+      mouse('mousedown', el, at, { buttons: 1, detail });
+      if (detail === 1) focusOn(el);
+      pointer('pointerup', el, at, { detail });
+      mouse('mouseup', el, at, { detail });
+      if (detail === 1) el.click();
+      else mouse('click', el, at, { detail });
+    }
+    if (presses === 2) mouse('dblclick', el, at, { detail: 2 });
+    return text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`);
   }
 
   // --- hover -------------------------------------------------------------------------------------
@@ -75,76 +93,6 @@
     mouse('mousemove', over, at);
     hovered = new WeakRef(over);
     return text(`Hovered over ${what}`);
-  }
-
-  // --- drag and drop -----------------------------------------------------------------------------
-
-  const dragEvent = (type, target, at, dt) =>
-    target.dispatchEvent(new DragEvent(type, { ...mouseInit(at, { buttons: 1 }), dataTransfer: dt }));
-
-  // HTML5 drag and drop when the source is draggable (draggable=true, links, images); otherwise
-  // the mouse-event sequence that hand-made dragging listens for (down, moves, up).
-  function drag(args) {
-    const src = resolve(args, { refKey: 'startRef', selectorKey: 'startSelector', what: 'drag source' });
-    const dst = resolve(args, { refKey: 'endRef', selectorKey: 'endSelector', what: 'drop target' });
-    if (src === dst) fail('INVALID_ARGUMENTS', 'the drag source and the drop target are the same element');
-    interactable(src);
-    if (!visible(dst)) fail('ELEMENT_NOT_INTERACTABLE', `the drop target ${describeShort(dst)} is not visible`);
-    const what = `${describeShort(src)} onto ${describeShort(dst)}`;
-    const from = center(src);
-    const draggable = src.closest('[draggable=true]') || (src.draggable && src.getAttribute('draggable') !== 'false');
-    if (draggable) return html5Drag(src, dst, from, what);
-    return mouseDrag(src, dst, from, what);
-  }
-
-  function dropPoint(dst) {
-    dst.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    const at = center(dst);
-    const hit = document.elementFromPoint(at.x, at.y);
-    return { at, over: hit && dst.contains(hit) ? hit : dst };
-  }
-
-  function html5Drag(src, dst, from, what) {
-    const dt = new DataTransfer();
-    pointer('pointerdown', src, from, { buttons: 1 });
-    mouse('mousedown', src, from, { buttons: 1 });
-    if (!dragEvent('dragstart', src, from, dt)) {
-      mouse('mouseup', src, from);
-      return text(`The page cancelled the drag of ${describeShort(src)} (dragstart was prevented); nothing was dropped`);
-    }
-    dragEvent('drag', src, from, dt);
-    const { at, over } = dropPoint(dst);
-    dragEvent('dragenter', over, at, dt);
-    const accepted = !dragEvent('dragover', over, at, dt); // a drop zone cancels dragover
-    let outcome;
-    if (accepted) {
-      dragEvent('drop', over, at, dt);
-      outcome = 'dropped';
-    } else {
-      dragEvent('dragleave', over, at, dt);
-      outcome = 'the target did not accept the drop (its dragover was not cancelled), so nothing was dropped';
-    }
-    dragEvent('dragend', src.isConnected ? src : over, at, dt);
-    return text(`Dragged ${what} with HTML5 drag and drop: ${outcome}`);
-  }
-
-  function mouseDrag(src, dst, from, what) {
-    pointer('pointerdown', src, from, { buttons: 1 });
-    mouse('mousedown', src, from, { buttons: 1 });
-    const { at } = dropPoint(dst);
-    // Where the source is now (dropPoint may have scrolled), then a few steps to the target.
-    const start = center(src);
-    const STEPS = 5;
-    for (let i = 1; i <= STEPS; i++) {
-      const p = { x: start.x + ((at.x - start.x) * i) / STEPS, y: start.y + ((at.y - start.y) * i) / STEPS };
-      const under = document.elementFromPoint(p.x, p.y) || document.body;
-      pointer('pointermove', under, p, { buttons: 1 });
-      mouse('mousemove', under, p, { buttons: 1 });
-    }
-    const under = document.elementFromPoint(at.x, at.y) || dst;
-    pointer('pointerup', under, at);
-    mouse('mouseup', under, at);
-    return text(`Dragged ${what} with mouse events (down, ${STEPS} moves, up)`);
   }
 
   // --- typing and keys ---------------------------------------------------------------------------
@@ -182,11 +130,28 @@
     if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
     if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
     focusOn(el);
-    if (el.isContentEditable && !textual) el.textContent = args.text;
-    else setValue(el, args.text);
-    fireInput(el, args.text);
+    if (args.slowly === true) {
+      // Key by key, for editors that listen to keys and ignore a value set at once.
+      if (textual) el.setSelectionRange?.(el.value.length, el.value.length);
+      else caretAtEnd(el);
+      for (const ch of args.text) key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
+    } else if (el.isContentEditable && !textual) {
+      // As the editing commands do it, so an editor sees beforeinput/input and its own DOM.
+      document.getSelection()?.selectAllChildren(el);
+      if (!document.execCommand('insertText', false, args.text)) el.textContent = args.text;
+    } else {
+      setValue(el, args.text);
+      fireInput(el, args.text);
+    }
     const after = args.submit ? `, then ${submit(el)}` : '';
-    return text(`Typed into ${describeShort(el)}${after}`);
+    return text(`Typed into ${describeShort(el)}${args.slowly === true ? ' key by key' : ''}${after}`);
+  }
+
+  function caretAtEnd(el) {
+    const sel = document.getSelection();
+    if (!sel || (sel.rangeCount && el.contains(sel.anchorNode))) return;
+    sel.selectAllChildren(el);
+    sel.collapseToEnd();
   }
 
   function select(args) {
@@ -225,50 +190,123 @@
     return { k, mods };
   }
 
+  const LEGACY = { Enter: 13, Tab: 9, Escape: 27, Backspace: 8, Delete: 46, ' ': 32, ArrowLeft: 37, ArrowUp: 38, ArrowRight: 39, ArrowDown: 40, Home: 36, End: 35, PageUp: 33, PageDown: 34, Shift: 16, Control: 17, Alt: 18, Meta: 91 };
+  const PUNCT = { ';': 186, ':': 186, '=': 187, '+': 187, ',': 188, '<': 188, '-': 189, _: 189, '.': 190, '>': 190, '/': 191, '?': 191, '`': 192, '~': 192, '[': 219, '{': 219, '\\': 220, '|': 220, ']': 221, '}': 221, "'": 222, '"': 222, ')': 48, '!': 49, '@': 50, '#': 51, $: 52, '%': 53, '^': 54, '&': 55, '*': 56, '(': 57 };
+  // The key's legacy keyCode (a US keyboard's), which older editors still read.
+  function keyCodeOf(k) {
+    if (LEGACY[k]) return LEGACY[k];
+    if (/^[a-z0-9]$/i.test(k)) return k.toUpperCase().charCodeAt(0);
+    if (PUNCT[k]) return PUNCT[k];
+    const f = /^F(\d{1,2})$/.exec(k);
+    return f ? 111 + Number(f[1]) : 0;
+  }
+
+  // A key event, dispatched by the page world (page/input-main.js) so that it carries keyCode,
+  // which and charCode; by this world, without them, where the page world is missing. Whether
+  // the page let it proceed (not cancelled).
+  function keyEvent(el, type, init, keyCode, charCode) {
+    let sent = null;
+    const seen = (e) => {
+      if (e.type === type && e.composedPath()[0] === el) sent = e;
+    };
+    window.addEventListener(type, seen, true);
+    try {
+      el.dispatchEvent(new CustomEvent('browser-mcp:key', { detail: JSON.stringify({ type, init: { ...init, view: undefined }, keyCode, charCode }), composed: true }));
+    } finally {
+      window.removeEventListener(type, seen, true);
+    }
+    if (sent) return !sent.defaultPrevented;
+    return el.dispatchEvent(new KeyboardEvent(type, init));
+  }
+
   // Synthetic key events do not trigger the browser's default actions, so the common ones are
   // done by hand afterwards, unless the page cancelled the keydown.
   function key(el, spec) {
     const { k, mods } = parseKey(spec);
     const code = CODES[k] || (k.length === 1 && /[a-z]/i.test(k) ? `Key${k.toUpperCase()}` : k.length === 1 && /\d/.test(k) ? `Digit${k}` : k);
     const init = { key: k, code, bubbles: true, cancelable: true, composed: true, view: window, ...mods };
-    const printable = k.length === 1 && !mods.ctrlKey && !mods.altKey && !mods.metaKey;
-    const proceed = el.dispatchEvent(new KeyboardEvent('keydown', init));
-    if (proceed && (printable || k === 'Enter')) el.dispatchEvent(new KeyboardEvent('keypress', init));
+    const printable = [...k].length === 1 && !mods.ctrlKey && !mods.altKey && !mods.metaKey;
+    const legacy = keyCodeOf(k);
+    const proceed = keyEvent(el, 'keydown', init, legacy, 0);
+    if (proceed && (printable || k === 'Enter')) keyEvent(el, 'keypress', init, k === 'Enter' ? 13 : k.codePointAt(0), k === 'Enter' ? 13 : k.codePointAt(0));
     if (proceed) defaultAction(el, k, printable, mods);
-    el.dispatchEvent(new KeyboardEvent('keyup', init));
+    keyEvent(el, 'keyup', init, legacy, 0);
   }
 
   const TEXT_TYPES = ['text', 'search', 'email', 'url', 'tel', 'password', 'number', ''];
 
+  // Moves of the caret and the selection a keyboard makes (Shift extends, Control moves by word).
+  const MOVES = { ArrowLeft: ['backward', 'character'], ArrowRight: ['forward', 'character'], Home: ['backward', 'lineboundary'], End: ['forward', 'lineboundary'], ArrowUp: ['backward', 'line'], ArrowDown: ['forward', 'line'] };
+
+  // What the browser would have done with the key, unless the page cancelled it. Text goes in
+  // after a `beforeinput` the page may cancel; in an editable element the editing commands do
+  // it (they fire beforeinput and input themselves).
   function defaultAction(el, k, printable, mods) {
     const textField = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && TEXT_TYPES.includes(el.type));
+    const editable = !textField && el.isContentEditable;
     const shortcut = mods.ctrlKey || mods.metaKey;
-    if (printable && textField) {
+    const insert = (data, inputType) => {
+      if (!el.dispatchEvent(new InputEvent('beforeinput', { bubbles: true, cancelable: true, composed: true, inputType, data }))) return;
       const start = el.selectionStart ?? el.value.length;
       const end = el.selectionEnd ?? el.value.length;
-      setValue(el, el.value.slice(0, start) + k + el.value.slice(end));
-      el.setSelectionRange?.(start + 1, start + 1);
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: k }));
+      setValue(el, el.value.slice(0, start) + data + el.value.slice(end));
+      el.setSelectionRange?.(start + data.length, start + data.length);
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType, data }));
+    };
+    if (printable && textField) {
+      insert(k, 'insertText');
+    } else if (printable && editable) {
+      document.execCommand('insertText', false, k);
     } else if (shortcut && k.toLowerCase() === 'a') {
       if (textField) el.select();
-      else document.getSelection()?.selectAllChildren(el.isContentEditable ? el : document.body);
+      else document.getSelection()?.selectAllChildren(editable ? el : document.body);
+    } else if ((k === 'Backspace' || k === 'Delete') && editable) {
+      document.execCommand(k === 'Backspace' ? 'delete' : 'forwardDelete');
     } else if ((k === 'Backspace' || k === 'Delete') && textField && el.value) {
       const start = el.selectionStart ?? el.value.length;
       const end = el.selectionEnd ?? el.value.length;
       const [from, to] = start !== end ? [start, end] : k === 'Backspace' ? [Math.max(0, start - 1), start] : [start, start + 1];
+      const inputType = k === 'Backspace' ? 'deleteContentBackward' : 'deleteContentForward';
+      if (!el.dispatchEvent(new InputEvent('beforeinput', { bubbles: true, cancelable: true, composed: true, inputType }))) return;
       setValue(el, el.value.slice(0, from) + el.value.slice(to));
       el.setSelectionRange?.(from, from);
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: k === 'Backspace' ? 'deleteContentBackward' : 'deleteContentForward' }));
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType }));
+    } else if (k === 'Enter' && el instanceof HTMLTextAreaElement) {
+      insert('\n', 'insertLineBreak');
+    } else if (k === 'Enter' && editable) {
+      document.execCommand(mods.shiftKey ? 'insertLineBreak' : 'insertParagraph');
     } else if (k === 'Enter') {
       if (el instanceof HTMLInputElement && el.form) el.form.requestSubmit();
       else if (el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement) el.click();
     } else if (k === ' ' && (el instanceof HTMLButtonElement || (el instanceof HTMLInputElement && ['checkbox', 'radio', 'button', 'submit'].includes(el.type)))) {
       el.click();
+    } else if (MOVES[k] && (editable || textField)) {
+      move(el, textField, MOVES[k], mods);
     } else if (k === 'Tab') {
       const focusable = [...document.querySelectorAll(dom.INTERACTIVE)].filter((e) => !e.disabled && e.tabIndex >= 0 && visible(e));
       const i = focusable.indexOf(el);
       const next = focusable[(i + (mods.shiftKey ? -1 : 1) + focusable.length) % focusable.length];
       if (next) focusOn(next);
+    }
+  }
+
+  function move(el, textField, [direction, unit], mods) {
+    const by = mods.ctrlKey && unit === 'character' ? 'word' : unit;
+    if (!textField) {
+      document.getSelection()?.modify(mods.shiftKey ? 'extend' : 'move', direction, by);
+      return;
+    }
+    const { value } = el;
+    let pos = direction === 'backward' ? el.selectionStart : el.selectionEnd;
+    if (by === 'character') pos += direction === 'backward' ? -1 : 1;
+    else if (by === 'word') pos = direction === 'backward' ? value.slice(0, pos).search(/\S+\s*$/) : pos + (value.slice(pos).match(/^\s*\S+/)?.[0].length ?? value.length - pos);
+    else pos = direction === 'backward' ? value.lastIndexOf('\n', pos - 1) + 1 : (value.indexOf('\n', pos) + 1 || value.length + 1) - 1;
+    pos = Math.max(0, Math.min(value.length, pos < 0 ? 0 : pos));
+    if (mods.shiftKey) {
+      const anchor = el.selectionDirection === 'backward' ? el.selectionEnd : el.selectionStart;
+      el.setSelectionRange?.(Math.min(anchor, pos), Math.max(anchor, pos), pos < anchor ? 'backward' : 'forward');
+    } else {
+      el.setSelectionRange?.(pos, pos);
     }
   }
 
@@ -432,7 +470,6 @@
   Object.assign(dom.tools, {
     click,
     hover,
-    drag,
     type,
     select,
     press_key: pressKey,

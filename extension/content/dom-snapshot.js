@@ -12,6 +12,7 @@
   const MAX_REGIONS = 8;
   const NATIVE = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY)$/;
   const REGION_SELECTOR = 'main, nav, aside, section, article, form, table, ul, ol, dialog, fieldset, iframe, frame';
+  const ROW = /^(row)$/;
 
   // args: maxChars (this frame's budget), interactiveOnly, scopeRef (local) or scopeSelector.
   // Returns {url, title, index, items, more, regions}: items are {text}, {el, line} or
@@ -22,6 +23,8 @@
     const interactiveOnly = args.interactiveOnly === true;
     let root = document.body || document.documentElement;
     if (args.scopeRef || args.scopeSelector) root = dom.resolve({ ref: args.scopeRef, selector: args.scopeSelector });
+    dom.probeListeners();
+    let itemsOf = null; // a focusable row or a list that takes drops: its children are what one acts on
 
     const items = [];
     let chars = 0;
@@ -88,15 +91,24 @@
         push({ frame: index, line: dom.line(dom.describe(el)) + (el.src && !el.src.startsWith('about:') ? ` ${el.src}` : '') });
         return;
       }
-      if (dom.interactive(el)) {
+      const item = itemsOf !== null && (el.parentElement === itemsOf || el.parentNode?.host === itemsOf);
+      if (item || dom.interactive(el)) {
         flush();
         const d = dom.describe(el);
+        // A focusable row (a grid's, often tabindex=0) is not one control: its cells and
+        // headers are, each with its own line; nor is a list that takes drops (a sortable
+        // list): its items are. Their line keeps only the ref.
+        const whole = (ROW.test(d.role) || d.role === 'dropzone' || dom.listenedOn(el) & 2) && el.firstElementChild && !dom.labelled(el);
+        if (whole) d.name = '';
         if (!push({ el: d, line: dom.line(d) })) more++;
         // A clickable card or a drop zone may hold controls of its own; a native control's
         // content is its name.
-        if (!NATIVE.test(el.tagName) && el.querySelector(dom.INTERACTIVE)) {
+        if (whole || (!NATIVE.test(el.tagName) && (el.querySelector(dom.INTERACTIVE) || dom.holdsListened(el)))) {
+          const outer = itemsOf;
+          itemsOf = whole ? el : null;
           for (const child of el.children) walk(child);
           if (el.shadowRoot) for (const child of el.shadowRoot.children) walk(child);
+          itemsOf = outer;
           current = '';
         }
         return;

@@ -61,22 +61,69 @@ globalThis.browserMcpDom ??= (() => {
   }
 
   const INTERACTIVE = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [contenteditable=""], [contenteditable=true], ' +
-    '[onclick], [onmousedown], [draggable=true], [ondragstart], [ondrop], [ondragover], ' +
+    '[onclick], [onmousedown], [ondblclick], [draggable=true], [ondragstart], [ondrop], [ondragover], ' +
     '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=menuitemcheckbox], [role=menuitemradio], ' +
     '[role=option], [role=switch], [role=textbox], [role=searchbox], [role=combobox], [role=slider], [role=spinbutton], [role=treeitem], ' +
-    '[tabindex]:not([tabindex="-1"])';
+    '[role=gridcell], [role=columnheader], [role=rowheader], [tabindex]:not([tabindex="-1"])';
   const POINTER = new Set(['pointer', 'grab', 'grabbing', 'move']);
+  // Boxes that hold a page's own text: an element listened on that holds one is a container
+  // with a delegated listener, not a control, unless it takes drops.
+  const BOXES = 'p, div, section, article, ul, ol, li, table, form, main, nav, header, footer, aside, h1, h2, h3, h4, h5, h6, dl, pre, blockquote';
 
-  // What a person could act on: the usual controls, elements with handlers in attributes, drag
-  // sources and drop zones, and elements whose own cursor says "click or drag me" (pages that
-  // attach mouse listeners from script leave no other trace).
+  // The elements the page listens on for presses (bit 1) and drops (bit 2), as the page world
+  // (page/input-main.js) tells on request: asked once per snapshot, by one synchronous
+  // event, each element answering with one of its own.
+  const ASK_LISTENERS = 'browser-mcp:listeners';
+  const LISTENS = 'browser-mcp:listens';
+  let listened = new WeakMap();
+  let holding = new WeakSet(); // the ancestors of the elements in `listened`
+  function probeListeners() {
+    const found = new WeakMap();
+    const above = new WeakSet();
+    const take = (e) => {
+      const el = e.composedPath()[0];
+      if (!(el instanceof Element)) return;
+      found.set(el, (found.get(el) | 0) | (e.detail | 0));
+      for (let p = el.parentNode; p && !above.has(p); p = p.parentNode || p.host) above.add(p);
+    };
+    window.addEventListener(LISTENS, take, true);
+    try {
+      document.dispatchEvent(new CustomEvent(ASK_LISTENERS));
+    } finally {
+      window.removeEventListener(LISTENS, take, true);
+    }
+    listened = found;
+    holding = above;
+  }
+  const holdsListened = (el) => holding.has(el);
+  const listenedOn = (el) => (el === document.body || el === document.documentElement ? 0 : listened.get(el) | 0);
+
+  // What a person could act on: the usual controls, elements with handlers in attributes or
+  // added by script (a plain <div> drop zone, a <span> button), drag sources and drop zones, and
+  // elements whose own cursor says "click or drag me".
   function interactive(el, style) {
     if (el.matches(INTERACTIVE)) return true;
+    const bits = listenedOn(el);
+    // A press listener on a box of text is a delegated one (a list's, a page's), but on a box
+    // without text it is a control drawn by CSS (a slider's track).
+    if (bits & 2 || (bits & 1 && (!el.querySelector(BOXES) || !el.innerText.trim()))) return true;
     const cursor = (style || getComputedStyle(el)).cursor;
     if (!POINTER.has(cursor)) return false;
     const parent = el.parentElement;
     return !parent || getComputedStyle(parent).cursor !== cursor;
   }
+
+  // Text CSS puts before and after an element (`::before { content: "Heading 1" }`, a common
+  // way pickers and icon buttons name themselves), with attr() resolved.
+  function generated(el, which) {
+    const c = getComputedStyle(el, which).content;
+    if (!c || c === 'none' || c === 'normal') return '';
+    let out = '';
+    const re = /"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|attr\(\s*([\w-]+)\s*\)/g;
+    for (let m; (m = re.exec(c));) out += m[3] ? el.getAttribute(m[3]) || '' : (m[1] ?? m[2]).replace(/\\(.)/g, '$1');
+    return out;
+  }
+  const withGenerated = (el, inner) => `${generated(el, '::before')}${inner}${generated(el, '::after')}`;
 
   const squash = (s, max = 80) => {
     const t = (s || '').replace(/\s+/g, ' ').trim();
@@ -99,23 +146,34 @@ globalThis.browserMcpDom ??= (() => {
     if (r && !NAMELESS.has(r)) return r;
     if (el.isContentEditable) return 'textbox';
     if (el.getAttribute('draggable') === 'true' || el.hasAttribute('ondragstart')) return 'draggable';
-    if (el.hasAttribute('ondrop') || el.hasAttribute('ondragover')) return 'dropzone';
+    if (el.hasAttribute('ondrop') || el.hasAttribute('ondragover') || listenedOn(el) & 2) return 'dropzone';
     return 'clickable';
+  }
+
+  // innerText leaves generated content out; a nameless control often has nothing else. The
+  // element's own and its children's (one level: icon spans).
+  function innerTextWithGenerated(el) {
+    let t = withGenerated(el, el.innerText || '');
+    if (!t.trim()) for (const c of el.children) t += withGenerated(c, c.innerText || '');
+    return t;
   }
 
   function accessibleName(el) {
     let name = '';
     try {
-      name = lib('accessible-name').computeAccessibleName(el);
+      name = lib('accessible-name').computeAccessibleName(el, { computedStyleSupportsPseudoElements: true });
     } catch {
       // a page whose DOM the library trips over still gets the text below
     }
     if (!name && el instanceof HTMLInputElement && el.type === 'file') name = el.multiple ? 'Choose Files' : 'Choose File';
     if (!name && (el instanceof HTMLIFrameElement || el instanceof HTMLFrameElement)) name = el.title || el.name || '';
-    if (!name && !(el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement)) name = el.innerText || '';
+    if (!name && !(el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement)) name = innerTextWithGenerated(el);
     if (!name) name = el.getAttribute('title') || el.getAttribute('placeholder') || '';
     return squash(name);
   }
+
+  // Named by its author rather than by its content.
+  const labelled = (el) => el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 
   function describe(el) {
     const d = { ref: ref(el), role: role(el), name: accessibleName(el) };
@@ -132,6 +190,9 @@ globalThis.browserMcpDom ??= (() => {
       d.value = squash(el.type === 'password' ? '•'.repeat(el.value.length) : el.value, 200);
     } else if (el.getAttribute('aria-checked')) {
       d.checked = el.getAttribute('aria-checked') === 'true';
+    } else if (el.hasAttribute('aria-valuenow') || el.hasAttribute('aria-valuetext')) {
+      // sliders, spin buttons: where the handle is
+      d.value = squash(el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'), 40);
     }
     if (el instanceof HTMLAnchorElement && el.href) d.href = el.href;
     if (el.disabled || el.getAttribute('aria-disabled') === 'true') d.disabled = true;
@@ -176,6 +237,11 @@ globalThis.browserMcpDom ??= (() => {
     query,
     visible,
     interactive,
+    listenedOn,
+    probeListeners,
+    holdsListened,
+    labelled,
+    BOXES,
     role,
     accessibleName,
     describe,

@@ -20,6 +20,7 @@ export const DOM_KIT = [
   'content/dom-tools.js',
   'content/dom-snapshot.js',
   'content/dom-actions.js',
+  'content/dom-drag.js',
 ];
 
 // The frames whose current document has the DOM tools and a listening bridge, per tab: a DOM

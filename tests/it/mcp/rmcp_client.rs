@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 /// An MCP client that reports every `notifications/tools/list_changed`.
 #[derive(Clone)]
-pub(super) struct Watcher(mpsc::UnboundedSender<()>);
+pub(crate) struct Watcher(mpsc::UnboundedSender<()>);
 
 impl ClientHandler for Watcher {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -26,7 +26,7 @@ impl ClientHandler for Watcher {
     }
 }
 
-pub(super) type McpClient = RunningService<RoleClient, Watcher>;
+pub(crate) type McpClient = RunningService<RoleClient, Watcher>;
 
 /// The meta tools, in the order every listing starts with.
 pub(super) const META_TOOLS: [&str; 6] = [
@@ -59,7 +59,7 @@ pub(super) async fn stdio_with<H: ClientHandler>(
         .expect("initialize over stdio")
 }
 
-pub(super) async fn stdio_client(
+pub(crate) async fn stdio_client(
     d: &TestDaemon,
     extra: &[&str],
 ) -> (McpClient, mpsc::UnboundedReceiver<()>) {
@@ -96,13 +96,13 @@ fn args(v: Value) -> JsonObject {
     }
 }
 
-pub(super) fn params(name: &str, a: Value) -> CallToolRequestParams {
+pub(crate) fn params(name: &str, a: Value) -> CallToolRequestParams {
     let mut p = CallToolRequestParams::new(name.to_owned());
     p.arguments = Some(args(a));
     p
 }
 
-pub(super) fn text(r: &CallToolResult) -> String {
+pub(crate) fn text(r: &CallToolResult) -> String {
     let v = serde_json::to_value(&r.content).unwrap();
     v.as_array()
         .unwrap()

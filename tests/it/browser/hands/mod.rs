@@ -18,6 +18,7 @@ mod frames;
 mod input;
 mod off_site;
 mod pages;
+mod widgets;
 
 use crate::daemon::control::raw_request;
 use crate::support::cdp::Browser;
@@ -60,6 +61,8 @@ pub(crate) struct Hands {
     /// Where `browser_file_upload` may read `paths` from, as an MCP client's roots would say
     /// (sent with every call; the daemon has no `--upload-root` here).
     upload_roots: Vec<String>,
+    /// When set, calls go over MCP (`browserctl mcp`, stdio) instead of the control socket.
+    mcp: Option<widgets::Mcp>,
 }
 
 impl Hands {
@@ -69,6 +72,15 @@ impl Hands {
 
     /// One call over the control socket, timed.
     fn try_call(&mut self, tool: &str, args: Value) -> Result<Value, Failure> {
+        if let Some(mcp) = &self.mcp {
+            let start = Instant::now();
+            let r = mcp.call(tool, &self.tab, args);
+            if r.is_ok() {
+                let key = format!("{tool} (MCP)");
+                self.times.entry(key).or_default().push(start.elapsed());
+            }
+            return r;
+        }
         let body = json!({"tool": tool, "tab": self.tab, "args": args, "retries": 0,
             "uploadRoots": self.upload_roots})
         .to_string();
@@ -340,10 +352,22 @@ fn hands_and_bounded_snapshots_in_firefox() {
 
 /// Every scenario, once the daemon has the tab at `start_url` with its built-ins.
 fn run(d: TestDaemon, server: &SiteServer, start_url: &str, o: Box<dyn Driver>, name: &str) {
+    run_with(d, server, start_url, o, name, every_scenario)
+}
+
+/// `scenarios` on the tab at `start_url`, once the daemon has it with its built-ins.
+fn run_with(
+    d: TestDaemon,
+    server: &SiteServer,
+    start_url: &str,
+    o: Box<dyn Driver>,
+    name: &str,
+    scenarios: fn(Hands, &str),
+) {
     let tab = built_ins_tab(&d, start_url);
     let origin = server.origin();
     let times = BTreeMap::new();
-    every_scenario(
+    scenarios(
         Hands {
             d,
             o,
@@ -351,6 +375,7 @@ fn run(d: TestDaemon, server: &SiteServer, start_url: &str, o: Box<dyn Driver>, 
             origin,
             times,
             upload_roots: Vec::new(),
+            mcp: None,
         },
         name,
     );

@@ -253,15 +253,21 @@ pub(super) fn timings(h: &mut Hands) {
         );
     }
     // The frame-button clicks count under their own name.
+    let browser = if h.firefox() { "firefox" } else { "chromium" };
+    print_p50(h, &format!("hands-p50-{browser}.txt"));
+}
+
+/// The p50 table of every tool called so far, on stderr and in target/test-artifacts/`file`.
+pub(super) fn print_p50(h: &Hands, file: &str) {
     let mut table = format!(
-        "hands: p50 per action in {} (control socket round trip, ms)\n",
+        "hands: p50 per action in {} (round trip, ms)\n",
         if h.firefox() { "Firefox" } else { "Chromium" }
     );
     for (tool, times) in &h.times {
         let mut ms: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1000.0).collect();
         ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
         table += &format!(
-            "  {tool:<22} p50 {:>7.1}  min {:>7.1}  max {:>7.1}  n={}\n",
+            "  {tool:<28} p50 {:>7.1}  min {:>7.1}  max {:>7.1}  n={}\n",
             ms[ms.len() / 2],
             ms[0],
             ms[ms.len() - 1],
@@ -274,6 +280,5 @@ pub(super) fn timings(h: &mut Hands) {
         .unwrap()
         .join("test-artifacts");
     let _ = std::fs::create_dir_all(&artifacts);
-    let browser = if h.firefox() { "firefox" } else { "chromium" };
-    let _ = std::fs::write(artifacts.join(format!("hands-p50-{browser}.txt")), table);
+    let _ = std::fs::write(artifacts.join(file), table);
 }

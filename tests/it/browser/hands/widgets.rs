@@ -1,0 +1,345 @@
+//! The widgets people use (issue 34): real libraries, vendored under tests/e2e/pages/widgets/
+//! (see its README for names, versions and licences), one small page per kind. Each task is
+//! done knowing only what the snapshot shows (refs found by the snapshot's text), and checked
+//! through the library's own API in the page, never through our tools. Every task runs over
+//! the control socket (what `browserctl call` sends); a subset again over MCP (`browserctl
+//! mcp`, stdio).
+
+use super::*;
+use crate::mcp::rmcp_client::{params, stdio_client, text as mcp_text, McpClient};
+use serde_json::json;
+
+/// An MCP session through `browserctl mcp`, for [`Hands`] to call through.
+pub(crate) struct Mcp {
+    rt: tokio::runtime::Runtime,
+    client: McpClient,
+}
+
+impl Mcp {
+    fn start(d: &TestDaemon) -> Mcp {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let (client, _) = rt.block_on(stdio_client(d, &[]));
+        Mcp { rt, client }
+    }
+
+    pub(crate) fn call(&self, tool: &str, tab: &str, mut args: Value) -> Result<Value, Failure> {
+        args["tab"] = json!(tab);
+        let r = self
+            .rt
+            .block_on(self.client.call_tool(params(tool, args)))
+            .map_err(|e| Failure {
+                code: "MCP".into(),
+                message: e.to_string(),
+            })?;
+        if r.is_error == Some(true) {
+            return Err(Failure {
+                code: "MCP_TOOL_ERROR".into(),
+                message: mcp_text(&r),
+            });
+        }
+        Ok(serde_json::to_value(&r).unwrap())
+    }
+
+    fn stop(self) {
+        self.rt.block_on(self.client.cancel()).unwrap();
+    }
+}
+
+type Task = fn(&mut Hands);
+
+const TASKS: [(&str, Task); 9] = [
+    ("sortable list (SortableJS)", sortable),
+    ("rich text (Quill)", rich_text),
+    ("code editor (CodeMirror 5)", code_editor),
+    ("range slider (noUiSlider)", slider),
+    ("file drop zone (Dropzone)", drop_zone),
+    ("data grid (AG Grid)", grid),
+    ("tooltip on hover (Tippy.js)", hover_tooltip),
+    ("date picker (flatpickr)", date_picker),
+    ("searchable select (Tom Select)", combobox),
+];
+
+/// The tasks a second time over MCP: one of each kind of gesture (drag, typing key by key,
+/// double-click, a drop of a file, hover).
+const OVER_MCP: [&str; 5] = [
+    "sortable list (SortableJS)",
+    "code editor (CodeMirror 5)",
+    "data grid (AG Grid)",
+    "file drop zone (Dropzone)",
+    "tooltip on hover (Tippy.js)",
+];
+
+fn every_task(mut h: Hands, browser: &str) {
+    let started = Instant::now();
+    for (name, task) in TASKS {
+        task(&mut h);
+        eprintln!("{browser} widgets {:>6.1?} {name}", started.elapsed());
+    }
+    h.mcp = Some(Mcp::start(&h.d));
+    for (name, task) in TASKS {
+        if OVER_MCP.contains(&name) {
+            task(&mut h);
+            eprintln!(
+                "{browser} widgets {:>6.1?} {name}, over MCP",
+                started.elapsed()
+            );
+        }
+    }
+    h.mcp.take().unwrap().stop();
+    pages::print_p50(&h, &format!("widgets-p50-{browser}.txt"));
+}
+
+#[test]
+fn widgets_in_chromium() {
+    let Some(exe) = chromium_or_skip("browser::hands::widgets_in_chromium") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let server = SiteServer::start();
+    let d = daemon_in_scan_range(&[]);
+    let profile = tempfile::tempdir().unwrap();
+    let start_url = format!("{}/plain.html", server.origin());
+    let mut b = Browser::launch(&exe, profile.path(), "about:blank");
+    pair_browser(profile.path(), &d);
+    let page = b.open(&start_url);
+    let o = ChromiumTab::new(b, page);
+    run_with(d, &server, &start_url, Box::new(o), "chromium", every_task);
+}
+
+#[test]
+fn widgets_in_firefox() {
+    let Some(exe) = firefox_or_skip("browser::hands::widgets_in_firefox") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let server = SiteServer::start();
+    let d = daemon_in_scan_range(&[]);
+    let mut ff = Firefox::launch(&exe, &Options::default());
+    ff.pair(&d);
+    let start_url = format!("{}/plain.html", server.origin());
+    let page = ff.show(&start_url);
+    let o = FirefoxTab::new(ff, page);
+    run_with(d, &server, &start_url, Box::new(o), "firefox", every_task);
+}
+
+/// The ref on the line that follows the line containing `after` and contains `needle`.
+fn ref_after(snap: &str, after: &str, needle: &str) -> Option<String> {
+    let start = snap.lines().position(|l| l.contains(after))?;
+    snap.lines().skip(start).find_map(|l| {
+        if l.contains(needle) {
+            find_ref(l, needle)
+        } else {
+            None
+        }
+    })
+}
+
+fn sortable(h: &mut Hands) {
+    h.goto("widgets/sortable.html");
+    let snap = h.snapshot();
+    let apple = find_ref(&snap, "Apple").unwrap_or_else(|| panic!("{snap}"));
+    let cherry = find_ref(&snap, "Cherry").unwrap_or_else(|| panic!("{snap}"));
+    let out = h.text("browser_drag", json!({"startRef": apple, "endRef": cherry}));
+    assert!(out.contains("HTML5 drag and drop"), "{out}");
+    h.wait(
+        "SortableJS to move Apple below Cherry",
+        "w.toArray().join() === 'banana,cherry,apple,date'",
+    );
+}
+
+fn rich_text(h: &mut Hands) {
+    h.goto("widgets/quill.html");
+    let snap = h.snapshot();
+    let editor = find_ref(&snap, "[textbox").unwrap_or_else(|| panic!("{snap}"));
+    h.call(
+        "browser_type",
+        json!({"ref": editor, "text": "Shopping list for the week"}),
+    );
+    h.wait(
+        "Quill to hold the text",
+        "w.getText() === 'Shopping list for the week\\n'",
+    );
+    // The last word, selected as a keyboard does, then bold by the toolbar's button.
+    h.call("browser_press_key", json!({"ref": editor, "key": "End"}));
+    h.call(
+        "browser_press_key",
+        json!({"ref": editor, "key": "Control+Shift+ArrowLeft"}),
+    );
+    let snap = h.snapshot();
+    let bold = find_ref(&snap, "bold").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": bold}));
+    h.wait(
+        "Quill to make 'week' bold",
+        "JSON.stringify(w.getContents().ops).includes('{\"attributes\":{\"bold\":true},\"insert\":\"week\"}')",
+    );
+    // The header picker is named only by CSS (::before { content: "Normal" }).
+    let picker = find_ref(&snap, "Normal").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": picker}));
+    let snap = h.snapshot();
+    let h1 = find_ref(&snap, "Heading 1").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": h1}));
+    h.wait(
+        "Quill to make the line a heading",
+        "w.getFormat(0, 1).header === 1",
+    );
+}
+
+fn code_editor(h: &mut Hands) {
+    h.goto("widgets/codemirror.html");
+    let snap = h.snapshot();
+    let code = find_ref(&snap, "[textbox").unwrap_or_else(|| panic!("{snap}"));
+    h.call(
+        "browser_type",
+        json!({"ref": code, "text": "function add(a, b) {\nreturn a + b;\n}", "slowly": true}),
+    );
+    // The editor indents the body itself, and dedents the closing brace.
+    h.wait(
+        "CodeMirror to hold the function, indented",
+        "w.getValue() === 'function add(a, b) {\\n  return a + b;\\n}'",
+    );
+}
+
+fn slider(h: &mut Hands) {
+    h.goto("widgets/slider.html");
+    let snap = h.snapshot();
+    let handle = find_ref(&snap, "[slider").unwrap_or_else(|| panic!("{snap}"));
+    assert!(snap.contains("= \"20.00\""), "the handle's value: {snap}");
+    h.call(
+        "browser_press_key",
+        json!({"ref": handle, "key": "ArrowRight"}),
+    );
+    h.wait("the slider to step up", "Number(w.get()) === 21");
+    // The track is a <div> with a pointer listener and no text: it has a ref too.
+    let lines: Vec<&str> = snap.lines().collect();
+    let at = lines.iter().position(|l| l.contains("[slider")).unwrap();
+    let track = lines[..at]
+        .iter()
+        .rev()
+        .find_map(|l| find_ref(l, "[clickable"))
+        .unwrap_or_else(|| panic!("no track before the handle: {snap}"));
+    h.call(
+        "browser_drag",
+        json!({"startRef": handle, "endRef": track, "endPosition": {"x": 0.75}}),
+    );
+    h.wait(
+        "the slider's handle dragged to three quarters",
+        "Math.abs(Number(w.get()) - 75) <= 1",
+    );
+}
+
+fn drop_zone(h: &mut Hands) {
+    h.goto("widgets/dropzone.html");
+    let snap = h.snapshot();
+    let zone = find_ref(&snap, "Drop files here").unwrap_or_else(|| panic!("{snap}"));
+    let dir = upload_dir(h);
+    let file = dir.path().join("invoice.txt");
+    std::fs::write(&file, "total 12").unwrap();
+    h.call("browser_file_upload", json!({"ref": zone, "paths": [file]}));
+    h.wait(
+        "Dropzone to take the file",
+        "w.files.length >= 1 && w.files[w.files.length - 1].name === 'invoice.txt'",
+    );
+    h.eval("w.removeAllFiles(true), true");
+}
+
+fn grid(h: &mut Hands) {
+    h.goto("widgets/grid.html");
+    h.wait(
+        "the grid's rows",
+        "document.querySelector('.ag-row') !== null",
+    );
+    let snap = h.snapshot();
+    let price = find_ref(&snap, "Price").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": price}));
+    h.wait(
+        "AG Grid to sort by price",
+        "w.getColumnState().find(c => c.colId === 'price').sort === 'asc'",
+    );
+    // A row far below, out of view and not rendered: the keyboard takes the grid there.
+    let cell = find_ref(&snap, "Model ").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": cell}));
+    h.call("browser_press_key", json!({"key": "Control+End"}));
+    let snap = h.wait_snapshot("the last rows", |s| {
+        s.contains("[gridcell") && {
+            s.lines()
+                .any(|l| l.contains("[gridcell") && l.contains("Model "))
+        }
+    });
+    let last = h
+        .eval("w.getDisplayedRowAtIndex(w.getDisplayedRowCount() - 1).data.model")
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let target = find_ref(&snap, &format!("] {last}"))
+        .unwrap_or_else(|| panic!("the last row ({last}) is not in the snapshot:\n{snap}"));
+    h.call("browser_click", json!({"ref": target, "doubleClick": true}));
+    let snap = h.wait_snapshot("the cell editor", |s| {
+        s.lines()
+            .any(|l| l.contains("[textbox") && l.contains(&last))
+    });
+    let editor = ref_after(&snap, "[textbox", &last).unwrap();
+    h.call("browser_type", json!({"ref": editor, "text": "Renamed"}));
+    h.call("browser_press_key", json!({"ref": editor, "key": "Enter"}));
+    h.wait(
+        "AG Grid to store the edit",
+        "w.getDisplayedRowAtIndex(w.getDisplayedRowCount() - 1).data.model === 'Renamed'",
+    );
+}
+
+fn hover_tooltip(h: &mut Hands) {
+    h.goto("widgets/hover.html");
+    let help = h.ref_of("What is this?");
+    h.call("browser_hover", json!({"ref": help}));
+    h.wait("Tippy to show its tooltip", "w.state.isShown === true");
+    h.wait_snapshot("the tooltip's text", |s| s.contains("renews on the first"));
+}
+
+fn date_picker(h: &mut Hands) {
+    h.goto("widgets/datepicker.html");
+    let day = h.ref_of("Pick a day");
+    h.call("browser_click", json!({"ref": day}));
+    h.wait("the calendar to open", "w.isOpen === true");
+    let snap = h.snapshot();
+    let pick = find_ref(&snap, "March 14, 2025").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": pick}));
+    h.wait(
+        "flatpickr to hold the 14th",
+        "w.selectedDates.length === 1 && w.formatDate(w.selectedDates[0], 'Y-m-d') === '2025-03-14'",
+    );
+}
+
+fn combobox(h: &mut Hands) {
+    h.goto("widgets/combobox.html");
+    let snap = h.snapshot();
+    let city = find_ref(&snap, "City").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": city}));
+    h.call(
+        "browser_type",
+        json!({"ref": city, "text": "ber", "slowly": true}),
+    );
+    let snap = h.wait_snapshot("the filtered options", |s| {
+        s.contains("Bergen") && !s.contains("Tokyo")
+    });
+    let bergen = find_ref(&snap, "[option").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": bergen}));
+    h.wait("Tom Select to hold Bergen", "w.getValue() === 'ber'");
+    // Several values.
+    for tag in ["Fjords", "Seaside"] {
+        let snap = h.snapshot();
+        let tags = find_ref(&snap, "Tags").unwrap_or_else(|| panic!("{snap}"));
+        h.call("browser_click", json!({"ref": tags}));
+        h.call(
+            "browser_type",
+            json!({"ref": tags, "text": &tag[..3], "slowly": true}),
+        );
+        let snap = h.wait_snapshot("the tag", |s| {
+            s.lines().any(|l| l.contains("[option") && l.contains(tag))
+        });
+        let option = ref_after(&snap, "Tags", tag).unwrap_or_else(|| panic!("{snap}"));
+        h.call("browser_click", json!({"ref": option}));
+    }
+    h.wait(
+        "Tom Select to hold two tags",
+        "JSON.stringify(w2.getValue()) === '[\"fjd\",\"sea\"]'",
+    );
+}

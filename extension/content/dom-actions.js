@@ -52,18 +52,21 @@
     interactable(el);
     const what = describeShort(el); // as it was before the click changed it
     const at = center(el);
+    // The innermost element there, as a real click would hit (a header's label, a cell's text).
+    const hit = document.elementFromPoint(at.x, at.y);
+    const target = hit && hit !== el && el.contains(hit) && !hit.closest('a, button, input, select, textarea, label') ? hit : el;
     const presses = args.doubleClick === true ? 2 : 1;
     for (let detail = 1; detail <= presses; detail++) {
       // Pages often listen for pointer/mouse down rather than click.
-      pointer('pointerdown', el, at, { buttons: 1, detail });
-      mouse('mousedown', el, at, { buttons: 1, detail });
+      pointer('pointerdown', target, at, { buttons: 1, detail });
+      mouse('mousedown', target, at, { buttons: 1, detail });
       if (detail === 1) focusOn(el);
-      pointer('pointerup', el, at, { detail });
-      mouse('mouseup', el, at, { detail });
-      if (detail === 1) el.click();
-      else mouse('click', el, at, { detail });
+      pointer('pointerup', target, at, { detail });
+      mouse('mouseup', target, at, { detail });
+      if (detail === 1) target.click();
+      else mouse('click', target, at, { detail });
     }
-    if (presses === 2) mouse('dblclick', el, at, { detail: 2 });
+    if (presses === 2) mouse('dblclick', target, at, { detail: 2 });
     return text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`);
   }
 

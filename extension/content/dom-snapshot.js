@@ -13,6 +13,8 @@
   const NATIVE = /^(A|BUTTON|INPUT|SELECT|TEXTAREA|SUMMARY)$/;
   const REGION_SELECTOR = 'main, nav, aside, section, article, form, table, ul, ol, dialog, fieldset, iframe, frame';
   const ROW = /^(row)$/;
+  const LEAF = /^(DIV|LI|TD|TH|DD|DT)$/;
+  const SHORT = 40;
 
   // args: maxChars (this frame's budget), interactiveOnly, scopeRef (local) or scopeSelector.
   // Returns {url, title, index, items, more, regions}: items are {text}, {el, line} or
@@ -123,6 +125,17 @@
         flush();
         if (!interactiveOnly && !full) push({ text: true, line: `${'#'.repeat(+heading[1])} ${dom.squash(el.innerText, 300)}` });
         return;
+      }
+      // A short text in a box of its own gets a ref on its line (`[text e4] Drop here`): a drop
+      // zone or a cell that only the page's geometry makes one, or that listens through an
+      // ancestor, is something to act on too. Long text (paragraphs) stays plain.
+      if (LEAF.test(el.tagName) && !el.firstElementChild && !interactiveOnly) {
+        const t = dom.squash(el.innerText, 200);
+        if (t && t.length <= SHORT) {
+          flush();
+          push({ text: true, line: `[text ${dom.ref(el)}] ${t}` });
+          return;
+        }
       }
       const block = BLOCK.test(el.tagName);
       if (block) flush();

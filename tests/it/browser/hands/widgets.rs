@@ -47,9 +47,10 @@ impl Mcp {
 
 type Task = fn(&mut Hands);
 
-const TASKS: [(&str, Task); 9] = [
+const TASKS: [(&str, Task); 10] = [
     ("sortable list (SortableJS)", sortable),
     ("rich text (Quill)", rich_text),
+    ("an editor in a frame (Quill)", framed_editor),
     ("code editor (CodeMirror 5)", code_editor),
     ("range slider (noUiSlider)", slider),
     ("file drop zone (Dropzone)", drop_zone),
@@ -189,6 +190,25 @@ fn rich_text(h: &mut Hands) {
     h.wait(
         "Quill to make the line a heading",
         "w.getFormat(0, 1).header === 1",
+    );
+}
+
+fn framed_editor(h: &mut Hands) {
+    h.goto("widgets/iframe-editor.html");
+    let snap = h.wait_snapshot("the editor in its frame", |s| {
+        s.lines().any(|l| l.trim_start().starts_with("[textbox f"))
+    });
+    let editor = snap
+        .lines()
+        .find_map(|l| find_ref(l, "[textbox f"))
+        .unwrap_or_else(|| panic!("{snap}"));
+    h.call(
+        "browser_type",
+        json!({"ref": editor, "text": "Hello from the frame", "slowly": true}),
+    );
+    h.wait(
+        "Quill in the frame to hold the text",
+        "document.getElementById('compose').contentWindow.w.getText() === 'Hello from the frame\\n'",
     );
 }
 

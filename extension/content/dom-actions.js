@@ -150,11 +150,14 @@
     return text(`Typed into ${describeShort(el)}${args.slowly === true ? ' key by key' : ''}${after}`);
   }
 
+  // The caret after the last text of an editable element, inside its last block (Firefox
+  // would otherwise start a new paragraph after it).
   function caretAtEnd(el) {
     const sel = document.getSelection();
     if (!sel || (sel.rangeCount && el.contains(sel.anchorNode))) return;
-    sel.selectAllChildren(el);
-    sel.collapseToEnd();
+    let node = el;
+    while (node.lastChild && node.lastChild.nodeName !== 'BR') node = node.lastChild;
+    sel.setPosition(node, node.nodeType === Node.TEXT_NODE ? node.length : node.childNodes.length - (node.lastChild?.nodeName === 'BR' ? 1 : 0));
   }
 
   function select(args) {

@@ -47,7 +47,12 @@ impl Mcp {
 
 type Task = fn(&mut Hands);
 
-const TASKS: [(&str, Task); 10] = [
+const TASKS: [(&str, Task); 12] = [
+    ("plain elements with listeners", plain_listeners),
+    (
+        "a drop zone only geometry makes one (Playwright)",
+        geometry_drop_zone,
+    ),
     ("sortable list (SortableJS)", sortable),
     ("rich text (Quill)", rich_text),
     ("an editor in a frame (Quill)", framed_editor),
@@ -141,6 +146,42 @@ fn ref_after(snap: &str, after: &str, needle: &str) -> Option<String> {
             None
         }
     })
+}
+
+/// What the page world's listener notes give: a `<div>` drop zone and a `<span>` button made by
+/// addEventListener, a control named only by CSS, and a grid of focusable rows whose header
+/// label and cells are what one acts on.
+fn plain_listeners(h: &mut Hands) {
+    h.goto("widgets/plain.html");
+    let snap = h.snapshot();
+    let card = find_ref(&snap, "Card A").unwrap_or_else(|| panic!("{snap}"));
+    let zone = ref_with(&snap, &["[dropzone", "Done"]).unwrap_or_else(|| panic!("{snap}"));
+    let out = h.text("browser_drag", json!({"startRef": card, "endRef": zone}));
+    assert!(out.contains("HTML5 drag and drop: dropped"), "{out}");
+    assert_eq!(h.eval("state.dropped"), "card-a");
+    let save = ref_with(&snap, &["[clickable", "Save draft"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": save}));
+    assert_eq!(h.eval("state.saved"), 1);
+    let name = ref_with(&snap, &["[clickable", "Name"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": name}));
+    assert_eq!(h.eval("state.sorted"), true);
+    let bob = ref_with(&snap, &["[gridcell", "Bob"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": bob, "doubleClick": true}));
+    assert_eq!(h.eval("state.editing"), "Bob");
+}
+
+/// Playwright's hand-made drag: the drop zone has no listener at all (the page checks where the
+/// mouse was released); its short text in a box of its own gives it a ref.
+fn geometry_drop_zone(h: &mut Hands) {
+    h.goto("playwright/input/drag-n-drop-manual.html");
+    let snap = h.snapshot();
+    let from = find_ref(&snap, "Drag me").unwrap_or_else(|| panic!("{snap}"));
+    let to = find_ref(&snap, "Drop here").unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_drag", json!({"startRef": from, "endRef": to}));
+    assert_eq!(
+        h.eval("document.getElementById('to').textContent"),
+        "Dropped"
+    );
 }
 
 fn sortable(h: &mut Hands) {

@@ -11,8 +11,11 @@ pub(crate) async fn connected_chromium(exe: &Path, d: &Daemon) -> Chromium {
 }
 
 /// A Chromium whose extension looks for daemons in `disco` through its native host.
+/// BENCH_EXTENSION=DIR loads another build of the extension (a variant under study) instead.
 pub(crate) async fn host_chromium(exe: &Path, disco: &Path) -> Chromium {
-    let ext = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
+    let ext = std::env::var_os("BENCH_EXTENSION")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("extension"));
     host_chromium_with(exe, disco, &ext).await
 }
 

@@ -135,7 +135,7 @@ fn socket() -> PathBuf {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os(crate::paths::SOCKET_ENV).map(PathBuf::from))
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(crate::paths::default_socket_path)
+        .unwrap_or_else(crate::paths::client_socket_path)
 }
 
 /// `GET path` on the daemon, or `None` when it does not answer quickly.

@@ -105,6 +105,39 @@ fn processes_of(uid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Users and temp dirs a killed test run left behind (its drop never ran): each base dir
+/// names the test process that made it, and a dead one's are removed.
+fn sweep_leftovers() {
+    let Ok(passwd) = std::fs::read_to_string("/etc/passwd") else {
+        return;
+    };
+    for line in passwd.lines() {
+        let fields: Vec<&str> = line.split(':').collect();
+        let (Some(name), Some(home)) = (fields.first(), fields.get(5)) else {
+            continue;
+        };
+        let Some(base) = home.strip_suffix("/home") else {
+            continue;
+        };
+        if !name.starts_with("bmcp") || !base.starts_with("/tmp/bmcp-ssh") {
+            continue;
+        }
+        let owner = std::fs::read_to_string(format!("{base}/pid"))
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok());
+        let alive = owner.is_some_and(|pid| {
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        });
+        if !alive {
+            let _ = Command::new("/usr/sbin/userdel")
+                .args(["-r", name])
+                .stderr(Stdio::null())
+                .status();
+            let _ = std::fs::remove_dir_all(base);
+        }
+    }
+}
+
 impl Machines {
     /// `None` (with the reason, and a failure under CI) when this machine cannot play both.
     pub fn new(test: &str) -> Option<Machines> {
@@ -129,11 +162,13 @@ impl Machines {
             );
             return None;
         }
+        sweep_leftovers();
         let base = tempfile::Builder::new()
             .prefix("bmcp-ssh")
             .tempdir_in("/tmp")
             .unwrap();
         mode(base.path(), 0o755);
+        std::fs::write(base.path().join("pid"), std::process::id().to_string()).unwrap();
         let b = |rel: &str| base.path().join(rel);
         let mut nonce = [0u8; 4];
         getrandom::fill(&mut nonce).unwrap();

@@ -93,6 +93,20 @@ fn each_way_a_link_fails_has_its_code_and_its_words() {
     assert_eq!(e["details"]["link"], "VERSION_MISMATCH", "{e}");
     assert_eq!(e["details"]["controlApi"], 1, "{e}");
 
+    // A browserctl there from before remote use: clap refuses the subcommand.
+    m.with_remote_browserctl(
+        "#!/bin/sh\necho \"error: unrecognized subcommand 'dial-stdio'\" >&2\nexit 2\n",
+    );
+    let e = tabs(m.devbox_ctl(), "ssh://laptop");
+    assert_eq!(e["details"]["link"], "VERSION_MISMATCH", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("same browser-mcp version"),
+        "{e}"
+    );
+
     // No browserctl on the other side: for --host, and for forward (which then gives up at
     // once rather than trying forever).
     m.without_remote_browserctl();

@@ -337,9 +337,21 @@ impl Machines {
         }
     }
 
-    /// Serves sessions a PATH without browserctl (the next start of sshd).
+    /// Serves sessions a PATH without browserctl (sshd restarted).
     pub fn without_remote_browserctl(&mut self) {
         self.session_path = "/usr/bin:/bin".into();
+        self.stop_sshd();
+        self.start_sshd();
+    }
+
+    /// Serves sessions a PATH whose browserctl is this shell script (sshd restarted).
+    pub fn with_remote_browserctl(&mut self, script: &str) {
+        let dir = self.path("other-bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        mode(&dir, 0o755);
+        std::fs::write(dir.join("browserctl"), script).unwrap();
+        mode(&dir.join("browserctl"), 0o755);
+        self.session_path = format!("{}:/usr/bin:/bin", dir.display());
         self.stop_sshd();
         self.start_sshd();
     }

@@ -47,7 +47,7 @@ impl Mcp {
 
 type Task = fn(&mut Hands);
 
-const TASKS: [(&str, Task); 12] = [
+const TASKS: [(&str, Task); 13] = [
     ("plain elements with listeners", plain_listeners),
     (
         "a drop zone only geometry makes one (Playwright)",
@@ -63,6 +63,7 @@ const TASKS: [(&str, Task); 12] = [
     ("tooltip on hover (Tippy.js)", hover_tooltip),
     ("date picker (flatpickr)", date_picker),
     ("searchable select (Tom Select)", combobox),
+    ("web components (Fluent UI)", web_components),
 ];
 
 /// The tasks a second time over MCP: one of each kind of gesture (an HTML5 drag, typing key by
@@ -418,5 +419,45 @@ fn combobox(h: &mut Hands) {
     h.wait(
         "Tom Select to hold two tags",
         "JSON.stringify(w2.getValue()) === '[\"fjd\",\"sea\"]'",
+    );
+}
+
+/// A design system's select, checkbox and dialog, each a custom element with a shadow root.
+fn web_components(h: &mut Hands) {
+    h.goto("widgets/webcomponents.html");
+    h.wait(
+        "the components",
+        "window.ready === true && customElements.get('fluent-select') !== undefined",
+    );
+    let snap = h.snapshot();
+    let size = ref_with(&snap, &["[combobox", "Size"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": size}));
+    let snap = h.wait_snapshot("the open select", |s| {
+        s.lines()
+            .any(|l| l.starts_with("[option") && l.contains("Large"))
+    });
+    let large = ref_with(&snap, &["[option", "Large"]).unwrap();
+    h.call("browser_click", json!({"ref": large}));
+    h.wait(
+        "the select to hold Large",
+        "document.getElementById('size').value === 'l'",
+    );
+    let terms =
+        ref_with(&snap, &["[checkbox", "I accept the terms"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": terms}));
+    h.wait(
+        "the box to be checked",
+        "document.getElementById('terms').checked === true",
+    );
+    let open =
+        ref_with(&snap, &["[button", "Shipping details"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": open}));
+    let snap = h.wait_snapshot("the dialog", |s| s.contains("Close the details"));
+    let close =
+        ref_with(&snap, &["[button", "Close the details"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": close}));
+    h.wait(
+        "the dialog to close",
+        "document.getElementById('details').hidden === true",
     );
 }

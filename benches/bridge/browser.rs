@@ -10,8 +10,23 @@ pub(crate) async fn connected_chromium(exe: &Path, d: &Daemon) -> Chromium {
     c
 }
 
-/// A Chromium whose extension looks for daemons in `disco` through its native host.
-/// BENCH_EXTENSION=DIR loads another build of the extension (a variant under study) instead.
+/// The person's choice in the extension's options page: *Allow everywhere* (issue 31), so that
+/// the rows measure calls, not a consent prompt nobody answers.
+const ALLOW_EVERYWHERE: &str = r#"(async () => {
+    for (let i = 0; i < 200 && !document.getElementById('default-mode')?.value; i++) await new Promise((r) => setTimeout(r, 50));
+    const select = document.getElementById('default-mode');
+    select.value = 'allow';
+    select.dispatchEvent(new Event('change'));
+    for (let i = 0; i < 200; i++) {
+        if ((await chrome.storage.local.get('defaultMode')).defaultMode === 'allow') return true;
+        await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+})()"#;
+
+/// A Chromium whose extension looks for daemons in `disco` through its native host, with
+/// agents allowed everywhere. BENCH_EXTENSION=DIR loads another build of the extension (a
+/// variant under study) instead.
 pub(crate) async fn host_chromium(exe: &Path, disco: &Path) -> Chromium {
     let ext = std::env::var_os("BENCH_EXTENSION")
         .map(PathBuf::from)
@@ -21,6 +36,29 @@ pub(crate) async fn host_chromium(exe: &Path, disco: &Path) -> Chromium {
 
 /// The same with the extension loaded from `ext` (a copy the bench has changed).
 pub(crate) async fn host_chromium_with(exe: &Path, disco: &Path, ext: &Path) -> Chromium {
+    let mut c = launch_host_chromium(exe, disco, ext).await;
+    let (target, session) = c.new_tab().await;
+    let options = "chrome-extension://jldadifenendlhihnlmegbljijfhnffa/ui/options.html";
+    // The extension may still be loading: its page appears once it is up.
+    let start = std::time::Instant::now();
+    loop {
+        c.send(Some(&session), "Page.navigate", json!({ "url": options }))
+            .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if c.eval(&session, "!!document.getElementById('default-mode')")
+            .await
+            == json!(true)
+        {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "no options page");
+    }
+    assert_eq!(c.eval(&session, ALLOW_EVERYWHERE).await, json!(true));
+    c.close_tab(&target).await;
+    c
+}
+
+async fn launch_host_chromium(exe: &Path, disco: &Path, ext: &Path) -> Chromium {
     std::fs::create_dir_all(disco).unwrap();
     Chromium::launch(exe, Some(ext), |profile| {
         let out = Command::new(CTL)

@@ -5,6 +5,10 @@
 //   (per site, or by default for every site).
 // - browser_evaluate is hidden unless enabled in the options (builtins.js also refuses it).
 // - A site in "ask" mode exposes the same tools, but every call waits for the user's answer.
+//   Sites the person has not set follow the default, "ask" on a fresh install: the first call
+//   on a site asks, and "always for this site" sets it to "allow" (issue 31). A tab an agent
+//   opened and a browser the daemon launched do not wait on the default, only on a site the
+//   person set to "ask" themselves (activity.js).
 // - The eyes (console, network, downloads, screenshots, tabs) are built-ins like the rest; what
 //   they record follows the same rule (observe.js records nothing of a site whose built-ins
 //   are hidden).
@@ -135,5 +139,8 @@ export function checkCall(tab, toolName, isBuiltin, s = settings()) {
   if (isBuiltin && !p.builtins) {
     throw new ToolError(Code.SITE_DISABLED, `built-in tools are turned off for ${where} in this browser (browser-mcp extension settings)`);
   }
-  return { mode: p.mode, sites };
+  // Whether a site itself is set to "ask" (not only by the default): then even the agent's own
+  // tabs and a managed browser ask.
+  const explicit = sites.some((site) => s.sites[site]?.mode === 'ask');
+  return { mode: p.mode, sites, explicit };
 }

@@ -6,8 +6,9 @@
 export const DEFAULTS = Object.freeze({
   // origin -> { mode: 'allow' | 'ask' | 'off', builtins?: boolean }
   sites: {},
-  // For sites not in `sites`.
-  defaultMode: 'allow',
+  // For sites not in `sites`: a call on a site the person has not allowed waits for their
+  // answer (issue 31). "allow" (allow everywhere) is the person's explicit choice in the options.
+  defaultMode: 'ask',
   builtinsByDefault: true,
   evaluateEnabled: false,
   // How long an "ask" prompt waits for the user. Below the daemon's default per-attempt call

@@ -94,7 +94,8 @@ function renderActivity(calls) {
       el('td', { class: 'mono', text: c.tool }),
       el('td', {}, outcome(c), c.code ? el('div', { class: 'muted', text: `${c.code}: ${c.message}` }) : null),
       el('td', { text: c.ms != null ? duration(c.ms) : '…' }),
-      el('td', { class: 'mono', text: String(c.port) }))));
+      el('td', { class: 'mono', text: String(c.port) }),
+      el('td', { class: 'mono', text: c.agent || '—' }))));
 }
 
 async function setSite(site, patch) {
@@ -152,4 +153,8 @@ $('clear-activity').addEventListener('click', () => ask({ type: 'face:clearActiv
 
 chrome.storage.local.get('sessionId').then(({ sessionId }) => ($('session').textContent = sessionId || ''));
 wirePairForm();
-live(render);
+// The popup's "Activity log" link lands here: focus on the log once it is drawn, for the
+// keyboard and the screen reader as for the eye.
+live(render).then(() => {
+  if (location.hash === '#activity-h') $('activity-h').focus();
+});

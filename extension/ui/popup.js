@@ -69,12 +69,14 @@ function renderPending(prompts) {
   $('pending-section').hidden = !prompts.length;
   const now = Date.now();
   replace($('pending'), prompts.map((p) =>
-    el('div', { class: 'prompt', role: 'group', 'aria-label': `Allow ${p.tool}?` },
-      el('div', {}, el('strong', { text: p.tool }), ` on ${p.site} for the daemon on port ${p.port}`),
+    el('div', { class: 'prompt', role: 'group', 'aria-label': `Allow ${p.agent || 'a program'} to run ${p.tool} on ${p.site}?` },
+      el('div', { class: 'agent' }, el('span', { class: 'agent-name', text: p.agent || 'A program' }), ` (through the daemon on port ${p.port}) wants to run`),
+      el('div', {}, el('strong', { text: p.tool }), ` on ${p.site}`),
       p.args !== '{}' ? el('div', { class: 'mono muted', text: p.args.length > 200 ? `${p.args.slice(0, 197)}…` : p.args }) : null,
       el('div', { class: 'actions' },
-        el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, true) }),
-        el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, false) }),
+        el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, 'once') }),
+        el('button', { dataset: { key: `always-${p.id}` }, text: 'Always for this site', 'aria-label': `Always allow agents on ${p.site}`, onclick: () => answer(p.id, 'always') }),
+        el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, 'deny') }),
         el('span', { class: 'muted countdown', 'data-deadline': p.deadline })))));
   // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
   // out from under a click.
@@ -122,11 +124,12 @@ function renderCalls(calls) {
       el('td', { class: 'mono', text: c.tool }),
       el('td', { class: 'when', title: clock(c.at), text: ago(c.at, now) }),
       el('td', {}, outcome(c)),
-      el('td', { class: 'took', text: c.ms != null ? duration(c.ms) : '…' }))));
+      el('td', { class: 'took', text: c.ms != null ? duration(c.ms) : '…' }),
+      el('td', { class: 'agent', text: c.agent || '—' }))));
 }
 
-async function answer(id, allow) {
-  await ask({ type: 'face:answer', id, allow });
+async function answer(id, choice) {
+  await ask({ type: 'face:answer', id, choice });
 }
 
 // Read-modify-write of the one site's entry; the worker applies it when storage changes.

@@ -1,13 +1,15 @@
 // Every tool call passes through here: the site policy decides (and in "ask" mode the user),
 // then the call runs; each call is counted while in flight (badge) and logged when done
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
-// The log keeps tool, site, tab title, timing and outcome, never the arguments or results.
+// The log keeps tool, agent, site, tab title, timing and outcome, never the arguments or results.
 import { errorBody } from '../shared/protocol.js';
 import { setInFlight, uiChanged } from './badge.js';
 import { checkCall, siteOf } from '../shared/policy.js';
 import * as consent from './consent.js';
 import { getTab } from './page.js';
 import { isBuiltinName } from './builtins.js';
+import { isAgentTab } from './agent-tabs.js';
+import { isManagedBrowser } from './managed.js';
 
 const LIMIT = 200;
 const running = new Map(); // id -> entry
@@ -20,8 +22,13 @@ export async function loadActivity() {
   if (Array.isArray(activity)) log = [...log, ...activity].slice(0, LIMIT);
 }
 
-export async function runCall({ tabId, toolName, args }, port, call) {
-  const e = { id: `${Date.now()}-${++seq}`, tabId, tool: String(toolName ?? ''), port, at: Date.now(), state: 'running', site: null, title: '', waitMs: 0 };
+// Who asks, as the daemon names it (an MCP client's name, `browserctl`), cut to a line.
+function agentOf(agent) {
+  return typeof agent === 'string' && agent.trim() ? agent.trim().slice(0, 60) : null;
+}
+
+export async function runCall({ tabId, toolName, args, agent }, port, call) {
+  const e = { id: `${Date.now()}-${++seq}`, tabId, tool: String(toolName ?? ''), agent: agentOf(agent), port, at: Date.now(), state: 'running', site: null, title: '', waitMs: 0 };
   running.set(e.id, e);
   changed();
   try {
@@ -30,13 +37,15 @@ export async function runCall({ tabId, toolName, args }, port, call) {
       const tab = await getTab(tabId);
       e.site = siteOf(tab.url || tab.pendingUrl);
       e.title = tab.title || '';
-      const { mode, sites } = checkCall(tab, toolName, isBuiltinName(toolName));
-      if (mode === 'ask') {
+      const { mode, sites, explicit } = checkCall(tab, toolName, isBuiltinName(toolName));
+      // The agent's own tab, or a browser the daemon launched: the default does not ask there.
+      const free = !explicit && (isManagedBrowser() || (await isAgentTab(tabId)));
+      if (mode === 'ask' && !free) {
         e.state = 'waiting';
         changed();
         const asked = Date.now();
         try {
-          await consent.ask({ tabId, site: sites.join(' → '), tool: toolName, args, port, title: e.title });
+          await consent.ask({ tabId, sites, tool: toolName, args, port, title: e.title, agent: e.agent });
         } finally {
           e.waitMs = Date.now() - asked;
         }

@@ -1,5 +1,8 @@
 // "Ask" mode: a call waits until the user allows or denies it, in a desktop notification or in
 // the popup, and fails with USER_DENIED, or USER_CONSENT_TIMEOUT when nobody answers in time.
+// The prompt names who asks (the agent), the site and the tool; the person allows this call
+// once, allows the site for good ("always for this site": the site's mode becomes "allow"), or
+// denies.
 import { Code, ToolError } from '../shared/protocol.js';
 import { settings } from '../shared/settings.js';
 import { uiChanged } from './badge.js';
@@ -11,15 +14,16 @@ let seq = 0;
 
 // A daemon that times out an attempt may send the same call again: it joins the prompt that is
 // already on screen instead of raising a second one.
-const keyOf = (p) => `${p.tabId}|${p.tool}|${p.argsText}`;
+const keyOf = (p) => `${p.tabId}|${p.agent}|${p.tool}|${p.argsText}`;
 
-export function ask({ tabId, site, tool, args, port, title }) {
+export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
   const argsText = JSON.stringify(args ?? {});
-  const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, tool, argsText }));
+  const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, agent, tool, argsText }));
   if (same) return same.promise;
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
-  const prompt = { id, tabId, site, tool, argsText, port, title, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
+  const site = sites.join(' → ');
+  const prompt = { id, tabId, sites, site, tool, argsText, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
   prompt.promise = new Promise((resolve, reject) => {
     prompt.settle = (allowed, error) => {
       if (!pending.delete(id)) return;
@@ -41,24 +45,46 @@ export function ask({ tabId, site, tool, args, port, title }) {
   return prompt.promise;
 }
 
-export function answer(id, allowed) {
+// `choice`: 'once', 'always' (this call, and the prompt's sites from now on) or 'deny'; true
+// and false stand for once and deny.
+export async function answer(id, choice) {
   const p = pending.get(id);
   if (!p) return false;
-  p.settle(allowed, new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}`));
+  const how = choice === true ? 'once' : choice === false ? 'deny' : choice;
+  if (how === 'always') {
+    await allowSites(p.sites);
+    // Other calls waiting on the same sites are answered by the same choice.
+    for (const other of [...pending.values()]) {
+      if (other.sites.every((site) => p.sites.includes(site))) other.settle(true);
+    }
+    return true;
+  }
+  p.settle(how === 'once', new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}${p.agent ? ` for ${p.agent}` : ''}`));
   return true;
+}
+
+// Read-modify-write of the sites' entries, as the popup writes them; the worker's settings
+// follow through chrome.storage.onChanged.
+async function allowSites(sites) {
+  const { sites: stored = {} } = await chrome.storage.local.get('sites');
+  const next = { ...stored };
+  for (const site of sites) next[site] = { ...next[site], mode: 'allow' };
+  await chrome.storage.local.set({ sites: next });
 }
 
 export function list(tabId) {
   return [...pending.values()]
     .filter((p) => tabId == null || p.tabId === tabId)
-    .map(({ id, tabId: t, site, tool, argsText, port, title, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, createdAt, deadline }));
+    .map(({ id, tabId: t, site, tool, argsText, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, agent, createdAt, deadline }));
 }
 
 function formatMs(ms) {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-// Chromium's notifications carry the answer buttons, and closing one denies. Firefox's have no
+// Chromium's notifications carry two answer buttons (allow once, deny: a notification has no
+// room for a third), a click on the notification itself opens the popup with all three, and
+// closing one denies. Firefox's have no
 // buttons nor requireInteraction, and its onClosed claims byUser for every close (also when the
 // desktop expires the notification, or has no notification service at all), so there the
 // notification says "click to answer", a click opens the popup in a small window, and closing
@@ -66,12 +92,13 @@ function formatMs(ms) {
 function notify(p) {
   if (!chrome.notifications) return;
   const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
-  const message = `A program using browser-mcpd (port ${p.port}) wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
+  const who = p.agent ? `“${p.agent}” (through browser-mcpd, port ${p.port})` : `A program using browser-mcpd (port ${p.port})`;
+  const message = `${who} wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
   const deadline = `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`;
-  const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: `Allow ${p.tool} on ${new URL(p.site).host}?` };
+  const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: `Allow ${p.tool} on ${p.sites.map((site) => new URL(site).host).join(' → ')}?` };
   const options = isFirefox
     ? { ...common, message: `${message} Click to answer. ${deadline}.` }
-    : { ...common, message, contextMessage: deadline, buttons: [{ title: 'Allow once' }, { title: 'Deny' }], requireInteraction: true, priority: 2 };
+    : { ...common, message, contextMessage: `${deadline}. Click here to allow this site always`, buttons: [{ title: 'Allow once' }, { title: 'Deny' }], requireInteraction: true, priority: 2 };
   chrome.notifications.create(p.id, options).catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
 }
 
@@ -97,6 +124,6 @@ function closeAnswerWindow(id) {
 }
 
 // Registered at module load, i.e. synchronously at service-worker start.
-chrome.notifications?.onButtonClicked?.addListener((id, button) => answer(id, button === 0));
+chrome.notifications?.onButtonClicked?.addListener((id, button) => answer(id, button === 0 ? 'once' : 'deny'));
 chrome.notifications?.onClicked.addListener((id) => openAnswerWindow(id));
-if (!isFirefox) chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, false));
+if (!isFirefox) chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, 'deny'));

@@ -5,6 +5,7 @@ import { admitPageTools, withRefused } from '../shared/page-tools.js';
 import { getTab, isWebUrl, sendToPage } from './page.js';
 import { findTab, queryTabs, seen, started } from './navigations.js';
 import { offSite, shownPlace, toolOffer } from '../shared/policy.js';
+import { markAgentTab } from './agent-tabs.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const refusedTools = new Map(); // tabId -> names of the page's tools refused for their size
@@ -144,6 +145,7 @@ export async function openTab({ url, focus, requestId, group }) {
   // where a new tab is going (navigations.js). Grouped before too, so the daemon's answer
   // (tabCreated) comes once the tab is in its group.
   const created = chrome.tabs.create({ url: target, active }).then(async (tab) => {
+    await markAgentTab(tab.id);
     if (target !== 'about:blank') started(tab.id, target);
     if (title) await joinGroup(tab, title);
     return tab;

@@ -293,6 +293,7 @@ pub async fn run(
         retry_on_timeout: a.retry_on_timeout,
         call_id: Some(id.clone()),
         upload_roots: Vec::new(),
+        agent: Some("browserctl".to_owned()),
     };
     let req = named_files(req)?;
     let call = c.json::<CallResponse>(Method::POST, "/v1/call", Some(&req));

@@ -212,6 +212,7 @@ impl<B: Backend> Inner<B> {
             args: Some(args),
             call_id: Some(call_id.clone()),
             upload_roots: super::roots::current(),
+            agent: self.agent.get().cloned(),
             ..CallRequest::default()
         };
         let call = self.backend.call(req);

@@ -58,6 +58,9 @@ pub(super) struct Inner<B> {
     pub(super) tabs: tokio::sync::watch::Sender<SessionTabs>,
     /// Tabs in scope already put in this client's tab group.
     grouped: Mutex<HashSet<String>>,
+    /// The client's name (`clientInfo.name` at `initialize`), sent with each call so that the
+    /// browser's consent prompt names who asks.
+    pub(super) agent: OnceLock<String>,
 }
 
 #[derive(Default)]
@@ -92,6 +95,7 @@ impl<B: Backend> McpServer<B> {
                 log: ClientLog::default(),
                 tabs: tokio::sync::watch::Sender::new(SessionTabs::default()),
                 grouped: Mutex::new(HashSet::new()),
+                agent: OnceLock::new(),
             }),
             _stop: stop.drop_guard(),
         }
@@ -502,6 +506,10 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             let _ = slot.0.set(self.inner());
         }
         context.peer.set_peer_info(request.clone());
+        let _ = self
+            .inner
+            .agent
+            .set(groups::group_for(Some(request.client_info.clone())).title);
         let answer = self.negotiate_initialize(&request);
         self.inner
             .initialized

@@ -378,6 +378,10 @@ pub enum ServerMessage<'a> {
         tab_id: TabId,
         tool_name: &'a str,
         args: &'a RawValue,
+        /// Not in seed 001 (additive): who asks (an MCP client's name, `browserctl`), for the
+        /// person the browser asks before the call acts on a site.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<&'a str>,
     },
     #[serde(rename_all = "camelCase")]
     DiscoverTools {
@@ -611,12 +615,23 @@ mod tests {
             tab_id: 123,
             tool_name: "search",
             args: &args,
+            agent: None,
         };
         let v: Value = serde_json::from_str(&m.to_json()).unwrap();
         assert_eq!(
             v,
             json!({"type":"callTool","sessionId":"s","callId":"call_1","tabId":123,"toolName":"search","args":{"query":"test"}})
         );
+        let named = ServerMessage::CallTool {
+            session_id: "s",
+            call_id: "call_1",
+            tab_id: 123,
+            tool_name: "search",
+            args: &args,
+            agent: Some("claude-code"),
+        };
+        let v: Value = serde_json::from_str(&named.to_json()).unwrap();
+        assert_eq!(v["agent"], "claude-code", "additive: {v}");
         let v: Value = serde_json::from_str(&ServerMessage::Pong.to_json()).unwrap();
         assert_eq!(v, json!({"type":"pong"}));
     }

@@ -244,6 +244,10 @@ pub struct CallRequest {
     /// front. Absolute paths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upload_roots: Vec<String>,
+    /// Who asks, in words a person knows: an MCP client's name, `browserctl`. The browser
+    /// names it when it asks the person whether this call may act on a site (issue 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]

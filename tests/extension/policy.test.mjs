@@ -22,8 +22,17 @@ test('a site is an http(s) origin; anything else is none', () => {
 test('defaults fill what a site does not set', () => {
   const s = with_({ sites: { 'https://a.test': { mode: 'ask' } }, builtinsByDefault: false });
   assert.deepEqual(sitePolicy('https://a.test', s), { site: 'https://a.test', listed: true, mode: 'ask', builtins: false, evaluate: false });
-  assert.equal(sitePolicy('https://b.test', s).mode, 'allow');
+  assert.equal(sitePolicy('https://b.test', s).mode, 'ask', 'a fresh install asks');
   assert.equal(sitePolicy('https://b.test', s).listed, false);
+  assert.equal(sitePolicy('https://b.test', with_({ defaultMode: 'allow' })).mode, 'allow');
+});
+
+test('an "ask" of the default is told from a site the person set to ask', () => {
+  const s = with_({ sites: { 'https://ask.test': { mode: 'ask' }, 'https://quiet.test': { builtins: false } } });
+  assert.deepEqual(checkCall({ url: 'https://new.test/' }, 'search', false, s), { mode: 'ask', sites: ['https://new.test'], explicit: false });
+  assert.deepEqual(checkCall({ url: 'https://quiet.test/' }, 'search', false, s), { mode: 'ask', sites: ['https://quiet.test'], explicit: false });
+  assert.equal(checkCall({ url: 'https://new.test/', pendingUrl: 'https://ask.test/' }, 'search', false, s).explicit, true);
+  assert.deepEqual(checkCall({ url: 'https://new.test/' }, 'search', false, with_({ defaultMode: 'allow' })), { mode: 'allow', sites: ['https://new.test'], explicit: false });
 });
 
 test('an off site offers nothing, and says why', () => {
@@ -63,7 +72,7 @@ test('the strictest policy of the committed and the pending site applies', () =>
 });
 
 test('a built-in call on a site whose built-ins are off is refused; its page tools are not', () => {
-  const s = with_({ sites: { 'https://a.test': { builtins: false } } });
+  const s = with_({ sites: { 'https://a.test': { mode: 'allow', builtins: false } } });
   assert.throws(() => checkCall({ url: 'https://a.test/' }, 'browser_click', true, s), (e) => e.code === 'SITE_DISABLED');
   assert.equal(checkCall({ url: 'https://a.test/' }, 'search', false, s).mode, 'allow');
   assert.deepEqual(checkCall({ url: 'about:blank' }, 'browser_click', true, s), { mode: 'allow', sites: [] });

@@ -6,7 +6,8 @@ import { DEFAULTS, normalize, settings } from '../../extension/shared/settings.j
 
 test('the in-memory settings start as the defaults', () => {
   assert.deepEqual(settings(), { ...DEFAULTS });
-  assert.equal(DEFAULTS.defaultMode, 'allow');
+  // A fresh install asks before an agent acts on a site (issue 31); "allow" is the person's choice.
+  assert.equal(DEFAULTS.defaultMode, 'ask');
   assert.ok(Object.isFrozen(DEFAULTS));
 });
 

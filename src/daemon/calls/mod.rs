@@ -141,7 +141,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
         };
         let outcome = match outcome {
-            Ok(r) => attempt_once(d, &r, &req.tool, &args, timeout).await,
+            Ok(r) => attempt_once(d, &r, &req.tool, &args, req.agent.as_deref(), timeout).await,
             Err(e) => Err(e),
         };
         let outcome = match (outcome, policy.budget) {
@@ -283,6 +283,7 @@ async fn attempt_once(
     route: &Resolved,
     tool: &str,
     args: &RawValue,
+    agent: Option<&str>,
     timeout: Duration,
 ) -> Result<Box<RawValue>, Error> {
     let id = next_id("call");
@@ -292,6 +293,7 @@ async fn attempt_once(
         tab: route.target.tab,
         tool: tool.to_owned(),
         args: args.to_owned(),
+        agent: agent.map(str::to_owned),
         reply,
     };
     let what = format!("callTool `{tool}` on {}", route.target);

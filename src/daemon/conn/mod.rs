@@ -43,6 +43,8 @@ pub enum Request {
         tab: Option<TabId>,
         tool: String,
         args: Box<RawValue>,
+        /// Who asks (`CallRequest::agent`), for the browser's consent prompt.
+        agent: Option<String>,
         reply: Reply<Box<RawValue>>,
     },
     Discover {
@@ -93,6 +95,7 @@ impl Request {
                 tool,
                 args,
                 reply,
+                ..
             } => Some(TablessCall {
                 id,
                 tool,

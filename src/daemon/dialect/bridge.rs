@@ -118,6 +118,7 @@ impl Dialect for Bridge {
                 tab: Some(tab_id),
                 tool,
                 args,
+                agent,
                 reply,
             } => {
                 let frame = ServerMessage::CallTool {
@@ -126,6 +127,7 @@ impl Dialect for Bridge {
                     tab_id,
                     tool_name: &tool,
                     args: &args,
+                    agent: agent.as_deref(),
                 }
                 .to_json();
                 link.ask(id, Waiter::Call(reply), frame);

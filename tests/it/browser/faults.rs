@@ -41,6 +41,15 @@ const AT_ONCE: Duration = Duration::from_secs(4);
 /// The longest a browser may take to come back after a fault.
 const RECOVERY: Duration = Duration::from_secs(30);
 
+/// What the person chose in the extension's settings for agents on their sites.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sites {
+    /// A fresh install: a call on a site the person has not allowed asks first.
+    AskFirst,
+    /// *Allow everywhere*, chosen in the options page.
+    AllowEverywhere,
+}
+
 /// Chromium with the extension, paired with a daemon on a scanned port, and the page server.
 /// Fields drop in order: the browser first, the machine-wide lock last.
 pub(crate) struct Rig {
@@ -52,15 +61,24 @@ pub(crate) struct Rig {
 }
 
 impl Rig {
-    /// None (after a loud SKIPPED) without Chromium.
+    /// None (after a loud SKIPPED) without Chromium. The person lets agents act on every site.
     pub(crate) fn start(test: &str, daemon_args: &[&str]) -> Option<Rig> {
+        Rig::with_sites(test, daemon_args, Sites::AllowEverywhere)
+    }
+
+    /// The same, with the extension as a fresh install has it, or the person's choice.
+    pub(crate) fn with_sites(test: &str, daemon_args: &[&str], sites: Sites) -> Option<Rig> {
         let exe = chromium_or_skip(test)?;
         let lock = machine_wide_lock();
         let pages = PageServer::page(PAGE);
         let d = daemon_in_scan_range(daemon_args);
         let profile = tempfile::tempdir().unwrap();
-        let b = Browser::launch(&exe, profile.path(), "about:blank");
+        let mut b = Browser::launch(&exe, profile.path(), "about:blank");
         pair_browser(profile.path(), &d);
+        if sites == Sites::AllowEverywhere {
+            // Not a test of consent: the person lets agents act everywhere (issue 31).
+            b.allow_everywhere();
+        }
         Some(Rig {
             b,
             d: Some(d),

@@ -1,6 +1,7 @@
-//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs, upload roots.
+//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs, upload roots, consent.
 
 pub mod conformance;
+pub mod consent;
 pub mod front;
 pub mod own_tabs;
 pub mod rmcp_client;

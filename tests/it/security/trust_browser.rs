@@ -200,7 +200,9 @@ fn impostor_beside_the_native_host(test: &str, host_delay_s: Option<u32>) {
             |r| r["event"] == "request",
         );
     }
-    // The host names the real daemon, which gets the tab and answers a call on it.
+    // The host names the real daemon, which gets the tab and answers a call on it (the
+    // person allows agents everywhere: consent is not what this test is about).
+    b.allow_everywhere();
     the_secret_page_reaches(&d, &url);
 
     // The settings page says who is trusted, and why, in words.
@@ -292,6 +294,7 @@ fn in_firefox_an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_afte
 
     // Paired the way a person does: the real daemon gets the tab.
     ff.pair(&d);
+    ff.allow_everywhere();
     the_secret_page_reaches(&d, &url);
     // The extension offers its pairing to the impostor too, which fails to prove it.
     let refused = ff.wait_for(

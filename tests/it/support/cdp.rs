@@ -354,6 +354,19 @@ impl Browser {
         Page { session, target }
     }
 
+    /// The person chooses *Allow everywhere* in the extension's settings page (see
+    /// [`crate::support::chromium::ALLOW_EVERYWHERE`]), which then closes.
+    pub(crate) fn allow_everywhere(&mut self) {
+        let url = format!(
+            "chrome-extension://{}/ui/options.html",
+            crate::support::chromium::EXTENSION_ID
+        );
+        let options = self.open(&url);
+        let chosen = self.eval(&options, crate::support::chromium::ALLOW_EVERYWHERE);
+        assert_eq!(chosen, json!(true), "Allow everywhere, in the options page");
+        self.close_page(&options);
+    }
+
     /// Closes one tab, as a person closes it.
     pub(crate) fn close_page(&mut self, page: &Page) {
         self.send(None, "Target.closeTarget", json!({"targetId": page.target}));

@@ -385,6 +385,21 @@ impl Firefox {
         code
     }
 
+    /// The person chooses *Allow everywhere* in the extension's settings page (see
+    /// [`crate::support::chromium::ALLOW_EVERYWHERE`]), which then closes.
+    pub fn allow_everywhere(&mut self) {
+        let options = self.open_extension_page("ui/options.html");
+        let chosen = self.eval(&options, crate::support::chromium::ALLOW_EVERYWHERE);
+        assert_eq!(
+            chosen,
+            serde_json::json!(true),
+            "Allow everywhere, in the options page"
+        );
+        self.bidi
+            .close(&options)
+            .unwrap_or_else(|e| panic!("close the options page: {e}"));
+    }
+
     /// SIGKILL to the browser process alone (see [`Process::kill`]).
     pub fn kill(&mut self) {
         self.process.kill();

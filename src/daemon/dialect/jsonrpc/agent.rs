@@ -166,6 +166,7 @@ async fn agent_call(
         tab: Some(target.to_string()),
         args: p.arguments,
         timeout_ms,
+        agent: Some(format!("JSON-RPC agent {session}")),
         ..CallRequest::default()
     };
     Ok(calls::call(d, req).await?.result)

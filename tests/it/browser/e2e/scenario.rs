@@ -93,11 +93,13 @@ fn launch(
             } else {
                 &[]
             };
-            let b = Browser::launch_with(&exe, profile.path(), start, flags);
+            let mut b = Browser::launch_with(&exe, profile.path(), start, flags);
             if discovery == Discovery::PortScan {
                 // Found by the scan, trusted once paired (issue 21).
                 pair_browser(profile.path(), d);
             }
+            // Not a test of consent: the person lets agents act everywhere (issue 31).
+            b.allow_everywhere();
             Some(Box::new(ChromiumTab::launched(b, start).keeping(profile)))
         }
         Family::Firefox => {
@@ -131,6 +133,8 @@ fn launch(
                 // Found by the scan, trusted once paired (issue 21).
                 ff.pair(d);
             }
+            // Not a test of consent: the person lets agents act everywhere (issue 31).
+            ff.allow_everywhere();
             let page = ff.show(start);
             Some(Box::new(FirefoxTab::new(ff, page)))
         }

@@ -47,10 +47,12 @@ fn in_chromium() {
     // extension keeps those lines until one is.
     let downloads = tempfile::tempdir().unwrap();
     let start = pages.url("eyes-console.html?early");
-    let (browser, profile) = launch(&exe, &start, downloads.path());
+    let (mut browser, profile) = launch(&exe, &start, downloads.path());
     let d = daemon_in_scan_range(&[]);
     // Found by the scan, trusted once paired (issue 21).
     pair_browser(profile.path(), &d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    browser.allow_everywhere();
     let mut eyes = Eyes {
         d,
         browser,

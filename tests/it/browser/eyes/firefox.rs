@@ -22,6 +22,8 @@ fn in_firefox() {
     };
     let mut ff = Firefox::launch(&exe, &options);
     ff.pair(&d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    ff.allow_everywhere();
     let start = pages.url("eyes-console.html?early");
     ff.show(&start);
     let tab = wait_until(FIREFOX_WAIT, "the tab with the eyes", || {

@@ -105,7 +105,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let first = b.tab_order(&popup, 5);
     assert_eq!(
         first,
-        ["expose", "ask", "builtins", "SUMMARY", "open-options"],
+        ["expose", "ask", "builtins", "SUMMARY", "open-activity"],
         "focus order of the popup (the summary folds the hidden tools)"
     );
     // The list is re-rendered under the keyboard (a tool came or went while the popup's state
@@ -123,7 +123,7 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     assert_eq!(kept, "changed under the keyboard");
     b.press(&popup, "Tab");
     let next = b.eval(&popup, "document.activeElement?.id");
-    assert_eq!(next, "open-options", "Tab after a re-render under focus");
+    assert_eq!(next, "open-activity", "Tab after a re-render under focus");
     let switch = b.eval(&popup, "(() => { const s = document.getElementById('expose'); return [s.getAttribute('role'), s.labels[0].textContent.trim().split('\\n')[0], s.getAttribute('aria-describedby')]; })()");
     assert_eq!(switch, json!(["switch", "Expose this site", "expose-hint"]));
     let status = d.status();

@@ -57,8 +57,10 @@ fn popup_options_badge_site_policy_and_ask_mode() {
         "no tab for an unpaired daemon"
     );
     ff.bidi.close(&popup).unwrap();
-    // Trusted once paired.
+    // Trusted once paired; the person lets agents act everywhere (consent in Firefox is the
+    // "ask" part below, for one site).
     ff.pair(&d);
+    ff.allow_everywhere();
     let url = pages.url("recipes");
     ff.show(&url);
     let c = Ctl {

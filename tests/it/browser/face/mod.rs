@@ -8,6 +8,7 @@
 //! missing browser is a failure. `BROWSER_MCP_CHROMIUM` / `BROWSER_MCP_FIREFOX` name others.
 
 mod chromium_ask;
+mod chromium_consent;
 mod chromium_popup;
 mod firefox;
 
@@ -260,12 +261,23 @@ pub(crate) struct ChromiumFace {
 }
 
 impl ChromiumFace {
+    /// The person has let agents act on every site (*Allow everywhere*, in the options).
     pub(crate) fn start(test: &str) -> Option<ChromiumFace> {
         ChromiumFace::showing(test, PAGE)
     }
 
-    /// The same with another page at every path.
+    /// The extension as a fresh install has it: a call on a site the person has not allowed
+    /// asks first (issue 31).
+    pub(crate) fn fresh(test: &str) -> Option<ChromiumFace> {
+        ChromiumFace::launch(test, PAGE, false)
+    }
+
+    /// The same as `start` with another page at every path.
     pub(crate) fn showing(test: &str, page: &'static str) -> Option<ChromiumFace> {
+        ChromiumFace::launch(test, page, true)
+    }
+
+    fn launch(test: &str, page: &'static str, everywhere: bool) -> Option<ChromiumFace> {
         let exe = chromium_or_skip(test)?;
         let lock = machine_wide_lock();
         let pages = PageServer::page(page);
@@ -276,6 +288,9 @@ impl ChromiumFace {
         let mut b = Browser::launch(&exe, profile.path(), "about:blank");
         // Found by the scan, trusted once paired (issue 21).
         pair_browser(profile.path(), &d);
+        if everywhere {
+            b.allow_everywhere();
+        }
         b.open(&pages.url("recipes"));
         Some(ChromiumFace {
             exe,

@@ -328,6 +328,8 @@ fn hands_and_bounded_snapshots_in_chromium() {
     let mut b = Browser::launch(&exe, profile.path(), "about:blank");
     // Found by the scan, trusted once paired (issue 21).
     pair_browser(profile.path(), &d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    b.allow_everywhere();
     let page = b.open(&start_url);
     let o = ChromiumTab::new(b, page);
     run(d, &server, &start_url, Box::new(o), "chromium");
@@ -344,6 +346,8 @@ fn hands_and_bounded_snapshots_in_firefox() {
     let d = daemon_in_scan_range(&[]);
     let mut ff = Firefox::launch(&exe, &Options::default());
     ff.pair(&d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    ff.allow_everywhere();
     let start_url = format!("{}/hands-names.html", server.origin());
     let page = ff.show(&start_url);
     let o = FirefoxTab::new(ff, page);

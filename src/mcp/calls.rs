@@ -6,7 +6,10 @@
 use super::backend::Backend;
 use super::expose::Exposed;
 use super::meta::{raw_args, SELECT_TAB};
-use super::result::{answered_by, error_result, label_untrusted, tool_result, untrusted};
+use super::result::{
+    answered_by, carries_page_text, error_result, label_page_text, label_untrusted, tool_result,
+    untrusted,
+};
 use super::server::Inner;
 use super::view::{
     candidates_of, current_tab, one_tab, tabs_in_scope, Builtin, Listed, BROWSER_TABS, TAB_ARG,
@@ -116,6 +119,11 @@ impl<B: Backend> Inner<B> {
         let resp = self.send(name, target, args, ct).await?;
         self.follow_selection(name, &resp);
         let r = tool_result(&resp.result, b.view.output_schema.is_some());
+        let r = if carries_page_text(name) && r.is_error != Some(true) {
+            label_page_text(r, &resp.tab)
+        } else {
+            r
+        };
         Ok(answered_by(r, &resp.tab))
     }
 

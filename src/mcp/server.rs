@@ -317,7 +317,9 @@ impl<B: Backend> Inner<B> {
                 row
             })
             .collect();
-        Ok(CallToolResult::structured(json!({ "tabs": rows })))
+        // Titles and URLs are the pages' words.
+        let r = CallToolResult::structured(json!({ "tabs": rows }));
+        Ok(super::result::label_page_text(r, "the tabs' titles"))
     }
 
     async fn select_tab(&self, args: &JsonObject) -> Result<CallToolResult, Error> {

@@ -4,7 +4,13 @@
 export const mcpName = (name) => String(name).replace(/[^a-zA-Z0-9_-]/g, '_');
 
 // The prefix of the extension's own tools. A page tool whose MCP name has it could pass for
-// one of ours (or, with a tab suffix, for another tab's), so it is never offered.
+// one of ours (or, with a tab suffix, for another tab's), so it is never offered. Nor is one
+// named like the MCP front's own tools (`browserctl_call_tool`), and case does not make a name
+// new: a model reads `Browser_Click` as `browser_click` (issue 31).
 export const BUILTIN_PREFIX = 'browser_';
+const META_PREFIX = 'browserctl_';
 
-export const looksBuiltin = (name) => mcpName(name).startsWith(BUILTIN_PREFIX);
+export const looksBuiltin = (name) => {
+  const seen = mcpName(name).toLowerCase();
+  return seen.startsWith(BUILTIN_PREFIX) || seen.startsWith(META_PREFIX);
+};

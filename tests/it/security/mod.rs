@@ -3,6 +3,7 @@
 pub mod attacks;
 pub mod hostile;
 pub mod hostile_load;
+pub mod hostile_pages;
 pub mod multi_user;
 pub mod origins;
 pub mod oversized;

@@ -74,6 +74,8 @@ fn whole_page_in_one_capture_once_granted() {
     );
     let d = daemon_in_scan_range(&[]);
     pair_browser(profile.path(), &d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    browser.allow_everywhere();
     let tab = wait_until(PATIENCE, "the page's tab", || {
         let tabs = d.ctl_json(&["tabs"]);
         tabs["tabs"].as_array()?.iter().find_map(|t| {

@@ -148,7 +148,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
     assert!(out.status.success(), "allowed for good: {}", stderr(&out));
     // The popup's log says who acted: the calls, by browserctl, in the person's words.
-    let calls = b.wait_for(&popup, "the calls, with who made them", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => [tr.cells[2].textContent, tr.cells[4].textContent]); return rows.length >= 4 && rows.slice(0, 4); })()");
+    let calls = b.wait_for(&popup, "the calls, with who made them", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => [tr.cells[2].textContent, tr.cells[4].textContent]); return rows.length >= 4 && !['running', 'waiting for you'].includes(rows[0][0]) && rows.slice(0, 4); })()");
     assert_eq!(
         calls,
         json!([
@@ -192,10 +192,10 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     let log = b.attach(&format!(
         "chrome-extension://{EXTENSION_ID}/ui/options.html#activity-h"
     ));
-    let rows = b.wait_for(&log, "the activity log, focused", "document.activeElement?.id === 'activity-h' && [...document.querySelectorAll('#activity tr')].map((tr) => tr.cells[6].textContent)");
+    let rows = b.wait_for(&log, "the activity log, focused, with the calls", "(() => { const rows = [...document.querySelectorAll('#activity tr')].map((tr) => tr.cells[6].textContent); return document.activeElement?.id === 'activity-h' && rows.length >= 6 && rows; })()");
     assert!(
         rows.as_array()
-            .is_some_and(|r| r.len() >= 6 && r.iter().all(|a| a == "browserctl")),
+            .is_some_and(|r| r.iter().all(|a| a == "browserctl")),
         "{rows}"
     );
 }

@@ -28,9 +28,18 @@ export function onSettingsChanged(fn) {
   listeners.push(fn);
 }
 
+// Keys that changed while the stored settings were on their way: the change is newer than what
+// the read returns (a person choosing "Allow everywhere" as the worker starts).
+let changedWhileLoading = null;
+
 export async function loadSettings() {
-  const stored = await chrome.storage.local.get(KEYS);
-  for (const key of KEYS) current[key] = normalize(key, stored[key]);
+  changedWhileLoading = new Set();
+  try {
+    const stored = await chrome.storage.local.get(KEYS);
+    for (const key of KEYS) if (!changedWhileLoading.has(key)) current[key] = normalize(key, stored[key]);
+  } finally {
+    changedWhileLoading = null;
+  }
   return current;
 }
 
@@ -62,7 +71,10 @@ globalThis.chrome?.storage.onChanged.addListener((changes, area) => {
   const before = { ...current };
   const keys = KEYS.filter((k) => k in changes);
   if (!keys.length) return;
-  for (const key of keys) current[key] = normalize(key, changes[key].newValue);
+  for (const key of keys) {
+    current[key] = normalize(key, changes[key].newValue);
+    changedWhileLoading?.add(key);
+  }
   for (const fn of listeners) {
     try {
       fn(keys, before, current);

@@ -108,6 +108,8 @@ fn widgets_in_chromium() {
     let start_url = format!("{}/plain.html", server.origin());
     let mut b = Browser::launch(&exe, profile.path(), "about:blank");
     pair_browser(profile.path(), &d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    b.allow_everywhere();
     let page = b.open(&start_url);
     let o = ChromiumTab::new(b, page);
     run_with(d, &server, &start_url, Box::new(o), "chromium", every_task);
@@ -123,6 +125,8 @@ fn widgets_in_firefox() {
     let d = daemon_in_scan_range(&[]);
     let mut ff = Firefox::launch(&exe, &Options::default());
     ff.pair(&d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    ff.allow_everywhere();
     let start_url = format!("{}/plain.html", server.origin());
     let page = ff.show(&start_url);
     let o = FirefoxTab::new(ff, page);

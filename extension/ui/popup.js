@@ -77,7 +77,7 @@ function renderPending(prompts) {
         el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, 'once') }),
         el('button', { dataset: { key: `always-${p.id}` }, text: 'Always for this site', 'aria-label': `Always allow agents on ${p.site}`, onclick: () => answer(p.id, 'always') }),
         el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, 'deny') }),
-        el('span', { class: 'muted countdown', 'data-deadline': p.deadline })))));
+        el('span', { class: 'muted countdown', 'aria-hidden': 'true', 'data-deadline': p.deadline })))));
   // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
   // out from under a click.
   for (const c of $('pending').querySelectorAll('.countdown')) {

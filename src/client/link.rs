@@ -52,6 +52,7 @@ impl Link {
             ))
         };
         crate::trust::ensure(&base).map_err(|e| io("its directory", &e))?;
+        sweep(&base);
         let mut nonce = [0u8; 6];
         getrandom::fill(&mut nonce).map_err(|e| io("randomness", &e))?;
         let name: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
@@ -108,6 +109,30 @@ impl Drop for Link {
         let _ = UnixStream::connect(&self.socket);
         let _ = std::fs::remove_file(&self.socket);
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Removes the link directories of processes that are gone (killed before their drop ran).
+fn sweep(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("link-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(entry.path().join("s"));
+            let _ = std::fs::remove_dir(entry.path());
+        }
     }
 }
 

@@ -25,6 +25,16 @@ async fn an_agent_on_the_dev_box_uses_the_laptops_browser_through_ssh() {
     let d = m.laptop_daemon();
     let mut ext = FakeExtension::search_tab(&d).await;
 
+    // The local end of a link a killed browserctl left behind is swept by the next one.
+    let stale = m.home.join(".local/state/browser-mcp/link-999999-dead");
+    let out = m
+        .as_devbox("/usr/bin/mkdir")
+        .args(["-p", "-m", "0700"])
+        .arg(&stale)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
     let tabs = json_of(
         &m.devbox_ctl()
             .args(["--host", "ssh://laptop", "tabs", "--json"])
@@ -32,6 +42,7 @@ async fn an_agent_on_the_dev_box_uses_the_laptops_browser_through_ssh() {
             .unwrap(),
     );
     assert_eq!(tabs["tabs"][0]["ref"], "b1:7", "{tabs}");
+    assert!(!stale.exists(), "{} is still there", stale.display());
 
     // BROWSER_MCP_HOST, and a call answered by the laptop's browser.
     let m2 = m.clone();

@@ -131,16 +131,25 @@ async fn print_config(
         "command": exe.display().to_string(),
         "args": argv,
     }}});
-    let http = match c.status().await {
-        Ok(status) => {
-            let url = format!("http://127.0.0.1:{}/mcp", status.port);
-            let mut server = json!({"type": "http", "url": url});
-            if let Some(token) = token_of(&status) {
-                server["headers"] = json!({"Authorization": format!("Bearer {token}")});
+    let http = match c.host() {
+        // The port is on the other machine's loopback: only the stdio form reaches it.
+        Some(host) => Err(format!(
+            "the daemon's port is on {host}'s loopback; use the stdio form above"
+        )),
+        None => match c.status().await {
+            Ok(status) => {
+                let url = format!("http://127.0.0.1:{}/mcp", status.port);
+                let mut server = json!({"type": "http", "url": url});
+                if let Some(token) = token_of(&status) {
+                    server["headers"] = json!({"Authorization": format!("Bearer {token}")});
+                }
+                Ok(json!({"mcpServers": {"browser": server}}))
             }
-            Ok(json!({"mcpServers": {"browser": server}}))
-        }
-        Err(e) => Err(e),
+            Err(e) => Err(format!(
+                "needs a running browser-mcpd for its port and token ({})",
+                e.code
+            )),
+        },
     };
     if json {
         return print_json(&json!({"stdio": stdio, "http": http.as_ref().ok()}));
@@ -157,10 +166,7 @@ async fn print_config(
              browser-mcpd restarts.\n{}\n",
             pretty(v)
         )),
-        Err(e) => out.push_str(&format!(
-            "\n# Streamable HTTP: needs a running browser-mcpd for its port and token ({}).\n",
-            e.code
-        )),
+        Err(why) => out.push_str(&format!("\n# Streamable HTTP: {why}.\n")),
     }
     print(&out)
 }

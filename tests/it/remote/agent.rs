@@ -118,6 +118,18 @@ async fn an_agent_on_the_dev_box_uses_the_laptops_browser_through_ssh() {
         stdout(&doctor),
         stderr(&doctor)
     );
+
+    // The config an MCP client on the dev box needs: stdio through ssh, no loopback URL
+    // (the port is the laptop's).
+    let config = json_of(
+        &m.devbox_ctl()
+            .args(["--host", "ssh://laptop", "mcp", "--print-config", "--json"])
+            .output()
+            .unwrap(),
+    );
+    let args = &config["stdio"]["mcpServers"]["browser"]["args"];
+    assert_eq!(args, &json!(["--host", "ssh://laptop", "mcp"]), "{config}");
+    assert!(config["http"].is_null(), "{config}");
 }
 
 /// `browserctl mcp --host ssh://laptop` on the dev box, driven by the official Python SDK.
@@ -151,4 +163,37 @@ async fn an_mcp_client_on_the_dev_box_uses_the_laptops_browser() {
         .map(str::to_owned),
     );
     super::python_mcp_client(&argv, ext).await;
+}
+
+/// Ctrl-C on a call made through ssh cancels it in the laptop's daemon, as it does locally.
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_on_a_call_through_ssh_cancels_it_there() {
+    let Some(m) = Machines::new("the remote Ctrl-C test") else {
+        return;
+    };
+    let d = m.laptop_daemon();
+    let mut ext = FakeExtension::search_tab(&d).await;
+    let child = m
+        .devbox_ctl()
+        .args(["--host", "ssh://laptop", "call", "search", "--query", "q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _watch = Watchdog::new(child.id(), Duration::from_secs(60));
+    ext.expect("callTool").await;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted: the call was cancelled"),
+        "{}",
+        stderr(&out)
+    );
+    let s = wait_until(Duration::from_secs(10), "the call to end", || {
+        let s = d.status();
+        (s["callsInFlight"] == 0).then_some(s)
+    });
+    assert_eq!(s["callsCancelled"], 1, "{s}");
 }

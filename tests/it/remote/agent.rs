@@ -165,9 +165,10 @@ async fn an_mcp_client_on_the_dev_box_uses_the_laptops_browser() {
     super::python_mcp_client(&argv, ext).await;
 }
 
-/// Ctrl-C on a call made through ssh cancels it in the laptop's daemon, as it does locally.
+/// Ctrl-C on a call made through ssh cancels it in the laptop's daemon, as it does locally;
+/// `open` opens a tab there.
 #[tokio::test(flavor = "multi_thread")]
-async fn ctrl_c_on_a_call_through_ssh_cancels_it_there() {
+async fn ctrl_c_through_ssh_cancels_the_call_there_and_open_opens_there() {
     let Some(m) = Machines::new("the remote Ctrl-C test") else {
         return;
     };
@@ -196,4 +197,20 @@ async fn ctrl_c_on_a_call_through_ssh_cancels_it_there() {
         (s["callsInFlight"] == 0).then_some(s)
     });
     assert_eq!(s["callsCancelled"], 1, "{s}");
+
+    // `open` through ssh: the laptop's browser opens the tab, the dev box hears which.
+    let child = m
+        .devbox_ctl()
+        .args(["--host", "ssh://laptop", "open", "https://example.com/new"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _watch_open = Watchdog::new(child.id(), Duration::from_secs(60));
+    let open = ext.expect("openTab").await;
+    assert_eq!(open["url"], "https://example.com/new");
+    ext.send(json!({"type": "tabCreated", "tab": tab(41, "New", vec![]), "requestId": open["requestId"]}))
+        .await;
+    let out = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+    assert_eq!(stdout(&out).trim(), "b1:41", "{}", stderr(&out));
 }

@@ -382,11 +382,21 @@
     return text(files.length ? `Set ${names} on ${describeShort(input)}` : `Cleared the files of ${describeShort(input)}`);
   }
 
+  // A DataTransfer holding `files` that the page can read. In Firefox a content script's own
+  // DataTransfer shows the page its items but an empty `files` list, so there it is made from
+  // the page's constructors (wrappedJSObject, cloneInto: Firefox's way across the worlds).
+  function pageDataTransfer(files) {
+    const page = globalThis.wrappedJSObject;
+    const clone = globalThis.cloneInto;
+    const dt = page && clone ? new page.DataTransfer() : new DataTransfer();
+    for (const f of files) dt.items.add(page && clone ? new page.File(clone([f], page), f.name, clone({ type: f.type }, page)) : f);
+    return dt;
+  }
+
   // A drop zone without a file input (the usual "drop files here" widget).
   function dropFiles(target, files) {
     if (!files.length) fail('INVALID_ARGUMENTS', 'no files to drop');
-    const dt = new DataTransfer();
-    for (const f of files) dt.items.add(f);
+    const dt = pageDataTransfer(files);
     const { at, over } = dropPoint(target);
     dragEvent('dragenter', over, at, dt);
     if (dragEvent('dragover', over, at, dt)) {

@@ -303,12 +303,6 @@ fn slider(h: &mut Hands) {
 }
 
 fn drop_zone(h: &mut Hands) {
-    if h.firefox() {
-        // Not yet: in Firefox the drop reaches Dropzone (its dragover accepts it) but it takes
-        // no file from our DataTransfer (issue 34's closing note).
-        eprintln!("firefox widgets: the Dropzone task is not run in Firefox (known gap)");
-        return;
-    }
     h.goto("widgets/dropzone.html");
     let snap = h.snapshot();
     let zone = find_ref(&snap, "Drop files here").unwrap_or_else(|| panic!("{snap}"));

@@ -193,12 +193,15 @@ function consoleErrorEvent(tabId, m) {
 const policyChangedAt = new Map(); // site -> ms
 let defaultsChangedAt = 0;
 
+// Only a change that shows what was hidden drops what was logged before it: "ask" hides nothing
+// from the eyes, so a site allowed from a consent prompt (or "Allow everywhere") keeps its log.
 function onPolicyChanged(keys, before, now) {
   const t = Date.now();
-  if (keys.includes('defaultMode') || keys.includes('builtinsByDefault')) defaultsChangedAt = t;
+  const hidden = (p) => p.mode === 'off' || !p.builtins;
+  if (keys.includes('builtinsByDefault') || (keys.includes('defaultMode') && before.defaultMode === 'off')) defaultsChangedAt = t;
   if (!keys.includes('sites')) return;
   for (const site of new Set([...Object.keys(before.sites), ...Object.keys(now.sites)])) {
-    if (JSON.stringify(before.sites[site]) !== JSON.stringify(now.sites[site])) policyChangedAt.set(site, t);
+    if (JSON.stringify(before.sites[site]) !== JSON.stringify(now.sites[site]) && hidden(sitePolicy(site, before))) policyChangedAt.set(site, t);
   }
 }
 

@@ -56,6 +56,15 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     ));
     b.viewport(&popup, 400, 600);
     let daemon = format!("127.0.0.1:{}", d.port);
+    // The version comes with the daemon's first messages, after the line that lists it.
+    b.wait_for(
+        &popup,
+        "the daemon's version in the popup",
+        &format!(
+            "document.querySelector('#daemons li.daemon')?.textContent.includes('v{}')",
+            env!("CARGO_PKG_VERSION")
+        ),
+    );
     let shown = popup_shows(&mut b, &popup, &daemon, "connected");
     assert_eq!(shown["pill"], "Connected", "{shown}");
     assert!(

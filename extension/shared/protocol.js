@@ -42,9 +42,18 @@ let sessionId = null;
 export async function loadSessionId() {
   if (sessionId) return sessionId;
   const { sessionId: stored } = await chrome.storage.local.get('sessionId');
+  // The id of a browser the daemon launched (useSessionId) may have come while storage
+  // answered: it wins, or the daemon would not know its own browser.
+  if (sessionId) return sessionId;
   sessionId = stored || crypto.randomUUID();
   if (!stored) await chrome.storage.local.set({ sessionId });
   return sessionId;
+}
+
+// A browser the daemon launched connects under the session id the daemon chose (its native
+// host says which), so the daemon knows it as the one it launched.
+export function useSessionId(id) {
+  sessionId = id;
 }
 
 

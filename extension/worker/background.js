@@ -18,6 +18,7 @@ import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './activity.js';
 import { siteOf } from '../shared/policy.js';
 import { watched } from './call-watch.js';
+import { setManagedBrowser } from './managed.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
 // 8765–8785 unless the user chose another range in the options.
@@ -385,6 +386,11 @@ function startNative() {
   port.onMessage.addListener((msg) => {
     if (msg?.type === 'servers' && Array.isArray(msg.servers)) {
       clearTimeout(silence);
+      // Before any connection: a launched browser connects under the daemon's session id.
+      if (typeof msg.managed === 'string' && msg.managed) {
+        setManagedBrowser(true);
+        proto.useSessionId(msg.managed);
+      }
       daemons.nativeList(msg.servers);
       applyServers(msg.servers);
     }

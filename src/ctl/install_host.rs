@@ -13,7 +13,9 @@
 
 use super::output::{print, print_json, Stop};
 use crate::error::Error;
-use crate::protocol::native::{EXTENSION_ORIGIN, GECKO_EXTENSION_ID, HOST_NAME};
+use crate::protocol::native::{
+    host_manifest, sh_quote, EXTENSION_ORIGIN, GECKO_EXTENSION_ID, HOST_NAME,
+};
 use serde::Serialize;
 use std::fs;
 use std::io::Write;
@@ -269,11 +271,6 @@ fn targets(a: &InstallArgs) -> Result<Vec<Target>, Error> {
         .collect())
 }
 
-/// `'…'` for sh, with embedded single quotes spliced in.
-fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 fn wrapper_script(browserctl: &Path, discovery_dir: Option<&Path>) -> Result<String, Error> {
     let text = |p: &Path| {
         p.to_str()
@@ -326,15 +323,7 @@ pub fn build_dir(path: &Path) -> Option<PathBuf> {
 }
 
 fn manifest(wrapper: &Path, family: Family) -> serde_json::Value {
-    let mut m = serde_json::json!({
-        "name": HOST_NAME,
-        "description": "browser-mcp: tells the browser-mcp extension where the local browser-mcpd daemons are",
-        "path": wrapper,
-        "type": "stdio",
-    });
-    // Each browser rejects the other's key.
-    m[allowed_key(family)] = serde_json::json!([allowed_value(family)]);
-    m
+    host_manifest(wrapper, family == Family::Firefox)
 }
 
 /// The manifest key that names who may start the host.

@@ -33,6 +33,13 @@ pub struct NativeHostArgs {
     /// daemon goes when the shared one is another user's) is watched too.
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", default_value = DEFAULT_DISCOVERY_DIR)]
     pub discovery_dir: PathBuf,
+    /// In a browser the daemon launched (issue 32): the session id its extension connects
+    /// with. The daemon writes it into the host it installs in the profile it creates.
+    #[arg(long, value_name = "SESSION", requires = "daemon_pid", hide = true)]
+    pub managed: Option<String>,
+    /// With --managed: the daemon that launched the browser, the only one listed.
+    #[arg(long, value_name = "PID", hide = true)]
+    pub daemon_pid: Option<u32>,
     /// What Chrome passes: the caller's origin (chrome-extension://ID/), on Windows also
     /// --parent-window. Only logged; Chrome itself enforces the manifest's allowed_origins.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
@@ -247,10 +254,15 @@ pub fn run(args: NativeHostArgs) -> ExitCode {
     let mut stdout = io::stdout().lock();
     let mut last: Option<Vec<Server>> = None;
     loop {
-        let servers = scan_all(&dirs);
+        let mut servers = scan_all(&dirs);
+        // A launched browser belongs to the daemon that launched it, and to no other.
+        if let Some(pid) = args.daemon_pid {
+            servers.retain(|s| s.pid == pid);
+        }
         if last.as_ref() != Some(&servers) {
             let msg = HostMessage::Servers {
                 servers: servers.clone(),
+                managed: args.managed.clone(),
             };
             if let Err(e) = write_frame(&mut stdout, &msg) {
                 if e.kind() == io::ErrorKind::BrokenPipe {
@@ -295,7 +307,14 @@ mod tests {
     #[test]
     fn framing() {
         let mut buf = Vec::new();
-        write_frame(&mut buf, &HostMessage::Servers { servers: vec![] }).unwrap();
+        write_frame(
+            &mut buf,
+            &HostMessage::Servers {
+                servers: vec![],
+                managed: None,
+            },
+        )
+        .unwrap();
         assert_eq!(
             frames(&buf),
             vec![serde_json::json!({"type": "servers", "servers": []})]

@@ -3,7 +3,8 @@
 //!
 //! Framing (both directions): a 4-byte length in native byte order, then that many bytes of
 //! UTF-8 JSON. The host speaks first and only: it pushes the complete list of live daemons
-//! at start and after every change; the extension sends nothing.
+//! at start and after every change; the extension sends nothing. In a browser the daemon
+//! launched (issue 32), the list names that daemon alone, and says so with `managed`.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,37 @@ pub const MAX_TO_EXTENSION: usize = 1024 * 1024;
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum HostMessage {
     /// Every live daemon; a port missing here (or with a new token) is one to disconnect.
-    Servers { servers: Vec<Server> },
+    Servers {
+        servers: Vec<Server>,
+        /// Set in a browser a daemon launched (`browserctl browser launch`): the session id
+        /// its extension connects with, so the daemon knows it as the one it launched. Such a
+        /// browser is the agent's own: nothing in it waits for a person.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        managed: Option<String>,
+    },
+}
+
+/// `'…'` for sh, with embedded single quotes spliced in.
+pub fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The host manifest that registers `wrapper` (an executable that runs `browserctl
+/// native-host`) with a browser: Chromium's names our extension by origin, Firefox's by id,
+/// and each browser rejects the other's key.
+pub fn host_manifest(wrapper: &std::path::Path, firefox: bool) -> serde_json::Value {
+    let mut m = serde_json::json!({
+        "name": HOST_NAME,
+        "description": "browser-mcp: tells the browser-mcp extension where the local browser-mcpd daemons are",
+        "path": wrapper,
+        "type": "stdio",
+    });
+    if firefox {
+        m["allowed_extensions"] = serde_json::json!([GECKO_EXTENSION_ID]);
+    } else {
+        m["allowed_origins"] = serde_json::json!([EXTENSION_ORIGIN]);
+    }
+    m
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -71,6 +102,7 @@ mod tests {
     #[test]
     fn servers_message_shape() {
         let m = HostMessage::Servers {
+            managed: None,
             servers: vec![
                 Server {
                     port: 8765,

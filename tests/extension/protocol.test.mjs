@@ -49,3 +49,18 @@ test('discovery answers carry tools, or no tools and the error', () => {
   const bad = proto.toolsDiscovered('discover_1', 1, null, new Error('gone'));
   assert.deepEqual(bad, { type: 'toolsDiscovered', sessionId: null, callId: 'discover_1', tabId: 1, tools: [], error: { code: 'TOOL_ERROR', message: 'gone' } });
 });
+
+// Last: it sets the module's session id. A browser the daemon launched learns its session id
+// from the native host while the stored one may still be loading; the daemon's must win, or
+// the daemon would not know the browser it launched (issue 32).
+test("a launched browser's session id wins over the stored one, even mid-load", async () => {
+  let answer;
+  globalThis.chrome = {
+    storage: { local: { get: () => new Promise((resolve) => { answer = resolve; }), set: async () => {} } },
+  };
+  const loading = proto.loadSessionId();
+  proto.useSessionId('managed-0123');
+  answer({ sessionId: 'stored-id' });
+  assert.equal(await loading, 'managed-0123');
+  assert.equal(proto.connected({ name: 'Chrome', version: '1' }, []).sessionId, 'managed-0123');
+});

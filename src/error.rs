@@ -48,6 +48,12 @@ pub enum ErrorCode {
     /// The page the call ran on navigated away before the call finished; retryable when the
     /// tool is read-only or idempotent.
     PageNavigated,
+    /// A browser launch found no browser of the kind asked for on this machine;
+    /// `details.lookedFor` names what was looked for, `details.path` where.
+    BrowserNotInstalled,
+    /// A launched browser exited, or its extension did not connect, before its first tab
+    /// was listed; `details.log` is its log and `details.tail` the last lines.
+    LaunchFailed,
 }
 
 impl ErrorCode {
@@ -73,6 +79,8 @@ impl ErrorCode {
         ErrorCode::DaemonUnavailable,
         ErrorCode::Internal,
         ErrorCode::PageNavigated,
+        ErrorCode::BrowserNotInstalled,
+        ErrorCode::LaunchFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -98,6 +106,8 @@ impl ErrorCode {
             ErrorCode::DaemonUnavailable => "DAEMON_UNAVAILABLE",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
+            ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
+            ErrorCode::LaunchFailed => "LAUNCH_FAILED",
         }
     }
 
@@ -123,7 +133,8 @@ impl ErrorCode {
             ErrorCode::TabNotFound
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
-            | ErrorCode::NotFound => 404,
+            | ErrorCode::NotFound
+            | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
             ErrorCode::AmbiguousTarget => 409,
@@ -132,7 +143,10 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
-            ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => 502,
+            ErrorCode::SendError
+            | ErrorCode::WebsocketError
+            | ErrorCode::MaxRetriesExceeded
+            | ErrorCode::LaunchFailed => 502,
             ErrorCode::ShuttingDown | ErrorCode::DaemonUnavailable => 503,
             ErrorCode::MessageTimeout => 504,
         }
@@ -155,6 +169,8 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => 12,
             ErrorCode::Cancelled => 13,
             ErrorCode::PageNavigated => 14,
+            ErrorCode::BrowserNotInstalled => 15,
+            ErrorCode::LaunchFailed => 16,
         }
     }
 

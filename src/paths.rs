@@ -81,6 +81,38 @@ pub fn default_pairing_file() -> PathBuf {
     }
 }
 
+/// `$NAME/browser-mcp`, else `~/FALLBACK/browser-mcp`, else (no home) beside the control
+/// socket.
+fn xdg_dir(name: &str, fallback: &str) -> PathBuf {
+    let base = std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(fallback))
+        });
+    match base {
+        Some(dir) => dir.join("browser-mcp"),
+        None => default_socket_path()
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(".")),
+    }
+}
+
+/// Named profiles of the browsers the daemon launches (issue 32):
+/// `$XDG_DATA_HOME/browser-mcp/profiles`, else `~/.local/share/browser-mcp/profiles`.
+pub fn default_profiles_dir() -> PathBuf {
+    xdg_dir("XDG_DATA_HOME", ".local/share").join("profiles")
+}
+
+/// Temporary profiles of launched browsers and the record of what runs:
+/// `$XDG_STATE_HOME/browser-mcp/managed`, else `~/.local/state/browser-mcp/managed`.
+pub fn default_managed_dir() -> PathBuf {
+    xdg_dir("XDG_STATE_HOME", ".local/state").join("managed")
+}
+
 /// Parses a human duration: `500ms`, `2s`, `1.5s`, `3m`; a bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();

@@ -4,6 +4,7 @@ use super::client::Client;
 use super::install_host::{allowed_key, allowed_value, Family};
 use super::output::{print, print_json, Stop};
 use crate::protocol::control::{BrowserView, Status};
+use crate::protocol::managed::Launchable;
 use serde::Serialize;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -103,6 +104,39 @@ fn socket_check(socket: &Path, answered: Option<&crate::error::Error>) -> Check 
             ),
         },
     }
+}
+
+/// Which browsers the daemon can launch for pipelines (`browserctl browser launch`), as the
+/// daemon finds them: its PATH and config, not this shell's.
+async fn launchable_check(client: &Client) -> Check {
+    let name = "browsers to launch";
+    let l: Launchable = match client.get("/v1/browsers/launchable").await {
+        Ok(l) => l,
+        Err(e) => return fail(name, e.message, "restart the daemon after an upgrade"),
+    };
+    if let Some(why) = &l.extension_missing {
+        return fail(
+            name,
+            why.clone(),
+            "set the daemon's extension-dir to the extension/ directory",
+        );
+    }
+    if l.browsers.is_empty() {
+        return fail(
+            name,
+            format!(
+                "none found on the daemon's PATH ({}) or in its browser-path",
+                l.path
+            ),
+            "install one (apt-get install chromium, or firefox-esr), or set browser-path KIND=PATH in the daemon's config",
+        );
+    }
+    let found: Vec<String> = l
+        .browsers
+        .iter()
+        .map(|b| format!("{} ({})", b.kind, b.executable))
+        .collect();
+    pass(name, found.join(", "))
 }
 
 /// One check per browser whose profile exists: is our host manifest where it looks for it?
@@ -314,6 +348,10 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
                 .collect();
             pass("extensions connected", names.join(", "))
         });
+    }
+
+    if status.is_some() {
+        checks.push(launchable_check(client).await);
     }
 
     let all_ok = checks.iter().all(|c| c.ok);

@@ -73,16 +73,24 @@ fn plural(n: usize) -> &'static str {
 
 pub async fn browsers(c: &Client, out: &ListOutput) -> Result<(), Stop> {
     let list: Browsers = c.get("/v1/browsers").await?;
-    const COLUMNS: [Column; 7] = [
+    const COLUMNS: [Column; 8] = [
         Column::new("ID"),
         Column::new("BROWSER").clip(30),
         Column::new("DIALECT"),
         Column::new("TABS"),
         Column::new("TOOLS"),
+        Column::new("MANAGED"),
         Column::new("CONNECTED"),
         Column::new("SESSION").clip(36),
     ];
-    let rows: Vec<Vec<String>> = list
+    // MANAGED: the daemon launched it (its state), or `-` for the user's own browser.
+    let state = |id: &str| {
+        list.managed
+            .iter()
+            .find(|m| m.browser == id)
+            .map(|m| m.state.clone())
+    };
+    let mut rows: Vec<Vec<String>> = list
         .browsers
         .iter()
         .map(|b| {
@@ -92,11 +100,27 @@ pub async fn browsers(c: &Client, out: &ListOutput) -> Result<(), Stop> {
                 b.dialect.clone(),
                 b.tabs.to_string(),
                 b.tools.to_string(),
+                state(&b.id).unwrap_or_else(|| "-".into()),
                 b.connected_at.clone(),
                 b.session_id.clone(),
             ]
         })
         .collect();
+    // Launched browsers that are not connected (starting, exited) show too.
+    for m in &list.managed {
+        if !list.browsers.iter().any(|b| b.id == m.browser) {
+            rows.push(vec![
+                m.browser.clone(),
+                m.kind.clone(),
+                "-".into(),
+                "0".into(),
+                "0".into(),
+                m.state.clone(),
+                "-".into(),
+                m.session_id.clone(),
+            ]);
+        }
+    }
     print_listing(
         "browsers",
         &list.browsers,

@@ -9,6 +9,7 @@
 //! there by a command they mean nothing to.
 
 pub mod args;
+pub mod browser;
 pub mod call;
 pub mod client;
 pub mod completions;
@@ -36,24 +37,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes:
-  0   success
-  1   internal error (INTERNAL)
-  2   usage error, or a request the daemon did not understand (BAD_REQUEST, NOT_FOUND)
-  3   the daemon is not running or not reachable (DAEMON_UNAVAILABLE)
-  4   no such browser, tab or tool (NO_BROWSER, TAB_NOT_FOUND, TOOL_NOT_FOUND)
-  5   the target is ambiguous: name a tab with --tab (AMBIGUOUS_TARGET)
-  6   invalid tool arguments (INVALID_ARGUMENTS, PAYLOAD_TOO_LARGE)
-  7   the tool ran and reported an error (TOOL_ERROR)
-  8   no answer within the timeout (MESSAGE_TIMEOUT)
-  9   the browser connection failed (SEND_ERROR, WEBSOCKET_ERROR, MAX_RETRIES_EXCEEDED)
-  10  not allowed (UNAUTHORIZED)
-  11  the daemon is shutting down (SHUTTING_DOWN)
-  12  a limit was hit (LIMIT_EXCEEDED)
-  13  the call was cancelled (CANCELLED)
-  14  the page navigated away before the call finished (PAGE_NAVIGATED)
-  130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
+pub use output::EXIT_CODES_HELP;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -186,6 +170,8 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Block until a tool or a tab appears; prints where.
     Wait(wait::WaitArgs),
+    /// Browsers the daemon launches and looks after, for pipelines: launch, close, list.
+    Browser(browser::BrowserArgs),
     /// Pair a browser with your daemons: prints a one-time code to enter in the extension.
     ///
     /// Without the native-messaging host, the extension finds daemons by scanning ports, and
@@ -242,6 +228,7 @@ impl Command {
             Command::Events(_) => "events",
             Command::Mcp(_) => "mcp",
             Command::Wait(_) => "wait",
+            Command::Browser(_) => "browser",
             Command::Pair(_) => "pair",
             Command::NativeHost(_) => "native-host",
             Command::InstallNativeHost(_) => "install-native-host",
@@ -255,8 +242,9 @@ impl Command {
     }
 
     /// The command's own `--socket`; `None` for commands that do not talk to the daemon.
-    fn socket_arg(&self) -> Option<&SocketArg> {
+    fn socket_arg(&self) -> Option<SocketArg> {
         match self {
+            Command::Browser(a) => Some(a.socket()),
             Command::Status { socket, .. }
             | Command::Browsers { socket, .. }
             | Command::Tabs { socket, .. }
@@ -264,14 +252,14 @@ impl Command {
             | Command::Open { socket, .. }
             | Command::Close { socket, .. }
             | Command::Discover { socket, .. }
-            | Command::Doctor { socket, .. } => Some(socket),
-            Command::Call(a) => Some(&a.socket),
-            Command::Events(a) => Some(&a.socket),
-            Command::Mcp(a) => Some(&a.socket),
-            Command::Wait(a) => Some(&a.socket),
-            Command::Pair(a) => Some(&a.socket),
-            Command::Forward(a) => Some(&a.socket),
-            Command::DialStdio(a) => Some(&a.socket),
+            | Command::Doctor { socket, .. } => Some(socket.clone()),
+            Command::Call(a) => Some(a.socket.clone()),
+            Command::Events(a) => Some(a.socket.clone()),
+            Command::Mcp(a) => Some(a.socket.clone()),
+            Command::Wait(a) => Some(a.socket.clone()),
+            Command::Pair(a) => Some(a.socket.clone()),
+            Command::Forward(a) => Some(a.socket.clone()),
+            Command::DialStdio(a) => Some(a.socket.clone()),
             Command::ForwardEnd(_)
             | Command::NativeHost(_)
             | Command::InstallNativeHost(_)
@@ -295,6 +283,7 @@ impl Command {
             Command::Events(a) => Some(a.json),
             Command::Mcp(a) => Some(a.json),
             Command::Wait(a) => Some(a.json),
+            Command::Browser(a) => Some(a.json()),
             Command::Pair(a) => Some(a.json),
             Command::InstallNativeHost(a) => Some(a.json),
             Command::Completions(a) => Some(a.json),
@@ -529,6 +518,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Events(args) => events::run(&client, args, json).await,
         Command::Mcp(args) => mcp::run(&client, args, json, explicit_socket).await,
         Command::Wait(args) => wait::run(&client, args, json).await,
+        Command::Browser(args) => browser::run(&client, args, json).await,
         Command::Pair(args) => pair::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
@@ -578,6 +568,7 @@ mod tests {
         ("events", &[]),
         ("mcp", &[]),
         ("wait", &["--tool", "x"]),
+        ("browser", &["list"]),
         ("pair", &[]),
         ("native-host", &[]),
         ("install-native-host", &[]),

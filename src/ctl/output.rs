@@ -351,6 +351,31 @@ pub fn print_error(e: &crate::error::Error, json: bool) {
     }
 }
 
+/// The exit codes, for `browserctl --help` and the man page; each is [`ErrorCode::exit_code`]
+/// of the codes it names.
+///
+/// [`ErrorCode::exit_code`]: crate::error::ErrorCode::exit_code
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0   success
+  1   internal error (INTERNAL)
+  2   usage error, or a request the daemon did not understand (BAD_REQUEST, NOT_FOUND)
+  3   the daemon is not running or not reachable (DAEMON_UNAVAILABLE)
+  4   no such browser, tab or tool (NO_BROWSER, TAB_NOT_FOUND, TOOL_NOT_FOUND)
+  5   the target is ambiguous: name a tab with --tab (AMBIGUOUS_TARGET)
+  6   invalid tool arguments (INVALID_ARGUMENTS, PAYLOAD_TOO_LARGE)
+  7   the tool ran and reported an error (TOOL_ERROR)
+  8   no answer within the timeout (MESSAGE_TIMEOUT)
+  9   the browser connection failed (SEND_ERROR, WEBSOCKET_ERROR, MAX_RETRIES_EXCEEDED)
+  10  not allowed (UNAUTHORIZED)
+  11  the daemon is shutting down (SHUTTING_DOWN)
+  12  a limit was hit (LIMIT_EXCEEDED)
+  13  the call was cancelled (CANCELLED)
+  14  the page navigated away before the call finished (PAGE_NAVIGATED)
+  15  no browser to launch is installed (BROWSER_NOT_INSTALLED)
+  16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
+  130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -211,6 +211,60 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_SHUTDOWN_GRACE", default_value = "10s", value_parser = parse_duration)]
     pub shutdown_grace: Duration,
 
+    /// The browser `browserctl browser launch` starts when it names none: chromium, chrome,
+    /// edge, brave or firefox [default: the first of these found on PATH].
+    #[arg(long, env = "BROWSER_MCP_LAUNCH_BROWSER", value_name = "BROWSER")]
+    pub launch_browser: Option<String>,
+
+    /// The executable of a browser to launch, as KIND=PATH (`chrome=/opt/google/chrome/chrome`);
+    /// repeat it, or separate several with `,`. A browser not named here is looked for on
+    /// PATH (chromium, chromium-browser; google-chrome…; microsoft-edge…; brave-browser;
+    /// firefox-esr, firefox). Nothing is ever downloaded.
+    #[arg(
+        long = "browser-path",
+        env = "BROWSER_MCP_BROWSER_PATH",
+        value_delimiter = ',',
+        value_name = "KIND=PATH"
+    )]
+    pub browser_paths: Vec<String>,
+
+    /// One more command-line flag for a launched browser, as KIND=FLAG
+    /// (`chromium=--window-size=1280,800`, `firefox=-safe-mode`); repeat it, or separate several
+    /// with `;`.
+    #[arg(
+        long = "browser-flag",
+        env = "BROWSER_MCP_BROWSER_FLAG",
+        value_delimiter = ';',
+        value_name = "KIND=FLAG"
+    )]
+    pub browser_flags: Vec<String>,
+
+    /// Where named profiles of launched browsers live (`browserctl browser launch --profile
+    /// NAME`), one directory each, kept between launches
+    /// [default: $XDG_DATA_HOME/browser-mcp/profiles, or ~/.local/share/browser-mcp/profiles].
+    #[arg(long, env = "BROWSER_MCP_PROFILES_DIR", value_name = "DIR")]
+    pub profiles_dir: Option<PathBuf>,
+
+    /// Where launched browsers' temporary profiles live, with the daemon's record of what it
+    /// launched, by which the next start stops what a killed daemon left running
+    /// [default: $XDG_STATE_HOME/browser-mcp/managed, or ~/.local/state/browser-mcp/managed].
+    #[arg(long, env = "BROWSER_MCP_MANAGED_DIR", value_name = "DIR")]
+    pub managed_dir: Option<PathBuf>,
+
+    /// The extension launched browsers load [default: share/browser-mcp/extension beside the
+    /// binaries' directory, else the source tree's extension/].
+    #[arg(long, env = "BROWSER_MCP_EXTENSION_DIR", value_name = "DIR")]
+    pub extension_dir: Option<PathBuf>,
+
+    /// How long a launch waits for the browser's extension to list its first tab.
+    #[arg(long, env = "BROWSER_MCP_LAUNCH_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    pub launch_timeout: Duration,
+
+    /// Closing a launched browser (or stopping the daemon): how long after SIGTERM its
+    /// processes have before SIGKILL.
+    #[arg(long, env = "BROWSER_MCP_CLOSE_GRACE", default_value = "5s", value_parser = parse_duration)]
+    pub close_grace: Duration,
+
     /// Config file (TOML; keys are the long option names)
     /// [default: $XDG_CONFIG_HOME/browser-mcp/config.toml, if present].
     #[arg(long, env = "BROWSER_MCP_CONFIG")]
@@ -250,6 +304,7 @@ impl Config {
         self.log_file.clone_from(&started.log_file);
         self.log_file_max_bytes = started.log_file_max_bytes;
         self.threads = started.threads;
+        self.managed_dir.clone_from(&started.managed_dir);
     }
 
     pub fn pairing_path(&self) -> PathBuf {

@@ -4,6 +4,7 @@
 use super::args::ValidatorCache;
 use super::cancels::Cancels;
 use super::config::Config;
+use super::managed::table::Managed;
 use super::pairing::Pairings;
 use super::registry::{Limits, Registry};
 use super::stats::Stats;
@@ -36,6 +37,8 @@ pub struct Daemon {
     pub cancels: Cancels,
     /// The user's pairings with browser profiles, and this daemon's pairing codes.
     pub pairings: Pairings,
+    /// The browsers this daemon launched (issue 32).
+    pub managed: Managed,
     /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
     pub draining: CancellationToken,
     /// Last stage: close every connection (WebSockets with 1001), fail what is left. Cancelling
@@ -59,6 +62,7 @@ impl Daemon {
             validators: ValidatorCache::default(),
             cancels: Cancels::default(),
             pairings: Pairings::new(pairing_file),
+            managed: Managed::default(),
             draining: shutdown.child_token(),
             shutdown,
             tasks: TaskTracker::new(),

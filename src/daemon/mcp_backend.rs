@@ -5,11 +5,13 @@
 use super::calls;
 use super::context::Daemon;
 use super::limits::{self, Slot};
+use super::managed;
 use crate::error::Error;
 use crate::mcp::{Backend, Snapshot};
 use crate::protocol::control::{
     event_kind, CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView,
 };
+use crate::protocol::managed::{LaunchRequest, ManagedView};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -83,6 +85,14 @@ impl Backend for DaemonBackend {
 
     async fn close_tab(&self, tab: &str) -> Result<String, Error> {
         calls::close_tab(&self.d, tab, None).await
+    }
+
+    async fn launch_browser(&self, req: LaunchRequest) -> Result<ManagedView, Error> {
+        managed::launch(&self.d, req).await
+    }
+
+    async fn close_browser(&self, browser: &str) -> Result<ManagedView, Error> {
+        managed::close(&self.d, browser).await
     }
 
     async fn changes(&self) -> Result<mpsc::Receiver<()>, Error> {

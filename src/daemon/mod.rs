@@ -8,7 +8,8 @@
 //!   [`control`]: the Unix-socket HTTP/JSON API.
 //! - [`dialect`]: the WebSocket dialects (seeds 001, 002, 003) on one connection driver, and
 //!   [`mcp_http`]: MCP over Streamable HTTP.
-//! - [`calls`]: the call path (target, validation, timeout, retry, backoff) and tab commands.
+//! - [`calls`]: the call path (target, validation, timeout, retry, backoff) and tab commands;
+//!   [`managed`]: the browsers the daemon launches and looks after (issue 32).
 //! - [`context`]: the [`Daemon`](context::Daemon) every task shares.
 //! - [`registry`] (browsers → tabs → tools, events), [`conn`] (a connection's handle and
 //!   pending calls), [`limits`], [`args`] (tool arguments), [`cancels`].
@@ -38,6 +39,7 @@ pub(crate) mod http;
 pub(crate) mod limits;
 pub(crate) mod listener;
 pub(crate) mod logging;
+pub(crate) mod managed;
 pub(crate) mod mcp_backend;
 pub(crate) mod mcp_http;
 pub(crate) mod mcp_sessions;

@@ -4,7 +4,7 @@
 use super::context::{Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
-use super::{control, discovery, limits, listener, logging};
+use super::{control, discovery, limits, listener, logging, managed};
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -308,6 +308,15 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         .spawn(control::serve(control_listener, daemon.clone()));
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
 
+    // What a killed daemon left running (issue 32): its browsers and temporary profiles.
+    let swept = managed::sweep(&managed::managed_dir(&daemon)).await;
+    if swept > 0 {
+        tracing::info!(
+            launches = swept,
+            "cleaned up after browsers an earlier run launched"
+        );
+    }
+
     let disco = discovery::Discovery::new(&daemon);
     discovery::sweep_stale(&discovery_dir, pid);
     disco
@@ -376,6 +385,11 @@ async fn shut_down(d: &Arc<Daemon>, signals: &mut Signals, first: &str) -> Exit 
             "grace period over; failing the calls still in flight with SHUTTING_DOWN"
         );
     }
+    // The browsers it launched go before the connections close (they would reconnect).
+    tokio::select! {
+        _ = managed::close_all(d) => {}
+        sig = signals.next_stop() => return forced(d, sig),
+    }
     d.shutdown.cancel();
     d.tasks.close();
     tokio::select! {
@@ -391,6 +405,7 @@ async fn shut_down(d: &Arc<Daemon>, signals: &mut Signals, first: &str) -> Exit 
 
 fn forced(d: &Daemon, sig: i32) -> Exit {
     tracing::warn!(signal = sig, "second signal: stopping at once");
+    d.managed.kill_all_now();
     d.shutdown.cancel();
     Exit::Forced(sig)
 }

@@ -27,6 +27,7 @@ pub const RESTART_ONLY: &[&str] = &[
     "log-file",
     "log-file-max-bytes",
     "threads",
+    "managed-dir",
 ];
 
 /// Options that are not settings and so have no place in the file.

@@ -3,6 +3,7 @@
 use super::expose::Snapshot;
 use crate::error::Error;
 use crate::protocol::control::{CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView};
+use crate::protocol::managed::{LaunchRequest, ManagedView};
 use std::future::Future;
 use tokio::sync::mpsc;
 
@@ -19,6 +20,16 @@ pub trait Backend: Send + Sync + 'static {
     /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
     fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;
     fn close_tab(&self, tab: &str) -> impl Future<Output = Result<String, Error>> + Send;
+    /// Launches a browser of the agent's own (issue 32); answers once its first tab is up.
+    fn launch_browser(
+        &self,
+        req: LaunchRequest,
+    ) -> impl Future<Output = Result<ManagedView, Error>> + Send;
+    /// Closes a browser the daemon launched.
+    fn close_browser(
+        &self,
+        browser: &str,
+    ) -> impl Future<Output = Result<ManagedView, Error>> + Send;
     /// A signal each time browsers, tabs or tools may have changed (coalesced: one pending
     /// signal stands for any number of events). Ends when the source goes away.
     fn changes(&self) -> impl Future<Output = Result<mpsc::Receiver<()>, Error>> + Send;

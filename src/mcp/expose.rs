@@ -373,6 +373,7 @@ mod tests {
             connected_at: String::new(),
             tabs: 0,
             tools: 0,
+            managed: false,
         }
     }
 

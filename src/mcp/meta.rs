@@ -6,11 +6,14 @@
 //!   `browserctl_close_tab`: the tabs, and which one is the session's current tab.
 //! - `browserctl_list_tools`: every tab's page tools, with tab, schema and annotations.
 //! - `browserctl_call_tool`: calls one of them by name (and tab) with arguments.
+//! - `browserctl_launch_browser`, `browserctl_close_browser`: a browser of the agent's own,
+//!   which the daemon starts and stops (issue 32), so an agent with no browser open gets one.
 
 use super::expose::{names_tab, Exposed};
 use super::result::untrusted;
 
 use crate::error::{Error, ErrorCode};
+use crate::protocol::managed::LaunchRequest;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -22,8 +25,17 @@ pub const OPEN_TAB: &str = "browserctl_open_tab";
 pub const CLOSE_TAB: &str = "browserctl_close_tab";
 pub const LIST_TOOLS: &str = "browserctl_list_tools";
 pub const CALL_TOOL: &str = "browserctl_call_tool";
+pub const LAUNCH_BROWSER: &str = "browserctl_launch_browser";
+pub const CLOSE_BROWSER: &str = "browserctl_close_browser";
 pub const NAMES: &[&str] = &[
-    LIST_TABS, SELECT_TAB, OPEN_TAB, CLOSE_TAB, LIST_TOOLS, CALL_TOOL,
+    LIST_TABS,
+    SELECT_TAB,
+    OPEN_TAB,
+    CLOSE_TAB,
+    LIST_TOOLS,
+    CALL_TOOL,
+    LAUNCH_BROWSER,
+    CLOSE_BROWSER,
 ];
 
 fn schema(v: Value) -> Arc<JsonObject> {
@@ -118,7 +130,66 @@ pub fn tools() -> Vec<Tool> {
     )
     .with_title("Call a tool of a browser tab")
     .with_annotations(ToolAnnotations::new().read_only(false).open_world(true));
-    vec![list, select, open, close, list_tools, call]
+    let launch = Tool::new(
+        LAUNCH_BROWSER,
+        "Start a browser of your own (headless where there is no display), connected to this \
+         daemon, and return it once its first tab is up; that tab becomes the current tab. \
+         Use it when no browser is connected. Close it with browserctl_close_browser.",
+        schema(json!({"type": "object", "properties": {
+            "url": {"type": "string", "description": "The page its first tab opens (default about:blank)"},
+            "browser": {"type": "string", "enum": crate::protocol::managed::KINDS, "description": "Which installed browser (default: the daemon's choice)"},
+            "headless": {"type": "boolean", "description": "No window (default: headless when the daemon has no display)"},
+            "profile": {"type": "string", "description": "A persistent profile by name (logins kept); default a temporary one"}
+        }})),
+    )
+    .with_title("Launch a browser")
+    .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).open_world(true));
+    let close_browser = Tool::new(
+        CLOSE_BROWSER,
+        "Close a browser started with browserctl_launch_browser, by its id (b3). The user's \
+         own browsers cannot be closed.",
+        schema(json!({"type": "object", "properties": {
+            "browser": {"type": "string", "description": "The browser id, e.g. b3"}
+        }, "required": ["browser"]})),
+    )
+    .with_title("Close a launched browser")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(true),
+    );
+    vec![
+        list,
+        select,
+        open,
+        close,
+        list_tools,
+        call,
+        launch,
+        close_browser,
+    ]
+}
+
+/// `browserctl_launch_browser`'s arguments as a launch request.
+pub fn launch_request(args: &JsonObject) -> Result<LaunchRequest, Error> {
+    let headless = match args.get("headless") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => {
+            return Err(Error::new(
+                ErrorCode::InvalidArguments,
+                "`headless` must be a boolean",
+            ))
+        }
+    };
+    Ok(LaunchRequest {
+        browser: arg_str(args, "browser")?.map(str::to_owned),
+        headless,
+        profile: arg_str(args, "profile")?.map(str::to_owned),
+        url: arg_str(args, "url")?.map(str::to_owned),
+        ..LaunchRequest::default()
+    })
 }
 
 pub(super) fn arg_str<'a>(args: &'a JsonObject, name: &str) -> Result<Option<&'a str>, Error> {

@@ -7,7 +7,8 @@ use super::groups::{self, group_for};
 use super::identity::{info, NEWEST};
 use super::log::{ClientLog, Level};
 use super::meta::{
-    self, arg_str, raw_args, CALL_TOOL, CLOSE_TAB, LIST_TABS, LIST_TOOLS, OPEN_TAB, SELECT_TAB,
+    self, arg_str, raw_args, CALL_TOOL, CLOSE_BROWSER, CLOSE_TAB, LAUNCH_BROWSER, LIST_TABS,
+    LIST_TOOLS, OPEN_TAB, SELECT_TAB,
 };
 use super::progress;
 use super::result::error_result;
@@ -416,6 +417,45 @@ impl<B: Backend> Inner<B> {
         Ok(CallToolResult::structured(json!({ "closed": closed })))
     }
 
+    /// A session scoped to some tabs, URLs or browsers starts and stops none; one limited to
+    /// its own tabs may, and the new browser's first tab is one of them.
+    fn may_manage_browsers(&self) -> Result<(), Error> {
+        let s = &self.scope;
+        if s.tabs.is_empty() && s.urls.is_empty() && s.browsers.is_empty() && s.sessions.is_empty()
+        {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::Unauthorized,
+            "this MCP server is scoped to some tabs or browsers; it launches and closes none",
+        ))
+    }
+
+    async fn launch_browser(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
+        self.may_manage_browsers()?;
+        let v = self
+            .backend
+            .launch_browser(meta::launch_request(args)?)
+            .await?;
+        if let Some(tab) = &v.tab {
+            self.select(tab, true);
+        }
+        Ok(CallToolResult::structured(json!({
+            "browser": v.browser, "tab": v.tab, "kind": v.kind, "headless": v.headless,
+            "profile": v.profile,
+        })))
+    }
+
+    async fn close_browser(&self, args: &JsonObject) -> Result<CallToolResult, Error> {
+        self.may_manage_browsers()?;
+        let want = arg_str(args, "browser")?
+            .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`browser` is required"))?;
+        let v = self.backend.close_browser(want).await?;
+        Ok(CallToolResult::structured(
+            json!({ "closed": v.browser, "exit": v.exit }),
+        ))
+    }
+
     /// A 2026-07-28 `subscriptions/listen` stream: `list_changed` each time the tools differ
     /// from the last ones announced (those at the start first), until the client cancels.
     async fn listen(&self, ctx: &SubscriptionContext) {
@@ -572,6 +612,8 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
                     CLOSE_TAB => inner.close_tab(&args).await,
                     LIST_TOOLS => inner.list_tools(&args).await,
                     CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
+                    LAUNCH_BROWSER => inner.launch_browser(&args).await,
+                    CLOSE_BROWSER => inner.close_browser(&args).await,
                     name => inner.call_tab_tool(name, args, &context.ct).await,
                 }
             }),

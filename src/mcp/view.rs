@@ -308,6 +308,7 @@ mod tests {
             connected_at: String::new(),
             tabs: 0,
             tools: 0,
+            managed: false,
         }
     }
 

@@ -4,6 +4,8 @@
 //! |---|---|---|---|
 //! | GET | /v1/status | | [`Status`] |
 //! | GET | /v1/browsers | | [`Browsers`] |
+//! | POST | /v1/browsers | [`LaunchRequest`](super::managed::LaunchRequest) | [`ManagedView`](super::managed::ManagedView), once its first tab is listed |
+//! | DELETE | /v1/browsers/{browser} | | [`ManagedView`](super::managed::ManagedView), closed |
 //! | GET | /v1/tabs | `?browser=` | [`Tabs`] |
 //! | GET | /v1/tabs/{tab} | | [`TabView`] |
 //! | POST | /v1/tabs | [`OpenTabRequest`] | [`TabView`] of the new tab |
@@ -85,6 +87,10 @@ pub const MCP_UPGRADE: &str = "mcp-stdio";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Browsers {
     pub browsers: Vec<BrowserView>,
+    /// The browsers this daemon launched (`POST /v1/browsers`), connected or not: one that
+    /// crashed shows here with state `exited`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub managed: Vec<super::managed::ManagedView>,
 }
 
 /// `GET /v1/tabs`.
@@ -123,6 +129,9 @@ pub struct BrowserView {
     pub connected_at: String,
     pub tabs: usize,
     pub tools: usize,
+    /// Launched by this daemon (`browserctl browser launch`): the agent's own browser.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub managed: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -308,6 +317,9 @@ pub mod event_kind {
     pub const DOWNLOAD_FINISHED: &str = "downloadFinished";
     /// The tab's top frame committed a navigation (or failed one).
     pub const NAVIGATED: &str = "navigated";
+    /// A browser the daemon launched exited; `data` says how (`exit`), whether it was asked
+    /// to (`expected`) and whether it is started again (`restarting`).
+    pub const BROWSER_EXITED: &str = "browserExited";
     /// The page events, which an extension may send and which change no tab's tools.
     pub const PAGE: &[&str] = &[CONSOLE_ERROR, DOWNLOAD_FINISHED, NAVIGATED];
     pub const ALL: &[&str] = &[
@@ -322,6 +334,7 @@ pub mod event_kind {
         CONSOLE_ERROR,
         DOWNLOAD_FINISHED,
         NAVIGATED,
+        BROWSER_EXITED,
     ];
 
     /// Whether an event of this kind may change the tools an MCP client sees (page events do

@@ -179,7 +179,9 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::LimitExceeded
         | ErrorCode::Unauthorized
         | ErrorCode::DaemonUnavailable
-        | ErrorCode::Cancelled => code::CONNECTION_ERROR,
+        | ErrorCode::Cancelled
+        | ErrorCode::BrowserNotInstalled
+        | ErrorCode::LaunchFailed => code::CONNECTION_ERROR,
         ErrorCode::ToolError | ErrorCode::PageNavigated | ErrorCode::Internal => {
             code::INTERNAL_ERROR
         }

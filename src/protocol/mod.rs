@@ -12,6 +12,7 @@ pub mod auth;
 pub mod bridge;
 pub mod control;
 pub mod jsonrpc;
+pub mod managed;
 pub mod native;
 pub mod register;
 pub mod tool;

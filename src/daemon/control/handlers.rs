@@ -6,6 +6,7 @@ use super::routes::{parse_route, Route};
 use crate::daemon::calls;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::{self, Body};
+use crate::daemon::managed;
 use crate::daemon::mcp_stream;
 use crate::daemon::pairing::CodeState;
 use crate::error::{Error, ErrorCode};
@@ -13,6 +14,7 @@ use crate::protocol::control::{
     Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,
     PairingList, PairingRevoked, Status, Tabs, Tools,
 };
+use crate::protocol::managed::LaunchRequest;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use std::sync::atomic::Ordering;
@@ -41,9 +43,13 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
     let reg = &d.registry;
     match route {
         Route::Status => Ok(http::ok(&status(&d))),
-        Route::Browsers => Ok(http::ok(&Browsers {
-            browsers: reg.browser_views(),
-        })),
+        Route::Browsers => Ok(http::ok(&browsers(&d))),
+        Route::Launch => {
+            let body: LaunchRequest = read_json(req, &d).await?;
+            Ok(http::ok(&managed::launch(&d, body).await?))
+        }
+        Route::Launchable => Ok(http::ok(&managed::launchable(&d))),
+        Route::CloseBrowser(browser) => Ok(http::ok(&managed::close(&d, &browser).await?)),
         Route::Tabs { browser } => {
             let browser = browser.map(|b| reg.parse_browser(&b)).transpose()?;
             Ok(http::ok(&Tabs {
@@ -146,6 +152,19 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
                 format!("no pairing `{id}`; see browserctl pair --list"),
             )),
         },
+    }
+}
+
+/// The connected browsers, those the daemon launched marked, and every launched one.
+fn browsers(d: &Daemon) -> Browsers {
+    let sessions = d.managed.sessions();
+    let mut browsers = d.registry.browser_views();
+    for b in &mut browsers {
+        b.managed = sessions.contains(&b.session_id);
+    }
+    Browsers {
+        browsers,
+        managed: managed::views(d),
     }
 }
 

@@ -14,6 +14,12 @@ use hyper::Method;
 pub enum Route {
     Status,
     Browsers,
+    /// `POST /v1/browsers`: launch a managed browser (issue 32).
+    Launch,
+    /// `GET /v1/browsers/launchable`: what a launch could start.
+    Launchable,
+    /// `DELETE /v1/browsers/{browser}`: close a browser the daemon launched.
+    CloseBrowser(String),
     Tabs {
         browser: Option<String>,
     },
@@ -96,6 +102,11 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
     match (method, segs.as_slice()) {
         (&Method::GET, ["v1", "status"]) => Ok(Route::Status),
         (&Method::GET, ["v1", "browsers"]) => Ok(Route::Browsers),
+        (&Method::POST, ["v1", "browsers"]) => Ok(Route::Launch),
+        (&Method::GET, ["v1", "browsers", "launchable"]) => Ok(Route::Launchable),
+        (&Method::DELETE, ["v1", "browsers", browser]) => {
+            Ok(Route::CloseBrowser((*browser).to_owned()))
+        }
         (&Method::GET, ["v1", "tabs"]) => Ok(Route::Tabs {
             browser: q("browser"),
         }),
@@ -151,7 +162,7 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
         (&Method::GET, ["v1", "pairings"]) => Ok(Route::Pairings),
         (&Method::DELETE, ["v1", "pairings", id]) => Ok(Route::Revoke((*id).to_owned())),
         (_, ["v1", "pairing", "codes", ..] | ["v1", "pairings", ..]) => not_allowed(),
-        (_, ["v1", "calls", _]) => not_allowed(),
+        (_, ["v1", "calls", _] | ["v1", "browsers", _]) => not_allowed(),
         (_, ["v1", "status" | "browsers" | "tools" | "call" | "events"])
         | (_, ["v1", "tabs", ..]) => not_allowed(),
         _ => Err(Error::new(

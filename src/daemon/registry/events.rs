@@ -37,6 +37,14 @@ pub enum Change {
     },
     /// What a page did, as the extension reports it; its data is the extension's object.
     Page(PageEvent),
+    /// A browser the daemon launched exited (issue 32).
+    BrowserExited {
+        /// `code 0`, `signal 9`.
+        exit: String,
+        /// It was closed on request (or the daemon stopped), not a crash.
+        expected: bool,
+        restarting: bool,
+    },
 }
 
 /// A page event: its kind (one of [`event_kind::PAGE`]) and the extension's data, which
@@ -77,6 +85,7 @@ impl Change {
             Change::TabFocused {} => event_kind::TAB_FOCUSED,
             Change::ToolsChanged { .. } => event_kind::TOOLS_CHANGED,
             Change::Page(p) => p.kind,
+            Change::BrowserExited { .. } => event_kind::BROWSER_EXITED,
         }
     }
 }

@@ -117,6 +117,25 @@ impl Registry {
         self.lock().update(key, conn_id, u)
     }
 
+    /// The key a session will have when it connects: a browser the daemon launches is named
+    /// before its extension connects (issue 32), and keeps the name across restarts.
+    pub fn reserve(&self, dialect: &'static str, session_id: &str) -> BrowserKey {
+        self.lock().sessions.key(dialect, session_id)
+    }
+
+    /// Publishes that a browser the daemon launched exited: no connection reports that.
+    pub fn browser_exited(&self, key: BrowserKey, exit: String, expected: bool, restarting: bool) {
+        self.lock().events.publish(
+            key,
+            None,
+            events::Change::BrowserExited {
+                exit,
+                expected,
+                restarting,
+            },
+        );
+    }
+
     // ---- events -------------------------------------------------------------------------
 
     /// Live events, and the retained ones after `since` (see [`Subscription`]).

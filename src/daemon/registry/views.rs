@@ -19,6 +19,7 @@ pub fn browser_view(b: &Browser) -> BrowserView {
         connected_at: b.connected_at.clone(),
         tabs: b.tabs.len(),
         tools: b.tools.len() + b.tabs.values().map(|t| t.tools.len()).sum::<usize>(),
+        managed: false,
     }
 }
 

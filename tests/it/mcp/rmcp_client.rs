@@ -29,13 +29,15 @@ impl ClientHandler for Watcher {
 pub(crate) type McpClient = RunningService<RoleClient, Watcher>;
 
 /// The meta tools, in the order every listing starts with.
-pub(super) const META_TOOLS: [&str; 6] = [
+pub(super) const META_TOOLS: [&str; 8] = [
     "browserctl_list_tabs",
     "browserctl_select_tab",
     "browserctl_open_tab",
     "browserctl_close_tab",
     "browserctl_list_tools",
     "browserctl_call_tool",
+    "browserctl_launch_browser",
+    "browserctl_close_browser",
 ];
 
 /// `browserctl mcp EXTRA…` on stdio, initialized by `handler`.
@@ -168,7 +170,7 @@ async fn converse(
     }
     assert_eq!(
         tools.len(),
-        8,
+        META_TOOLS.len() + 2,
         "{:?}",
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
@@ -427,7 +429,7 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
     );
     // Its tab tools are gone, and the client is told so.
     let tools = until_listed(&client, &mut changed, "search", true).await;
-    assert_eq!(tools.len(), 6, "only the meta tools");
+    assert_eq!(tools.len(), META_TOOLS.len(), "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await
@@ -609,7 +611,7 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
     let (tx, _rx) = mpsc::unbounded_channel();
     let client = Watcher(tx).serve(transport).await.expect("initialize");
     let tools = client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 6, "only the meta tools");
+    assert_eq!(tools.len(), META_TOOLS.len(), "only the meta tools");
     let r = client
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await

@@ -138,11 +138,18 @@ async fn scoping_flags_limit_what_the_stdio_server_exposes() {
     let tools = client.list_all_tools().await.unwrap();
     find(&tools, "search");
     find(&tools, "fill_form");
-    assert_eq!(tools.len(), 8, "two tab tools and the six meta tools");
+    assert_eq!(
+        tools.len(),
+        2 + META_TOOLS.len(),
+        "two tab tools and the meta tools"
+    );
     client.cancel().await.unwrap();
 
     let (client, _) = stdio_client(&d, &["--session", "nobody"]).await;
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 6);
+    assert_eq!(
+        client.list_all_tools().await.unwrap().len(),
+        META_TOOLS.len()
+    );
     client.cancel().await.unwrap();
 }
 

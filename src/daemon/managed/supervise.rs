@@ -1,0 +1,164 @@
+//! One task per launched browser: starts it, waits for it to exit or to be closed, stops its
+//! whole process group, reports an exit (event `browserExited`), restarts it when asked to
+//! (`--restart on-failure`), and removes a temporary profile and the launch record at the end.
+
+use super::find::Found;
+use super::ledger::{self, Record};
+use super::process::{self, describe, group_gone, signal_group};
+use super::profile::{self, Launch, Layout};
+use crate::daemon::context::Daemon;
+use crate::daemon::registry::BrowserKey;
+use crate::protocol::managed::{state, RestartPolicy};
+use nix::sys::signal::Signal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Restarts of one browser before the daemon gives up on it.
+const MAX_RESTARTS: u32 = 5;
+
+/// Everything needed to start the browser again.
+pub struct Plan {
+    pub found: Found,
+    pub headless: bool,
+    pub url: String,
+    pub extension: PathBuf,
+    pub flags: Vec<String>,
+    pub layout: Layout,
+    pub temporary: bool,
+    pub restart: RestartPolicy,
+    pub record: Record,
+    /// The managed directory (launch records).
+    pub dir: PathBuf,
+}
+
+/// SIGTERM to the browser, SIGKILL to what is left of its group after `grace`. The browser
+/// alone is asked: its helpers (Chromium's network service owns the cookie store) must live
+/// until it has shut down in order, or what it still had to write is lost.
+async fn terminate(pgid: u32, grace: Duration) {
+    let leader = nix::unistd::Pid::from_raw(pgid as i32);
+    if nix::sys::signal::kill(leader, Signal::SIGTERM).is_err() && !process::group_alive(pgid) {
+        return;
+    }
+    if !group_gone(pgid, grace).await {
+        tracing::warn!(
+            pid = pgid,
+            "a launched browser outlived SIGTERM by {grace:?}; SIGKILL"
+        );
+        signal_group(pgid, Signal::SIGKILL);
+        group_gone(pgid, Duration::from_secs(5)).await;
+    }
+}
+
+pub async fn run(
+    d: Arc<Daemon>,
+    session: String,
+    key: BrowserKey,
+    plan: Plan,
+    stop: CancellationToken,
+) {
+    let m = &d.managed;
+    let mut restarts = 0;
+    let mut record = plan.record.clone();
+    let expected = loop {
+        let launch = Launch {
+            found: &plan.found,
+            headless: plan.headless,
+            url: &plan.url,
+            extension: &plan.extension,
+            flags: plan.flags.clone(),
+        };
+        let child = match profile::command(&plan.layout, &launch) {
+            Ok(cmd) => m.spawner.spawn(cmd).await,
+            Err(e) => Err(e),
+        };
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(browser = %key, "cannot start {}: {e}", plan.found.exe.display());
+                m.update(&session, |v| {
+                    v.state = state::EXITED.to_owned();
+                    v.exit = Some(format!("could not start: {e}"));
+                });
+                break false;
+            }
+        };
+        let pid = child.id();
+        record.pid = pid;
+        record.pid_start = process::start_time(pid).unwrap_or(0);
+        if let Err(e) = ledger::write(&plan.dir, &session, &record) {
+            tracing::warn!(browser = %key, "cannot record the launch: {e}");
+        }
+        m.update(&session, |v| {
+            v.pid = Some(pid);
+            v.state = state::STARTING.to_owned();
+        });
+        // A blocking wait on a thread of the pool: the child is reaped the moment it exits,
+        // so an empty process group means every process is gone.
+        let mut waited = tokio::task::spawn_blocking(move || child.wait());
+        let exited = tokio::select! {
+            r = &mut waited => Some(r),
+            _ = stop.cancelled() => None,
+            _ = d.shutdown.cancelled() => None,
+        };
+        let asked = exited.is_none();
+        let status = match exited {
+            Some(r) => {
+                // What the browser left in its group (renderers, the native host) goes with it.
+                signal_group(pid, Signal::SIGKILL);
+                group_gone(pid, Duration::from_secs(5)).await;
+                r
+            }
+            None => {
+                m.update(&session, |v| v.state = state::CLOSING.to_owned());
+                terminate(pid, d.config().close_grace).await;
+                waited.await
+            }
+        };
+        let exit = match status {
+            Ok(Ok(status)) => describe(status),
+            Ok(Err(e)) => format!("unknown ({e})"),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let again = !asked
+            && plan.restart == RestartPolicy::OnFailure
+            && restarts < MAX_RESTARTS
+            && !d.draining.is_cancelled();
+        d.registry.browser_exited(key, exit.clone(), asked, again);
+        if asked {
+            tracing::info!(browser = %key, exit, "closed a launched browser");
+        } else {
+            tracing::warn!(browser = %key, exit, restarting = again, "a launched browser exited");
+        }
+        m.update(&session, |v| {
+            v.pid = None;
+            v.exit = Some(exit.clone());
+        });
+        if !again {
+            if !asked {
+                m.update(&session, |v| v.state = state::EXITED.to_owned());
+            }
+            break asked;
+        }
+        restarts += 1;
+        m.update(&session, |v| {
+            v.state = state::RESTARTING.to_owned();
+            v.restarts = restarts;
+        });
+        let pause = Duration::from_secs(1 << (restarts - 1).min(5));
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = stop.cancelled() => break true,
+            _ = d.shutdown.cancelled() => break true,
+        }
+    };
+    if plan.temporary {
+        let _ = std::fs::remove_dir_all(&plan.layout.root);
+    }
+    ledger::remove(&plan.dir, &session);
+    if expected {
+        m.update(&session, |v| v.state = state::CLOSED.to_owned());
+        m.remove(&session);
+    }
+}

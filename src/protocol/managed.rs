@@ -1,0 +1,140 @@
+//! Browsers the daemon launches and looks after (issue 32): what `POST /v1/browsers` asks for
+//! and what the daemon tells of each one it launched. Wire types only; the daemon's
+//! `managed` module does the launching.
+
+use serde::{Deserialize, Serialize};
+
+/// The browsers a launch can ask for, by their `--browser` names.
+pub const KINDS: &[&str] = &["chromium", "chrome", "edge", "brave", "firefox"];
+
+/// `POST /v1/browsers`: launch a browser with our extension, connected to this daemon.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LaunchRequest {
+    /// One of [`KINDS`]; default: the daemon's `launch-browser`, else the first one found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
+    /// Default: headless when the daemon has no display (`DISPLAY`, `WAYLAND_DISPLAY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headless: Option<bool>,
+    /// A persistent profile by name (kept under the profiles directory); none: a temporary
+    /// profile, removed when the browser is closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// The page the first tab opens (default `about:blank`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub restart: RestartPolicy,
+    /// How long to wait for the browser's first tab (default: the daemon's `launch-timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// What the daemon does when a browser it launched exits without being asked to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RestartPolicy {
+    /// Report it (event `browserExited`, state `exited`) and leave it.
+    #[default]
+    Never,
+    /// Report it and start it again on the same profile, a few times with growing pauses.
+    OnFailure,
+}
+
+impl RestartPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::Never => "never",
+            RestartPolicy::OnFailure => "on-failure",
+        }
+    }
+}
+
+/// The states of a managed browser, as [`ManagedView::state`] spells them.
+pub mod state {
+    /// Started; its extension has not listed a tab yet.
+    pub const STARTING: &str = "starting";
+    pub const RUNNING: &str = "running";
+    /// It exited without being asked to (and is not restarted); `exit` says how.
+    pub const EXITED: &str = "exited";
+    /// It exited without being asked to and will be started again.
+    pub const RESTARTING: &str = "restarting";
+    /// Being closed, or closed (the answer of `DELETE /v1/browsers/{ref}`).
+    pub const CLOSING: &str = "closing";
+    pub const CLOSED: &str = "closed";
+}
+
+/// A browser this daemon launched: in `GET /v1/browsers` (`managed`), and the answer of a
+/// launch or a close.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedView {
+    /// Its browser ref, reserved at launch and kept across restarts: `b3`.
+    pub browser: String,
+    /// The session id its extension connects with.
+    pub session_id: String,
+    /// One of [`KINDS`].
+    pub kind: String,
+    pub executable: String,
+    /// The browser's process (also its process group), while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    pub headless: bool,
+    /// The persistent profile's name; none for a temporary one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    pub profile_dir: String,
+    /// One of [`state`]'s.
+    pub state: String,
+    pub restart: RestartPolicy,
+    pub restarts: u32,
+    pub launched_at: String,
+    /// How it last exited (`code 1`, `signal 9`), when it has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
+    /// In a launch's answer: the first tab its extension listed (`b3:1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    /// Its stderr, for when it misbehaves (inside a temporary profile, gone with it).
+    pub log: String,
+}
+
+/// `GET /v1/browsers/launchable`: the browsers this daemon can launch, as it finds them (its
+/// config and its PATH, which under a service manager are not the shell's).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Launchable {
+    pub browsers: Vec<LaunchableBrowser>,
+    /// The daemon's PATH.
+    pub path: String,
+    /// The extension a launched browser loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension: Option<String>,
+    /// Why there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_missing: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchableBrowser {
+    pub kind: String,
+    pub executable: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_request_shape() {
+        let r: LaunchRequest =
+            serde_json::from_str(r#"{"browser": "firefox", "restart": "on-failure"}"#).unwrap();
+        assert_eq!(r.browser.as_deref(), Some("firefox"));
+        assert_eq!(r.restart, RestartPolicy::OnFailure);
+        assert_eq!(
+            serde_json::to_value(LaunchRequest::default()).unwrap(),
+            serde_json::json!({"restart": "never"})
+        );
+    }
+}

@@ -7,4 +7,5 @@ pub mod face;
 pub mod faults;
 pub mod firefox_install;
 pub mod hands;
+pub mod managed;
 pub mod soak;

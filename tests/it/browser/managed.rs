@@ -398,7 +398,57 @@ fn no_browser_installed_is_a_clear_error() {
         check["detail"].as_str().unwrap().contains("none found"),
         "{check}"
     );
+    // A URL is never taken for one of the browser's flags.
+    let out = d.ctl(&["browser", "launch", "--url=--remote-debugging-port=9222"]);
+    fails(&out, 2, "is not a URL to open");
     assert!(!managed.exists(), "nothing was created");
+}
+
+/// The user's own browser is not the daemon's to close, from browserctl or MCP; an MCP
+/// session scoped to some tabs launches and closes no browser.
+#[tokio::test(flavor = "multi_thread")]
+async fn only_what_the_daemon_launched_is_closed_and_scoped_sessions_launch_nothing() {
+    let d = TestDaemon::start();
+    let _own = FakeExtension::search_tab(&d).await;
+    let out = d.ctl(&["browser", "close", "b1"]);
+    fails(
+        &out,
+        2,
+        "b1 is not a browser this daemon launched: it is the user's own",
+    );
+    assert_eq!(d.ctl_json(&["tabs"])["tabs"].as_array().unwrap().len(), 1);
+
+    let (client, _) = crate::mcp::rmcp_client::stdio_client(&d, &["--tab", "b1:7"]).await;
+    for (tool, args) in [
+        ("browserctl_launch_browser", serde_json::json!({})),
+        (
+            "browserctl_close_browser",
+            serde_json::json!({"browser": "b1"}),
+        ),
+    ] {
+        let r = client
+            .call_tool(crate::mcp::rmcp_client::params(tool, args))
+            .await
+            .unwrap();
+        let text = crate::mcp::rmcp_client::text(&r);
+        assert!(text.starts_with("UNAUTHORIZED: "), "{tool}: {text}");
+    }
+    client.cancel().await.unwrap();
+    let (client, _) = crate::mcp::rmcp_client::stdio_client(&d, &[]).await;
+    let r = client
+        .call_tool(crate::mcp::rmcp_client::params(
+            "browserctl_close_browser",
+            serde_json::json!({"browser": "b1"}),
+        ))
+        .await
+        .unwrap();
+    let text = crate::mcp::rmcp_client::text(&r);
+    assert!(
+        text.starts_with("NOT_FOUND: b1 is not a browser this daemon launched"),
+        "{text}"
+    );
+    client.cancel().await.unwrap();
+    assert_eq!(d.ctl_json(&["tabs"])["tabs"].as_array().unwrap().len(), 1);
 }
 
 /// examples/pipeline.sh, the script README's "Pipelines" shows, run as a pipeline would: it

@@ -95,3 +95,40 @@ async fn all_three_dialects_at_once() {
         assert!(listed.contains(t), "{listed:?}");
     }
 }
+
+/// The bridge's callTool says who asks (issue 31), for the browser's consent prompt:
+/// `browserctl` for browserctl call, `JSON-RPC agent SESSION` for a seed-003 agent, and
+/// nothing for a control-API caller that does not say.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_names_its_agent_to_the_browser() {
+    let d = TestDaemon::start();
+    let mut bridge =
+        FakeExtension::connect(&d, "shared", vec![tab(7, "Search", vec![search_tool()])]).await;
+    d.wait_tabs("the tab", |t| t.len() == 1);
+
+    let cli = call_async(&d, "search", &["--query", "a"]);
+    let call = bridge.answer_call(json!("found")).await;
+    assert_eq!(call["agent"], "browserctl", "{call}");
+    assert!(cli.await.unwrap().status.success());
+
+    let mut agent = RpcPeer::agent(&d, "shared").await;
+    agent
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "b"}}}))
+        .await;
+    let call = bridge.answer_call(json!("found")).await;
+    assert_eq!(call["agent"], "JSON-RPC agent shared", "{call}");
+    assert!(agent.response(&json!(1)).await.get("result").is_some());
+
+    let body = json!({"tool": "search", "args": {"query": "c"}}).to_string();
+    let plain = tokio::spawn({
+        let socket = d.socket.clone();
+        async move { crate::support::harness::api_at(&socket, "POST", "/v1/call", Some(&body)).await }
+    });
+    let call = bridge.answer_call(json!("found")).await;
+    assert!(
+        call.get("agent").is_none(),
+        "a caller that does not say: {call}"
+    );
+    assert_eq!(plain.await.unwrap().0, 200);
+}

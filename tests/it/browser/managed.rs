@@ -43,8 +43,12 @@ impl Kind {
 fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> TestDaemon {
     let managed = dir.path().join("managed");
     let profiles = dir.path().join("profiles");
+    // As under the systemd user service: no display, no D-Bus session.
     TestDaemon::builder()
         .dir(dir)
+        .env("DISPLAY", "")
+        .env("WAYLAND_DISPLAY", "")
+        .env("DBUS_SESSION_BUS_ADDRESS", "")
         .args(&[
             "--managed-dir",
             managed.to_str().unwrap(),
@@ -92,12 +96,14 @@ fn gone(pgid: u64, d: &TestDaemon) {
     }
 }
 
-/// `browserctl browser launch --json ARGS…`: the managed browser's view.
+/// `browserctl browser launch --json ARGS…`: the managed browser's view. Headless without
+/// asking: the daemon has no display.
 fn launch(d: &TestDaemon, kind: Kind, extra: &[&str]) -> Value {
-    let mut args = vec!["browser", "launch", "--browser", kind.name(), "--headless"];
+    let mut args = vec!["browser", "launch", "--browser", kind.name()];
     args.extend_from_slice(extra);
     let v = d.ctl_json(&args);
     assert_eq!(v["state"], "running", "{v}");
+    assert_eq!(v["headless"], true, "{v}");
     assert!(
         v["tab"]
             .as_str()

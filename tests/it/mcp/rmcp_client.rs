@@ -41,7 +41,7 @@ pub(super) const META_TOOLS: [&str; 8] = [
 ];
 
 /// `browserctl mcp EXTRA…` on stdio, initialized by `handler`.
-pub(super) async fn stdio_with<H: ClientHandler>(
+pub(crate) async fn stdio_with<H: ClientHandler>(
     d: &TestDaemon,
     extra: &[&str],
     handler: H,

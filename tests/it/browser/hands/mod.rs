@@ -73,6 +73,7 @@ impl Hands {
     /// One call over the control socket, timed.
     fn try_call(&mut self, tool: &str, args: Value) -> Result<Value, Failure> {
         if let Some(mcp) = &self.mcp {
+            mcp.set_roots(&self.upload_roots);
             let start = Instant::now();
             let r = mcp.call(tool, &self.tab, args);
             if r.is_ok() {

@@ -2,24 +2,62 @@
 //! (see its README for names, versions and licences), one small page per kind. Each task is
 //! done knowing only what the snapshot shows (refs found by the snapshot's text), and checked
 //! through the library's own API in the page, never through our tools. Every task runs over
-//! the control socket (what `browserctl call` sends); a subset again over MCP (`browserctl
-//! mcp`, stdio).
+//! the control socket (what `browserctl call` sends), and again over MCP (`browserctl mcp`,
+//! stdio): all of them in Chromium, one of each kind of gesture in Firefox.
 
 use super::*;
-use crate::mcp::rmcp_client::{params, stdio_client, text as mcp_text, McpClient};
+use crate::mcp::rmcp_client::{params, stdio_with, text as mcp_text};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ListRootsResult, Root};
+use rmcp::service::{RequestContext, RoleClient, RunningService};
+use rmcp::{ClientHandler, ErrorData};
 use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+/// An MCP client whose workspace roots are whatever the task at hand uploads from, as an
+/// agent's workspace is: the daemon reads uploads only inside them (issue 31).
+#[derive(Clone, Default)]
+struct Roots(Arc<Mutex<Vec<String>>>);
+
+impl ClientHandler for Roots {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_roots().build(),
+            Implementation::new("widget-agent", "1.0"),
+        )
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self.0.lock().unwrap().clone();
+        Ok(ListRootsResult::new(
+            roots
+                .iter()
+                .map(|r| Root::new(format!("file://{r}")))
+                .collect(),
+        ))
+    }
+}
 
 /// An MCP session through `browserctl mcp`, for [`Hands`] to call through.
 pub(crate) struct Mcp {
     rt: tokio::runtime::Runtime,
-    client: McpClient,
+    client: RunningService<RoleClient, Roots>,
+    roots: Roots,
 }
 
 impl Mcp {
     fn start(d: &TestDaemon) -> Mcp {
         let rt = tokio::runtime::Runtime::new().unwrap();
-        let (client, _) = rt.block_on(stdio_client(d, &[]));
-        Mcp { rt, client }
+        let roots = Roots::default();
+        let client = rt.block_on(stdio_with(d, &[], roots.clone()));
+        Mcp { rt, client, roots }
+    }
+
+    /// The directories the client declares from now on.
+    pub(crate) fn set_roots(&self, roots: &[String]) {
+        *self.roots.0.lock().unwrap() = roots.to_vec();
     }
 
     pub(crate) fn call(&self, tool: &str, tab: &str, mut args: Value) -> Result<Value, Failure> {
@@ -66,9 +104,10 @@ const TASKS: [(&str, Task); 13] = [
     ("web components (Fluent UI)", web_components),
 ];
 
-/// The tasks a second time over MCP: one of each kind of gesture (an HTML5 drag, typing key by
-/// key, a drag to a position and keys, a double-click, hover).
-const OVER_MCP: [&str; 5] = [
+/// In Firefox, the tasks a second time over MCP: one of each kind of gesture (an HTML5 drag,
+/// typing key by key, a drag to a position and keys, a double-click, hover). Chromium runs
+/// them all over MCP.
+const OVER_MCP_IN_FIREFOX: [&str; 5] = [
     "sortable list (SortableJS)",
     "code editor (CodeMirror 5)",
     "range slider (noUiSlider)",
@@ -84,7 +123,7 @@ fn every_task(mut h: Hands, browser: &str) {
     }
     h.mcp = Some(Mcp::start(&h.d));
     for (name, task) in TASKS {
-        if OVER_MCP.contains(&name) {
+        if browser == "chromium" || OVER_MCP_IN_FIREFOX.contains(&name) {
             task(&mut h);
             eprintln!(
                 "{browser} widgets {:>6.1?} {name}, over MCP",

@@ -7,6 +7,8 @@
 
 use super::*;
 use crate::mcp::rmcp_client::{params, stdio_with, text as mcp_text};
+// Roots are deprecated in the protocol drafts; today's clients still declare them (src/mcp/roots.rs).
+#[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ListRootsResult, Root};
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ErrorData};
@@ -18,6 +20,7 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Default)]
 struct Roots(Arc<Mutex<Vec<String>>>);
 
+#[allow(deprecated)]
 impl ClientHandler for Roots {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(

@@ -512,3 +512,92 @@ fn the_pipeline_example_runs_end_to_end() {
     let left = d.ctl_json(&["browsers"]);
     assert!(left.get("managed").is_none(), "{left}");
 }
+
+/// An MCP client with no browser gets one: `browserctl_launch_browser` starts headless
+/// Chromium, its first tab (not the focused tab of the user's own browser) becomes the
+/// session's current tab, `browser_snapshot` through MCP
+/// reads that page, and `browserctl_close_browser` leaves nothing running.
+#[test]
+fn an_mcp_client_launches_reads_and_closes_a_browser() {
+    use crate::mcp::rmcp_client::{params, stdio_client, text};
+    let kind = Kind::Chromium;
+    let Some(exe) = kind.exe("browser::managed::an_mcp_client_launches_reads_and_closes_a_browser")
+    else {
+        return;
+    };
+    let d = daemon(tempfile::tempdir().unwrap(), kind, &exe);
+    let page = PageServer::page(
+        "<!doctype html><title>Agent's own</title><p>Launched for an agent, read over MCP.</p>",
+    );
+    let url = page.url("own");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (pid, profile) = rt.block_on(async {
+        // The user's own browser, with a focused tab: the current tab until one is chosen.
+        let mut own = tab(7, "Search", vec![search_tool()]);
+        own["focused"] = true.into();
+        let _own = FakeExtension::single(&d, own).await;
+        let (client, _) = stdio_client(&d, &[]).await;
+        let call = async |tool: &str, args: Value| {
+            client
+                .call_tool(params(tool, args))
+                .await
+                .unwrap_or_else(|e| panic!("{tool}: {e}"))
+        };
+        let r = call("browserctl_launch_browser", serde_json::json!({"url": url})).await;
+        assert_ne!(r.is_error, Some(true), "{}\n{}", text(&r), d.log());
+        let v = r.structured_content.clone().expect("structured");
+        assert_eq!(v["kind"], "chromium", "{v}");
+        assert_eq!(v["headless"], true, "{v}");
+        let browser = v["browser"].as_str().unwrap().to_owned();
+        let tab = v["tab"].as_str().unwrap().to_owned();
+        assert!(tab.starts_with(&format!("{browser}:")), "{v}");
+        let managed = d.ctl_json(&["browser", "list"]);
+        let m = managed["managed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["browser"] == browser.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("{managed}"));
+        let pid = m["pid"].as_u64().unwrap();
+        let profile = PathBuf::from(m["profileDir"].as_str().unwrap());
+        assert!(!group(pid).is_empty());
+
+        // The new tab, not the user's focused one, is the session's current tab…
+        let r = call("browserctl_list_tabs", serde_json::json!({})).await;
+        let tabs = r.structured_content.clone().expect("structured");
+        let current: Vec<&Value> = tabs["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["current"] == true)
+            .collect();
+        assert_eq!(current.len(), 1, "{tabs}");
+        assert_eq!(current[0]["tab"], tab.as_str(), "{tabs}");
+        // …so a built-in without `tab` reads its page.
+        let r = call("browser_snapshot", serde_json::json!({})).await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let snap = text(&r);
+        assert!(
+            snap.contains("Launched for an agent, read over MCP."),
+            "{snap}"
+        );
+        let meta = r.meta.as_ref().expect("_meta");
+        assert_eq!(meta.0["dev.browsermcp/tab"], tab.as_str());
+
+        let r = call(
+            "browserctl_close_browser",
+            serde_json::json!({"browser": browser}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let v = r.structured_content.clone().expect("structured");
+        assert_eq!(v["closed"], browser.as_str(), "{v}");
+        client.cancel().await.unwrap();
+        (pid, profile)
+    });
+    gone(pid, &d);
+    assert!(!profile.exists(), "the temporary profile is removed");
+    let listed = d.ctl_json(&["browsers"]);
+    assert!(listed.get("managed").is_none(), "{listed}");
+}

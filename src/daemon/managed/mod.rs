@@ -9,7 +9,8 @@
 //!   parent-death signal; SIGTERM, then SIGKILL after `close-grace`.
 //! - [`ledger`]: a record per launch, so the next start stops what a killed daemon left.
 //! - [`table`]: what runs now, kept in the [`Daemon`].
-//! - [`supervise`]: one task per browser: waits for it, reports an exit, restarts on request.
+//! - [`supervise`]: one task per browser: waits for it, reports an exit, restarts on request,
+//!   and closes it (a Chromium's tabs first, so it exits in order and writes its cookies).
 
 mod find;
 mod ledger;
@@ -301,8 +302,9 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
     ))
 }
 
-/// Closes a browser the daemon launched (by its ref or session id): SIGTERM to its process
-/// group, SIGKILL after `close-grace`; a temporary profile is removed.
+/// Closes a browser the daemon launched (by its ref or session id): a Chromium's tabs first
+/// (through its extension, `close-grace` to exit), then SIGTERM to its process group, SIGKILL
+/// after `close-grace`; a temporary profile is removed.
 pub async fn close(d: &Arc<Daemon>, reference: &str) -> Result<ManagedView, Error> {
     let Some((session, mut rx, stop)) = d.managed.find(reference) else {
         let own = d
@@ -326,7 +328,7 @@ pub async fn close(d: &Arc<Daemon>, reference: &str) -> Result<ManagedView, Erro
         return Ok(v);
     }
     stop.cancel();
-    let limit = d.config().close_grace + Duration::from_secs(10);
+    let limit = 2 * d.config().close_grace + Duration::from_secs(10);
     let _ = tokio::time::timeout(limit, async {
         while rx.borrow().state != state::CLOSED {
             if rx.changed().await.is_err() {
@@ -349,7 +351,7 @@ pub async fn close_all(d: &Arc<Daemon>) {
         browsers = all.len(),
         "closing the browsers this daemon launched"
     );
-    let limit = d.config().close_grace + Duration::from_secs(10);
+    let limit = 2 * d.config().close_grace + Duration::from_secs(10);
     let waits = all.into_iter().map(|(mut rx, stop)| async move {
         stop.cancel();
         while ![state::CLOSED, state::EXITED].contains(&rx.borrow().state.as_str()) {

@@ -2,7 +2,7 @@
 //! whole process group, reports an exit (event `browserExited`), restarts it when asked to
 //! (`--restart on-failure`), and removes a temporary profile and the launch record at the end.
 
-use super::find::Found;
+use super::find::{Found, Kind};
 use super::ledger::{self, Record};
 use super::process::{self, describe, group_gone, signal_group};
 use super::profile::{self, Launch, Layout};
@@ -49,6 +49,34 @@ async fn terminate(pgid: u32, grace: Duration) {
         signal_group(pgid, Signal::SIGKILL);
         group_gone(pgid, Duration::from_secs(5)).await;
     }
+}
+
+/// Closes a Chromium-family browser's tabs through its extension and gives it `grace`, all
+/// told, to exit on its own; false when it is still running. Chromium keeps new cookies in
+/// memory for up to 30 s and, headless, does not write them at a SIGTERM; a browser whose
+/// last window closes shuts down in order and writes them, so a login made just before
+/// `browser close` is kept. (Firefox writes its cookies at a SIGTERM.)
+async fn close_tabs(d: &Daemon, key: BrowserKey, pgid: u32, grace: Duration) -> bool {
+    let tabs = d.registry.tab_views(Some(key));
+    if tabs.is_empty() {
+        return false;
+    }
+    let ms = grace.as_millis().max(1) as u64;
+    let closed = async {
+        let mut asked = 0;
+        for tab in &tabs {
+            // The last close may go unanswered: the browser exits with it.
+            match crate::daemon::calls::close_tab(d, &tab.tab_ref, Some(ms)).await {
+                Ok(_) => asked += 1,
+                Err(e) => {
+                    tracing::debug!(tab = %tab.tab_ref, error = %e, "not closed by the extension")
+                }
+            }
+        }
+        // Nothing closed (an extension that refuses): no reason to wait for an exit.
+        asked > 0 && group_gone(pgid, grace).await
+    };
+    tokio::time::timeout(grace, closed).await.unwrap_or(false)
 }
 
 pub async fn run(
@@ -112,7 +140,12 @@ pub async fn run(
             }
             None => {
                 m.update(&session, |v| v.state = state::CLOSING.to_owned());
-                terminate(pid, d.config().close_grace).await;
+                let grace = d.config().close_grace;
+                let by_itself =
+                    plan.found.kind != Kind::Firefox && close_tabs(&d, key, pid, grace).await;
+                if !by_itself {
+                    terminate(pid, grace).await;
+                }
                 waited.await
             }
         };

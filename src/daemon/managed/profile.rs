@@ -96,6 +96,9 @@ pub fn prepare(layout: &Layout, kind: Kind, host: &HostSpec, extension: &Path) -
     ] {
         dir(&d)?;
     }
+    if !kind.firefox() {
+        forget_singleton_dirs(&layout.profile());
+    }
     let wrapper = layout.host().join("browser-mcp-native-host");
     let script = format!(
         "#!/bin/sh\n# Written by browser-mcpd for a browser it launched.\nexec {} native-host --discovery-dir {} --managed {} --daemon-pid {} \"$@\"\n",
@@ -152,6 +155,22 @@ user_pref("browser.sessionstore.resume_from_crash", false);
 user_pref("browser.tabs.warnOnClose", false);
 "#;
 
+/// The directories a Chromium that was stopped by a signal left in its profile for its
+/// singleton socket (see `command`); the profile is not in use when it is prepared.
+fn forget_singleton_dirs(profile: &Path) {
+    let Ok(entries) = fs::read_dir(profile) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(SINGLETON_DIR) {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// What Chromium names the directory of its singleton socket, in its TMPDIR.
+const SINGLETON_DIR: &str = "org.chromium.Chromium.";
+
 /// The command line that starts the browser on this layout.
 pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
     let log = fs::File::create(layout.log())?;
@@ -184,10 +203,18 @@ pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
         if nix::unistd::geteuid().is_root() {
             cmd.arg("--no-sandbox");
         }
+        // Chromium puts its singleton socket in a new directory of TMPDIR and aborts (SIGABRT,
+        // "Socket path too long") when that path passes the 108 bytes of a Unix socket's
+        // name, which a profile under ~/.local/… does. A relative TMPDIR from the profile keeps
+        // the name short, the profile's SingletonSocket link resolvable, and what a killed
+        // browser leaves inside the profile, where the next launch clears it.
+        cmd.current_dir(&profile).env("TMPDIR", ".");
+    }
+    if l.found.kind.firefox() {
+        cmd.env("TMPDIR", layout.tmp());
     }
     cmd.args(&l.flags)
         .arg(l.url)
-        .env("TMPDIR", layout.tmp())
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);

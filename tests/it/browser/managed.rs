@@ -606,3 +606,39 @@ fn an_mcp_client_launches_reads_and_closes_a_browser() {
     let listed = d.ctl_json(&["browsers"]);
     assert!(listed.get("managed").is_none(), "{listed}");
 }
+
+/// Chromium makes its singleton socket in a new directory of TMPDIR and aborts when that name
+/// passes the 108 bytes of a Unix socket's, as it does for a profile under a home's
+/// `~/.local/share/browser-mcp/profiles/NAME`. Two launches of such a profile: each starts,
+/// and what the first left of its socket directory is cleared by the second.
+#[test]
+fn chromium_starts_from_a_profile_with_a_long_path() {
+    let test = "browser::managed::chromium_starts_from_a_profile_with_a_long_path";
+    let Some(exe) = Kind::Chromium.exe(test) else {
+        return;
+    };
+    let d = daemon(tempfile::tempdir().unwrap(), Kind::Chromium, &exe);
+    let name = "x".repeat(64);
+    let socket_dirs = |profile: &Path| -> Vec<String> {
+        std::fs::read_dir(profile)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("org.chromium.Chromium."))
+            .collect()
+    };
+    for _ in 0..2 {
+        let v = launch(&d, Kind::Chromium, &["--profile", &name]);
+        let profile = PathBuf::from(v["profileDir"].as_str().unwrap());
+        let socket = profile.join("org.chromium.Chromium.XXXXXX/SingletonSocket");
+        assert!(
+            socket.as_os_str().len() > 108,
+            "a path long enough to matter: {}",
+            socket.display()
+        );
+        assert_eq!(socket_dirs(&profile).len(), 1, "{v}");
+        let pid = v["pid"].as_u64().unwrap();
+        d.ctl_json(&["browser", "close", v["browser"].as_str().unwrap()]);
+        gone(pid, &d);
+    }
+}

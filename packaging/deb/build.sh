@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian package with dpkg-deb (no cargo-deb to install): the two binaries, man
-# pages, systemd user units and shell completions.
+# pages, systemd user units, shell completions and the extension that launched browsers load.
 #
 # usage: packaging/deb/build.sh [BIN_DIR [OUT_DIR]]
 #   BIN_DIR  where browser-mcpd and browserctl are (default: target/release, built if absent)
@@ -43,6 +43,15 @@ install -d "$root/usr/share/bash-completion/completions" \
 "$bin/browserctl" completions zsh >"$root/usr/share/zsh/vendor-completions/_browserctl"
 "$bin/browserctl" completions fish >"$root/usr/share/fish/vendor_completions.d/browserctl.fish"
 chmod 644 "$root"/usr/share/*/*/browserctl* "$root"/usr/share/zsh/vendor-completions/_browserctl
+# The extension a browser the daemon launches loads (`browserctl browser launch`): the daemon
+# looks for it in ../share/browser-mcp/extension beside its binary. What the browser loads,
+# as scripts/build-xpi.sh packs it: not the notes, the icon generator nor the vendored
+# library's licence file (its terms are in the copyright file).
+ext="$root/usr/share/browser-mcp/extension"
+(cd extension && find . -type f ! -name 'README.md' ! -name 'LICENSE*' ! -name '.*' \
+  ! -path './icons/make-icons.mjs' -print0) | while IFS= read -r -d '' f; do
+  install -Dm644 "extension/$f" "$ext/${f#./}"
+done
 doc="$root/usr/share/doc/browser-mcp"
 install -d "$doc"
 install -m644 README.md "$doc/README.md"

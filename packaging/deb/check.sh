@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Checks a built .deb: exactly the files in packaging/deb/files.txt, sane control fields, and
-# binaries that run.   usage: packaging/deb/check.sh PACKAGE.deb
+# Checks a built .deb: exactly the files in packaging/deb/files.txt and the extension's,
+# sane control fields, and binaries that run.   usage: packaging/deb/check.sh PACKAGE.deb
 set -euo pipefail
 deb=$1
 here=$(cd "$(dirname "$0")" && pwd)
 x=$(mktemp -d)
 trap 'rm -rf "$x" "$x.lintian"' EXIT
 got=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' | sort)
-want=$(grep -v '^#' "$here/files.txt" | sort)
+# And the extension, as build.sh copies it from the source tree.
+want=$( (grep -v '^#' "$here/files.txt"
+  cd "$here/../../extension" && find . -type f ! -name 'README.md' ! -name 'LICENSE*' ! -name '.*' \
+    ! -path './icons/make-icons.mjs' | sed 's|^\./|/usr/share/browser-mcp/extension/|') | sort)
 if [[ $got != "$want" ]]; then
   echo "deb file list differs from packaging/deb/files.txt (< expected, > in the package):" >&2
   diff <(echo "$want") <(echo "$got") >&2 || true

@@ -17,6 +17,8 @@ class BrowserMcp < Formula
   def install
     system "cargo", "install", *std_cargo_args
     man1.install "man/browserctl.1", "man/browser-mcpd.1"
+    # The extension browsers the daemon launches load (it looks in ../share beside its binary).
+    (share/"browser-mcp").install "extension"
     generate_completions_from_executable(bin/"browserctl", "completions")
     # The systemd user units, for Linux users who start it with systemctl.
     (lib/"systemd/user").install "systemd/browser-mcpd.service", "systemd/browser-mcpd.socket" if OS.linux?

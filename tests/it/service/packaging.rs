@@ -70,3 +70,55 @@ fn the_readme_stands_on_its_own() {
     assert!(top.contains("cargo install --locked --path ."), "{top}");
     assert!(top.contains("browserctl setup"), "{top}");
 }
+
+/// The .deb ships the extension a launched browser loads (issue 32), where the packaged daemon
+/// looks for it: /usr/share/browser-mcp/extension, beside /usr/bin — not the source tree this
+/// test runs in. (packaging/deb/check.sh, in CI, checks the whole list and lintian.)
+#[tokio::test]
+async fn the_deb_ships_the_extension_where_its_daemon_finds_it() {
+    use crate::support::common::*;
+    use std::path::Path;
+    use std::process::Command;
+    let test = "service::packaging::the_deb_ships_the_extension_where_its_daemon_finds_it";
+    if Command::new("dpkg-deb").arg("--version").output().is_err() {
+        return skip(test, "no dpkg-deb", "apt-get install dpkg");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = Path::new(DAEMON).parent().unwrap();
+    let out = Command::new(format!("{ROOT}/packaging/deb/build.sh"))
+        .arg(bin)
+        .arg(tmp.path().join("deb"))
+        // Seconds, not the minutes xz of debug binaries takes.
+        .env("DEB_COMPRESSION", "none")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let deb = stdout(&out).lines().last().unwrap().to_owned();
+    let root = tmp.path().join("root");
+    let out = Command::new("dpkg-deb")
+        .arg("-x")
+        .arg(&deb)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ext = root.join("usr/share/browser-mcp/extension");
+    for f in [
+        "manifest.json",
+        "worker/background.js",
+        "content/content.js",
+    ] {
+        assert!(ext.join(f).is_file(), "{f} is not in the package");
+    }
+
+    let d = TestDaemon::builder()
+        .daemon(&root.join("usr/bin/browser-mcpd"))
+        .start();
+    let (code, l) = crate::support::harness::api(&d, "GET", "/v1/browsers/launchable", None).await;
+    assert_eq!(code, 200, "{l}");
+    assert_eq!(
+        l["extension"].as_str(),
+        Some(std::fs::canonicalize(&ext).unwrap().to_str().unwrap()),
+        "{l}"
+    );
+}

@@ -71,6 +71,7 @@ pub struct DaemonBuilder {
     env: Vec<(String, String)>,
     socket: Option<PathBuf>,
     user: Option<(u32, u32)>,
+    daemon: Option<PathBuf>,
 }
 
 impl DaemonBuilder {
@@ -104,6 +105,12 @@ impl DaemonBuilder {
         self
     }
 
+    /// Runs this browser-mcpd (default: the one cargo built), e.g. one a package installed.
+    pub fn daemon(mut self, exe: &Path) -> DaemonBuilder {
+        self.daemon = Some(exe.to_path_buf());
+        self
+    }
+
     /// Listens on this port (default 0: any free one).
     pub fn port(mut self, port: u16) -> DaemonBuilder {
         self.port = port;
@@ -125,16 +132,17 @@ impl DaemonBuilder {
         let socket = self.socket.unwrap_or_else(|| dir.path().join("ctl.sock"));
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
+        let exe = self.daemon.unwrap_or_else(|| PathBuf::from(DAEMON));
         let mut cmd = match self.user {
             Some((uid, gid)) => {
                 let mut c = Command::new("/usr/bin/setpriv");
                 c.arg(format!("--reuid={uid}"))
                     .arg(format!("--regid={gid}"))
                     .arg("--clear-groups")
-                    .arg(DAEMON);
+                    .arg(&exe);
                 c
             }
-            None => Command::new(DAEMON),
+            None => Command::new(&exe),
         };
         let child = cmd
             .arg("--port")

@@ -71,6 +71,9 @@ export async function drive(tabId, callPolicy) {
   if (changed || s.told - now < DRIVE_MS - REBROADCAST_MS) await tell(tabId, s);
 }
 
+// Whether an agent drives the tab now: a built-in call ran in it within the last DRIVE_MS.
+export const isDriven = (tabId) => Date.now() < (tabs.get(tabId)?.until ?? 0);
+
 // A native dialog that blocks the tab (one the extension could not answer in time), or null. A
 // navigation or reload closes it.
 export function blockingDialog(tabId) {

@@ -5,9 +5,18 @@
 // download's referrer, then, for blob: URLs, to the tab showing the blob's origin (the most
 // recently used one if there are several). A download none of these finds belongs to no tab and
 // is not reported. A tab's list goes when the tab closes (the files stay on disk).
+//
+// A download an agent's driving caused (a built-in call ran in its tab within the last 30 s)
+// goes into one folder of the person's download directory, AGENT_FOLDER, where Chromium lets an
+// extension name the file (downloads.onDeterminingFilename; Firefox has no such event, so
+// there it lands where the person's downloads do). No tool reads a downloaded file back: the
+// agent learns its name, size and where it was saved.
 import { Code, ToolError } from '../shared/protocol.js';
 import { bounds, clip, clock, fit } from './ring.js';
 import { tabThatRequested } from './network-log.js';
+import { isDriven } from './dialogs.js';
+
+export const AGENT_FOLDER = 'browser-mcp';
 
 export const DOWNLOADS_KEPT = 100;
 export const WAIT_DEFAULT_MS = 20_000;
@@ -117,9 +126,20 @@ export function forget(tabId) {
 
 export const held = () => ({ tabs: [...tabs].filter(([, ids]) => ids.length).map(([id]) => id), downloads: byId.size });
 
+// Chromium waits for this before it writes the file; `suggest` is called once, later (true).
+function onDeterminingFilename(item, suggest) {
+  traceTab(item).then((tabId) => {
+    if (tabId === null || tabId === undefined || !isDriven(tabId)) return suggest();
+    const name = String(item.filename || '').split(/[\\/]/).pop() || 'download';
+    suggest({ filename: `${AGENT_FOLDER}/${name}`, conflictAction: 'uniquify' });
+  }, () => suggest());
+  return true;
+}
+
 export function initDownloads(mayRecord, finishedHook) {
   recording = mayRecord;
   onFinished = finishedHook;
+  chrome.downloads.onDeterminingFilename?.addListener(onDeterminingFilename);
   chrome.downloads.onCreated.addListener((item) => onCreated(item).catch((e) => console.warn('browser-mcp: download', e)));
   chrome.downloads.onChanged.addListener(onChanged);
 }

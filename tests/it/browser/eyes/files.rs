@@ -18,7 +18,13 @@ pub(super) fn downloads<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     let r = eyes.call("browser_downloads", json!({"wait": true, "timeout": 30000}));
     let dl = &list(&r, "downloads")[0];
     assert_eq!(dl["state"], "complete", "{}", text(&r));
-    let dir = eyes.downloads();
+    // What the agent's clicks download goes into a folder of its own, where the browser lets
+    // an extension say so (Chromium; Firefox saves it with the person's downloads).
+    let dir = if eyes.firefox() {
+        eyes.downloads().to_path_buf()
+    } else {
+        eyes.downloads().join("browser-mcp")
+    };
     let saved = PathBuf::from(dl["filename"].as_str().unwrap());
     assert_eq!(saved, dir.join("report.csv"), "{dl}");
     let content = std::fs::read(&saved).expect("the downloaded file");

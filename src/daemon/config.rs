@@ -260,8 +260,9 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_LAUNCH_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
     pub launch_timeout: Duration,
 
-    /// Closing a launched browser (or stopping the daemon): how long after SIGTERM its
-    /// processes have before SIGKILL.
+    /// Closing a launched browser (or stopping the daemon): how long a Chromium has to exit by
+    /// itself once its extension closed its tabs (so it writes its cookies), then how long
+    /// after SIGTERM its processes have before SIGKILL.
     #[arg(long, env = "BROWSER_MCP_CLOSE_GRACE", default_value = "5s", value_parser = parse_duration)]
     pub close_grace: Duration,
 

@@ -49,6 +49,7 @@
 
   function click(args) {
     const el = resolve(args);
+    dom.hoverCss?.clickAt(el);
     interactable(el);
     const what = describeShort(el); // as it was before the click changed it
     const at = center(el);
@@ -95,7 +96,9 @@
     pointer('pointermove', over, at);
     mouse('mousemove', over, at);
     hovered = new WeakRef(over);
-    return text(`Hovered over ${what}`);
+    // Events do not move the browser's :hover; menus that CSS alone opens need dom-hover-css.js.
+    const styled = dom.hoverCss?.apply(over) > 0;
+    return text(`Hovered over ${what}${styled ? "; the page's :hover styles apply to it" : ''}`);
   }
 
   // --- typing and keys ---------------------------------------------------------------------------

@@ -20,6 +20,7 @@ export const DOM_KIT = [
   'content/dom-tools.js',
   'content/dom-snapshot.js',
   'content/dom-actions.js',
+  'content/dom-hover-css.js',
   'content/dom-drag.js',
 ];
 

@@ -88,7 +88,7 @@ impl Mcp {
 
 type Task = fn(&mut Hands);
 
-const TASKS: [(&str, Task); 13] = [
+const TASKS: [(&str, Task); 14] = [
     ("plain elements with listeners", plain_listeners),
     (
         "a drop zone only geometry makes one (Playwright)",
@@ -102,6 +102,7 @@ const TASKS: [(&str, Task); 13] = [
     ("file drop zone (Dropzone)", drop_zone),
     ("data grid (AG Grid)", grid),
     ("tooltip on hover (Tippy.js)", hover_tooltip),
+    ("a menu CSS :hover alone opens", css_hover_menu),
     ("date picker (flatpickr)", date_picker),
     ("searchable select (Tom Select)", combobox),
     ("web components (Fluent UI)", web_components),
@@ -411,6 +412,25 @@ fn hover_tooltip(h: &mut Hands) {
     h.call("browser_hover", json!({"ref": help}));
     h.wait("Tippy to show its tooltip", "w.state.isShown === true");
     h.wait_snapshot("the tooltip's text", |s| s.contains("renews on the first"));
+}
+
+/// No script opens this menu: `.menu:hover > .submenu` does, which only the pointer sets.
+fn css_hover_menu(h: &mut Hands) {
+    h.goto("widgets/css-hover-menu.html");
+    let snap = h.snapshot();
+    assert!(!snap.contains("Settings"), "the menu starts shut:\n{snap}");
+    let account = h.ref_of("Account");
+    let r = h.call("browser_hover", json!({"ref": account}));
+    assert!(all_text(&r).contains(":hover styles apply"), "{r}");
+    let snap = h.wait_snapshot("the menu to open", |s| s.contains("Settings"));
+    let settings = ref_with(&snap, &["[link", "Settings"]).unwrap_or_else(|| panic!("{snap}"));
+    h.call("browser_click", json!({"ref": settings}));
+    h.wait("the page to hear the choice", "w.chosen === 'settings'");
+    // The click left the pointer over the menu, which stays open; going elsewhere shuts it.
+    assert!(h.snapshot().contains("Sign out"), "the menu is still open");
+    let refresh = h.ref_of("Refresh");
+    h.call("browser_hover", json!({"ref": refresh}));
+    h.wait_snapshot("the menu to shut", |s| !s.contains("Sign out"));
 }
 
 fn date_picker(h: &mut Hands) {

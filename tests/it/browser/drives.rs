@@ -26,25 +26,8 @@ pub trait DrivesTab {
 
     /// A tool's result (MCP CallToolResult) on `tab`; the call must succeed.
     fn call_on(&self, tab: &str, tool: &str, args: Value) -> Value {
-        let out = self.daemon().ctl(&[
-            "--json",
-            "call",
-            tool,
-            "--tab",
-            tab,
-            "--timeout",
-            "60s",
-            "--args",
-            &args.to_string(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{tool} {args} failed: {}\n{}",
-            stderr(&out),
-            self.context()
-        );
-        let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
-        answer["result"].clone()
+        ctl_call(self.daemon(), tab, tool, &args)
+            .unwrap_or_else(|e| panic!("{tool} {args} failed: {e}\n{}", self.context()))
     }
 
     fn call(&self, tool: &str, args: Value) -> Value {
@@ -92,6 +75,27 @@ pub trait DrivesTab {
             .map(|l| serde_json::from_str(l).expect("NDJSON"))
             .collect()
     }
+}
+
+/// `browserctl call TOOL --tab TAB --args ARGS`: the tool's result (MCP CallToolResult), or
+/// browserctl's complaint.
+pub fn ctl_call(d: &TestDaemon, tab: &str, tool: &str, args: &Value) -> Result<Value, String> {
+    let out = d.ctl(&[
+        "--json",
+        "call",
+        tool,
+        "--tab",
+        tab,
+        "--timeout",
+        "60s",
+        "--args",
+        &args.to_string(),
+    ]);
+    if !out.status.success() {
+        return Err(stderr(&out));
+    }
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
+    Ok(answer["result"].clone())
 }
 
 pub fn text(result: &Value) -> String {

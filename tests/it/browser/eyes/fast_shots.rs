@@ -39,19 +39,7 @@ fn granted_copy(dir: &Path) {
 }
 
 fn call(d: &TestDaemon, tab: &str, tool: &str, args: Value) -> Value {
-    let out = d.ctl(&[
-        "--json",
-        "call",
-        tool,
-        "--tab",
-        tab,
-        "--timeout",
-        "60s",
-        "--args",
-        &args.to_string(),
-    ]);
-    assert!(out.status.success(), "{tool}: {}", stderr(&out));
-    serde_json::from_slice::<Value>(&out.stdout).unwrap()["result"].clone()
+    ctl_call(d, tab, tool, &args).unwrap_or_else(|e| panic!("{tool}: {e}"))
 }
 
 #[test]

@@ -317,29 +317,45 @@ fn every_scenario(mut h: Hands, browser: &str) {
 
 #[test]
 fn hands_and_bounded_snapshots_in_chromium() {
-    let Some(exe) = chromium_or_skip("browser::hands::hands_and_bounded_snapshots_in_chromium")
-    else {
+    in_chromium(
+        "browser::hands::hands_and_bounded_snapshots_in_chromium",
+        "hands-names.html",
+        every_scenario,
+    );
+}
+
+#[test]
+fn hands_and_bounded_snapshots_in_firefox() {
+    in_firefox(
+        "browser::hands::hands_and_bounded_snapshots_in_firefox",
+        "hands-names.html",
+        every_scenario,
+    );
+}
+
+/// `scenarios` in headless Chromium, from the site's `start_page`: found by the scan, trusted
+/// once paired (issue 21), and agents allowed everywhere, as a person may choose — these are
+/// not tests of consent (issue 31).
+fn in_chromium(test: &str, start_page: &str, scenarios: fn(Hands, &str)) {
+    let Some(exe) = chromium_or_skip(test) else {
         return;
     };
     let _lock = machine_wide_lock();
     let server = SiteServer::start();
     let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
-    let start_url = format!("{}/hands-names.html", server.origin());
+    let start_url = format!("{}/{start_page}", server.origin());
     let mut b = Browser::launch(&exe, profile.path(), "about:blank");
-    // Found by the scan, trusted once paired (issue 21).
     pair_browser(profile.path(), &d);
-    // Not a test of consent: the person lets agents act everywhere (issue 31).
     b.allow_everywhere();
     let page = b.open(&start_url);
     let o = ChromiumTab::new(b, page);
-    run(d, &server, &start_url, Box::new(o), "chromium");
+    run_with(d, &server, &start_url, Box::new(o), "chromium", scenarios);
 }
 
-#[test]
-fn hands_and_bounded_snapshots_in_firefox() {
-    let Some(exe) = firefox_or_skip("browser::hands::hands_and_bounded_snapshots_in_firefox")
-    else {
+/// The same in headless Firefox ESR.
+fn in_firefox(test: &str, start_page: &str, scenarios: fn(Hands, &str)) {
+    let Some(exe) = firefox_or_skip(test) else {
         return;
     };
     let _lock = machine_wide_lock();
@@ -347,17 +363,11 @@ fn hands_and_bounded_snapshots_in_firefox() {
     let d = daemon_in_scan_range(&[]);
     let mut ff = Firefox::launch(&exe, &Options::default());
     ff.pair(&d);
-    // Not a test of consent: the person lets agents act everywhere (issue 31).
     ff.allow_everywhere();
-    let start_url = format!("{}/hands-names.html", server.origin());
+    let start_url = format!("{}/{start_page}", server.origin());
     let page = ff.show(&start_url);
     let o = FirefoxTab::new(ff, page);
-    run(d, &server, &start_url, Box::new(o), "firefox");
-}
-
-/// Every scenario, once the daemon has the tab at `start_url` with its built-ins.
-fn run(d: TestDaemon, server: &SiteServer, start_url: &str, o: Box<dyn Driver>, name: &str) {
-    run_with(d, server, start_url, o, name, every_scenario)
+    run_with(d, &server, &start_url, Box::new(o), "firefox", scenarios);
 }
 
 /// `scenarios` on the tab at `start_url`, once the daemon has it with its built-ins.

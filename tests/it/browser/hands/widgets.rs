@@ -141,39 +141,20 @@ fn every_task(mut h: Hands, browser: &str) {
 
 #[test]
 fn widgets_in_chromium() {
-    let Some(exe) = chromium_or_skip("browser::hands::widgets_in_chromium") else {
-        return;
-    };
-    let _lock = machine_wide_lock();
-    let server = SiteServer::start();
-    let d = daemon_in_scan_range(&[]);
-    let profile = tempfile::tempdir().unwrap();
-    let start_url = format!("{}/plain.html", server.origin());
-    let mut b = Browser::launch(&exe, profile.path(), "about:blank");
-    pair_browser(profile.path(), &d);
-    // Not a test of consent: the person lets agents act everywhere (issue 31).
-    b.allow_everywhere();
-    let page = b.open(&start_url);
-    let o = ChromiumTab::new(b, page);
-    run_with(d, &server, &start_url, Box::new(o), "chromium", every_task);
+    in_chromium(
+        "browser::hands::widgets_in_chromium",
+        "plain.html",
+        every_task,
+    );
 }
 
 #[test]
 fn widgets_in_firefox() {
-    let Some(exe) = firefox_or_skip("browser::hands::widgets_in_firefox") else {
-        return;
-    };
-    let _lock = machine_wide_lock();
-    let server = SiteServer::start();
-    let d = daemon_in_scan_range(&[]);
-    let mut ff = Firefox::launch(&exe, &Options::default());
-    ff.pair(&d);
-    // Not a test of consent: the person lets agents act everywhere (issue 31).
-    ff.allow_everywhere();
-    let start_url = format!("{}/plain.html", server.origin());
-    let page = ff.show(&start_url);
-    let o = FirefoxTab::new(ff, page);
-    run_with(d, &server, &start_url, Box::new(o), "firefox", every_task);
+    in_firefox(
+        "browser::hands::widgets_in_firefox",
+        "plain.html",
+        every_task,
+    );
 }
 
 /// The ref of the first line that contains every one of `needles`.

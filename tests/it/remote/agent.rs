@@ -140,28 +140,7 @@ async fn an_mcp_client_on_the_dev_box_uses_the_laptops_browser() {
     };
     let d = m.laptop_daemon();
     let ext = FakeExtension::search_tab(&d).await;
-    let mut argv = vec![
-        "/usr/bin/setpriv".to_owned(),
-        format!("--reuid={}", m.uid),
-        format!("--regid={}", m.gid),
-        "--clear-groups".to_owned(),
-        "/usr/bin/env".to_owned(),
-        "-i".to_owned(),
-    ];
-    argv.extend(
-        m.devbox_env("ssh_config")
-            .iter()
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    argv.extend(
-        [
-            &m.path("bin/browserctl").display().to_string(),
-            "--host",
-            "ssh://laptop",
-            "mcp",
-        ]
-        .map(str::to_owned),
-    );
+    let argv = m.devbox_ctl_argv(&["--host", "ssh://laptop", "mcp"]);
     super::python_mcp_client(&argv, ext).await;
 }
 

@@ -120,21 +120,7 @@ async fn the_laptop_lends_its_browser_to_the_dev_box_and_the_link_outlives_sshd(
     assert_eq!(tabs_on_devbox(&m)["tabs"][0]["ref"], "b1:7");
 
     // `browserctl mcp` on the dev box, without flags, under the official Python SDK.
-    let mut argv = vec![
-        "/usr/bin/setpriv".to_owned(),
-        format!("--reuid={}", m.uid),
-        format!("--regid={}", m.gid),
-        "--clear-groups".to_owned(),
-        "/usr/bin/env".to_owned(),
-        "-i".to_owned(),
-    ];
-    argv.extend(
-        m.devbox_env("ssh_config")
-            .iter()
-            .map(|(k, v)| format!("{k}={v}")),
-    );
-    argv.push(m.path("bin/browserctl").display().to_string());
-    argv.push("mcp".to_owned());
+    let argv = m.devbox_ctl_argv(&["mcp"]);
     super::python_mcp_client(&argv, ext).await;
 
     // SIGTERM ends it cleanly, and its state with it.

@@ -419,6 +419,28 @@ impl Machines {
         c
     }
 
+    /// The dev box's `browserctl ARGS…` as its user, as an argv for a program that starts it
+    /// itself (the Python SDK's stdio client): setpriv, then `env -i` with
+    /// [`Self::devbox_env`].
+    pub fn devbox_ctl_argv(&self, args: &[&str]) -> Vec<String> {
+        let mut argv = vec![
+            "/usr/bin/setpriv".to_owned(),
+            format!("--reuid={}", self.uid),
+            format!("--regid={}", self.gid),
+            "--clear-groups".to_owned(),
+            "/usr/bin/env".to_owned(),
+            "-i".to_owned(),
+        ];
+        argv.extend(
+            self.devbox_env("ssh_config")
+                .iter()
+                .map(|(k, v)| format!("{k}={v}")),
+        );
+        argv.push(self.path("bin/browserctl").display().to_string());
+        argv.extend(args.iter().map(|a| a.to_string()));
+        argv
+    }
+
     /// browserctl on the dev box, as its user.
     pub fn devbox_ctl(&self) -> Command {
         self.as_devbox(&self.path("bin/browserctl").display().to_string())

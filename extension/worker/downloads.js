@@ -65,8 +65,11 @@ function update(r, item) {
   if (Number.isFinite(item.totalBytes) && item.totalBytes >= 0) r.totalBytes = item.totalBytes;
   if (item.state) r.state = item.state;
   // Firefox may leave bytesReceived at 0 for a small file that finished at once; its fileSize
-  // is then the file's size on disk.
-  if (r.state === 'complete' && !(r.bytes > 0) && Number.isFinite(item.fileSize) && item.fileSize > 0) r.bytes = item.fileSize;
+  // (the size on disk) or totalBytes then says how big it is.
+  if (r.state === 'complete' && !(r.bytes > 0)) {
+    const size = [item.fileSize, item.totalBytes, r.totalBytes].find((n) => Number.isFinite(n) && n > 0);
+    if (size) r.bytes = size;
+  }
   if (item.error) r.error = item.error;
   if (item.endTime) r.endTime = Date.parse(item.endTime);
   if (typeof item.exists === 'boolean') r.exists = item.exists;

@@ -13,7 +13,7 @@
 // agent learns its name, size and where it was saved.
 import { Code, ToolError } from '../shared/protocol.js';
 import { bounds, clip, clock, fit } from './ring.js';
-import { tabThatRequested } from './network-log.js';
+import { responseSize, tabThatRequested } from './network-log.js';
 import { isDriven } from './dialogs.js';
 
 export const AGENT_FOLDER = 'browser-mcp';
@@ -108,13 +108,32 @@ function settled(r) {
   if (!finished(r) || r.reported) return;
   // The file name arrives in its own change, sometimes after the state: ask once more.
   r.reported = true;
-  chrome.downloads.search({ id: r.id }).then(([item]) => item && update(r, item), () => {}).finally(() => {
+  catchUp(r).finally(() => {
+    r.caughtUp = true;
     onFinished(r.tabId, view(r));
     for (const w of waiters.filter((w) => w.tabId === r.tabId && wants(w, r))) w.done(r);
   });
 }
 
-const view = ({ tabId, reported, ...r }) => r;
+// The browser's view of a finished download. Firefox can call a small file complete with no
+// byte count at all (0 bytes, no totalBytes or fileSize, for a 27-byte file, now and then): a
+// complete file of no bytes is asked about again a few times, 50 ms apart (so an empty file is
+// reported 250 ms later), then sized by its response's Content-Length if one was recorded.
+async function catchUp(r) {
+  for (let i = 0; i < 6; i++) {
+    if (i) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [item] = await chrome.downloads.search({ id: r.id }).catch(() => []);
+    if (item) update(r, item);
+    if (r.state !== 'complete' || r.bytes > 0) return;
+  }
+  // Still nothing: what the server declared for the URL, as the network log recorded it.
+  const declared = responseSize(r.finalUrl || r.url);
+  if (declared > 0) r.bytes = declared;
+  // Nobody said: the size is unknown, which 0 would misreport.
+  else if (!(r.totalBytes >= 0)) delete r.bytes;
+}
+
+const view = ({ tabId, reported, caughtUp, ...r }) => r;
 
 function wants(w, r) {
   if (w.since !== null) return r.id > w.since;
@@ -150,7 +169,7 @@ export function initDownloads(mayRecord, finishedHook) {
 // --- the tool ------------------------------------------------------------------------------------
 
 function lineOf(r) {
-  const size = r.totalBytes > 0 && r.bytes !== r.totalBytes ? `${r.bytes}/${r.totalBytes} bytes` : `${r.bytes} bytes`;
+  const size = r.bytes === undefined ? 'size not reported by the browser' : r.totalBytes > 0 && r.bytes !== r.totalBytes ? `${r.bytes}/${r.totalBytes} bytes` : `${r.bytes} bytes`;
   const state = r.state === 'interrupted' ? `interrupted (${r.error || 'unknown reason'})` : r.state === 'in_progress' ? 'in progress' : 'complete';
   return `#${r.id} ${state}, ${size}${r.mime ? `, ${r.mime}` : ''}, started ${clock(r.startTime)}\n    from ${r.url}\n    saved as ${r.filename || '(not yet named)'}`;
 }
@@ -159,7 +178,7 @@ function waitFor(tabId, since, timeoutMs) {
   const list = (tabs.get(tabId) || []).map((id) => byId.get(id)).filter(Boolean);
   // Without `since`: the tab's newest download, or the first one it starts.
   const target = since === null && list.length ? list[list.length - 1].id : null;
-  const ready = list.find((r) => finished(r) && r.reported && (since !== null ? r.id > since : r.id === target));
+  const ready = list.find((r) => finished(r) && r.caughtUp && (since !== null ? r.id > since : r.id === target));
   if (ready) return Promise.resolve(ready);
   return new Promise((resolve, reject) => {
     const w = { tabId, since, target };

@@ -47,6 +47,15 @@ export function tabThatRequested(url, withinMs = 60_000) {
   return r && Date.now() - r.at < withinMs && tabs.has(r.tabId) ? r.tabId : null;
 }
 
+// The size the last recorded response to `url` declared (Content-Length), or null: a download
+// the browser reports without a byte count (Firefox, now and then) is sized by it.
+export function responseSize(url) {
+  const r = recentUrls.get(url);
+  const entries = (r && tabs.get(r.tabId)?.ring.toArray()) || [];
+  const e = entries.findLast((x) => x.url === url && x.size !== undefined);
+  return e ? e.size : null;
+}
+
 function onBeforeRequest(d) {
   if (d.tabId < 0 || !recording(d.tabId, d)) return;
   const t = ofTab(d.tabId);

@@ -26,12 +26,24 @@
   const WeakRefOf = WeakRef;
   const kinds = new WeakMap(); // element -> bits
   let held = []; // WeakRefs of the elements in `kinds`, for the answer
+  // A page that nobody snapshots may make and drop listened-on elements all day (a long list
+  // re-rendered): the dead refs are swept whenever the list has doubled since the last sweep.
+  let sweepAt = 1024;
+  function sweep() {
+    const alive = [];
+    for (let i = 0; i < held.length; i++) if (held[i].deref()) alive[alive.length] = held[i];
+    held = alive;
+    sweepAt = Math.max(1024, alive.length * 2);
+  }
 
   function addEventListener(type, listener, options) {
     const bit = KINDS.get(type);
     if (bit && this instanceof Elem) {
       const had = kinds.get(this);
-      if (had === undefined) held.push(new WeakRefOf(this));
+      if (had === undefined) {
+        held[held.length] = new WeakRefOf(this);
+        if (held.length > sweepAt) sweep();
+      }
       if ((had | bit) !== had) kinds.set(this, had | bit);
     }
     return add.call(this, type, listener, options);
@@ -59,13 +71,10 @@
   }, true);
 
   add.call(document, ASK, () => {
-    const alive = [];
-    for (const r of held) {
-      const el = r.deref();
-      if (!el) continue;
-      alive.push(r);
-      if (el.isConnected) dispatchEvent.call(el, new Custom(MARK, { detail: kinds.get(el), composed: true }));
+    sweep();
+    for (let i = 0; i < held.length; i++) {
+      const el = held[i].deref();
+      if (el?.isConnected) dispatchEvent.call(el, new Custom(MARK, { detail: kinds.get(el), composed: true }));
     }
-    held = alive;
   });
 })();

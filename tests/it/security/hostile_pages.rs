@@ -131,11 +131,22 @@ fn a_page_cannot_pose_as_browser_mcp() {
         "#press",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = d.ctl(&["call", "innocent", "--tab", &tab_ref]);
+    // The page forges a tool list of its own every 150 ms (naming only built-ins, which are
+    // dropped): a page may say what its own tools are, so `innocent` comes and goes with it.
+    // Asked again while it is gone, the call reaches the page's own innocent.
+    let out = wait_until(
+        Duration::from_secs(30),
+        "the page's innocent to answer",
+        || {
+            let out = d.ctl(&["call", "innocent", "--tab", &tab_ref]);
+            (!stderr(&out).contains("TOOL_NOT_FOUND")).then_some(out)
+        },
+    );
     assert!(
         stdout(&out).contains("the page's own innocent ran"),
-        "{}",
-        stdout(&out)
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
     );
     let pressed = b.eval(&hostile, "[window.pressed, hostile.ran]");
     assert_eq!(

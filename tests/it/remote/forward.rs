@@ -8,6 +8,7 @@ use crate::support::sshd::{read_until, Machines, Watchdog};
 use serde_json::{json, Value};
 use std::io::BufReader;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -41,16 +42,7 @@ async fn the_laptop_lends_its_browser_to_the_dev_box_and_the_link_outlives_sshd(
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let mut forward = KillOnDrop(
-        m.laptop_ctl()
-            .arg("--socket")
-            .arg(&d.socket)
-            .args(["forward", "ssh://devbox", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
+    let mut forward = forward_to_devbox(&m, &d.socket, Stdio::piped());
     let _watch = Watchdog::new(forward.0.id(), Duration::from_secs(120));
     let mut lines = BufReader::new(forward.0.stdout.take().unwrap());
     let up = read_until(&mut lines, "the link up", |l| l.contains(r#""event":"up""#));
@@ -170,16 +162,7 @@ async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
     assert!(line.contains(r#""id":1"#), "{line}");
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
-    let mut forward = KillOnDrop(
-        m.laptop_ctl()
-            .arg("--socket")
-            .arg(&d.socket)
-            .args(["forward", "ssh://devbox", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let mut forward = forward_to_devbox(&m, &d.socket, Stdio::null());
     let _watch = Watchdog::new(forward.0.id(), Duration::from_secs(60));
     let mut lines = BufReader::new(forward.0.stdout.take().unwrap());
     tokio::task::block_in_place(|| {
@@ -194,4 +177,19 @@ async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
         read_until(&mut output, "the tool list", |l| l.contains(r#""id":2"#))
     });
     assert!(listed.contains(r#""name":"search""#), "{listed}");
+}
+
+/// `browserctl forward ssh://devbox --json` on the laptop, lending the daemon at `socket`; its
+/// stdout piped for the events.
+fn forward_to_devbox(m: &Machines, socket: &Path, stderr: Stdio) -> KillOnDrop {
+    KillOnDrop(
+        m.laptop_ctl()
+            .arg("--socket")
+            .arg(socket)
+            .args(["forward", "ssh://devbox", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    )
 }

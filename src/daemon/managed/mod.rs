@@ -10,7 +10,8 @@
 //! - [`ledger`]: a record per launch, so the next start stops what a killed daemon left.
 //! - [`table`]: what runs now, kept in the [`Daemon`].
 //! - [`supervise`]: one task per browser: waits for it, reports an exit, restarts on request,
-//!   and closes it (a Chromium's tabs first, so it exits in order and writes its cookies).
+//!   and closes it (a persistent profile's tabs first, so it exits in order and writes its
+//!   cookies).
 
 mod find;
 mod ledger;
@@ -302,8 +303,8 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
     ))
 }
 
-/// Closes a browser the daemon launched (by its ref or session id): a Chromium's tabs first
-/// (through its extension, `close-grace` to exit), then SIGTERM to its process group, SIGKILL
+/// Closes a browser the daemon launched (by its ref or session id): a persistent profile's
+/// tabs first (through its extension, `close-grace` to exit), then SIGTERM to its process group, SIGKILL
 /// after `close-grace`; a temporary profile is removed.
 pub async fn close(d: &Arc<Daemon>, reference: &str) -> Result<ManagedView, Error> {
     let Some((session, mut rx, stop)) = d.managed.find(reference) else {

@@ -2,7 +2,7 @@
 //! whole process group, reports an exit (event `browserExited`), restarts it when asked to
 //! (`--restart on-failure`), and removes a temporary profile and the launch record at the end.
 
-use super::find::{Found, Kind};
+use super::find::Found;
 use super::ledger::{self, Record};
 use super::process::{self, describe, group_gone, signal_group};
 use super::profile::{self, Launch, Layout};
@@ -51,11 +51,12 @@ async fn terminate(pgid: u32, grace: Duration) {
     }
 }
 
-/// Closes a Chromium-family browser's tabs through its extension and gives it `grace`, all
-/// told, to exit on its own; false when it is still running. Chromium keeps new cookies in
-/// memory for up to 30 s and, headless, does not write them at a SIGTERM; a browser whose
+/// Closes a browser's tabs through its extension and gives it `grace`, all told, to exit on
+/// its own; false when it is still running. Chromium keeps new cookies in memory for up to
+/// 30 s and, headless, does not write them at a SIGTERM; Firefox does, but a loaded machine
+/// can keep its SIGTERM shutdown past `grace` and the SIGKILL then loses them. A browser whose
 /// last window closes shuts down in order and writes them, so a login made just before
-/// `browser close` is kept. (Firefox writes its cookies at a SIGTERM.)
+/// `browser close` is kept; a SIGTERM still follows, with its own `grace`, if it does not.
 async fn close_tabs(d: &Daemon, key: BrowserKey, pgid: u32, grace: Duration) -> bool {
     let tabs = d.registry.tab_views(Some(key));
     if tabs.is_empty() {
@@ -141,8 +142,9 @@ pub async fn run(
             None => {
                 m.update(&session, |v| v.state = state::CLOSING.to_owned());
                 let grace = d.config().close_grace;
-                let by_itself =
-                    plan.found.kind != Kind::Firefox && close_tabs(&d, key, pid, grace).await;
+                // A temporary profile has nothing worth an orderly exit's seconds.
+                let by_itself = !plan.temporary && close_tabs(&d, key, pid, grace).await;
+                tracing::debug!(browser = %key, by_itself, "asked a launched browser to close");
                 if !by_itself {
                     terminate(pid, grace).await;
                 }

@@ -191,15 +191,30 @@ fn persistent_profile(kind: Kind) {
     let d = daemon(tempfile::tempdir().unwrap(), kind, &exe);
     let page = PageServer::page(COOKIE_PAGE);
     let url = page.url("cookie");
+    // A miss says what the tabs showed and how the daemon closed the last launch.
     let title = |d: &TestDaemon, want: &str| {
-        wait_until(Duration::from_secs(30), want, || {
+        let start = std::time::Instant::now();
+        loop {
             let tabs = d.ctl_json(&["tabs"]);
-            tabs["tabs"]
-                .as_array()?
-                .iter()
-                .find(|t| t["title"] == want)
-                .cloned()
-        })
+            if tabs["tabs"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["title"] == want))
+            {
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                let log = d.log();
+                let closing: Vec<_> = log
+                    .lines()
+                    .filter(|l| l.contains("launched browser") || l.contains("SIGKILL"))
+                    .collect();
+                panic!(
+                    "no tab titled {want:?} in 30 s: {tabs}\n{}",
+                    closing.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     };
     for want in ["no cookie", "cookie pipeline=kept"] {
         let v = launch(&d, kind, &["--profile", "ci", "--url", &url]);

@@ -100,10 +100,10 @@ impl Signals {
 fn control_listener(
     inherited: Option<std::os::unix::net::UnixListener>,
     configured: PathBuf,
-) -> Result<(UnixListener, PathBuf, bool), StartError> {
+) -> Result<(UnixListener, PathBuf, Option<control::SocketFile>), StartError> {
     let Some(l) = inherited else {
-        let l = control::bind(&configured).map_err(|e| start_error("control socket", e))?;
-        return Ok((l, configured, true));
+        let (l, file) = control::bind(&configured).map_err(|e| start_error("control socket", e))?;
+        return Ok((l, configured, Some(file)));
     };
     let path = l
         .local_addr()
@@ -114,7 +114,7 @@ fn control_listener(
         .map_err(|e| start_error("inherited control socket", e))?;
     let l = UnixListener::from_std(l).map_err(|e| start_error("inherited control socket", e))?;
     tracing::info!(path = %path.display(), "using the control socket handed over by the service manager");
-    Ok((l, path, false))
+    Ok((l, path, None))
 }
 
 async fn extension_listener(
@@ -190,7 +190,7 @@ async fn scanned_port_instead(taken: SocketAddr, uid: u32) -> Result<TcpListener
 /// What a start has put on disk so far; a start that fails takes it away again, so no dead
 /// socket or empty directory is left for doctor (or the next start) to stumble on.
 struct Leftovers {
-    socket: Option<PathBuf>,
+    socket: Option<control::SocketFile>,
     dirs: Vec<PathBuf>,
     armed: bool,
 }
@@ -201,7 +201,7 @@ impl Drop for Leftovers {
             return;
         }
         if let Some(s) = &self.socket {
-            control::unlink(s);
+            s.remove();
         }
         // Only directories this start made, and only if still empty.
         for d in self.dirs.iter().rev() {
@@ -279,11 +279,10 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
             leftovers.dirs.extend(missing_dirs(dir));
         }
     }
-    let (control_listener, socket_path, socket_ours) =
+    let (control_listener, socket_path, socket_file) =
         control_listener(activation.control, socket_configured)?;
-    if socket_ours {
-        leftovers.socket = Some(socket_path.clone());
-    }
+    // Removed by a start that fails, or by the daemon as it stops.
+    leftovers.socket = socket_file;
     let tcp = extension_listener(
         activation.extension,
         SocketAddr::new(config.bind, config.port),
@@ -351,8 +350,8 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     let exit = shut_down(&daemon, &mut signals, first).await;
     let _ = tokio::time::timeout(Duration::from_secs(1), watcher).await;
     disco.remove();
-    if socket_ours {
-        control::unlink(&socket_path);
+    if let Some(file) = leftovers.socket.take() {
+        file.remove();
     }
     tracing::info!("stopped");
     Ok(exit)

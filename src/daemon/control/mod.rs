@@ -10,7 +10,7 @@ mod handlers;
 pub mod routes;
 mod socket;
 
-pub use socket::{bind, unlink};
+pub use socket::{bind, SocketFile};
 
 use super::context::Daemon;
 use super::http;

@@ -4,13 +4,40 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use tokio::net::UnixListener;
+
+/// The socket file this daemon placed: removed at exit only while it is still the one at its
+/// path. A daemon started after this one stopped listening (its last connections still
+/// closing) replaces the file as stale, and must not lose it to this one's exit.
+#[derive(Debug)]
+pub struct SocketFile {
+    path: PathBuf,
+    id: FileId,
+}
+
+/// A file's identity: the inode alone is not one, as a filesystem hands a freed inode number
+/// to the next file it makes (the successor's socket may well get ours).
+type FileId = (u64, u64, i64, i64);
+
+fn file_id(m: &fs::Metadata) -> FileId {
+    (m.dev(), m.ino(), m.ctime(), m.ctime_nsec())
+}
+
+impl SocketFile {
+    pub fn remove(&self) {
+        let same = fs::symlink_metadata(&self.path)
+            .is_ok_and(|m| m.file_type().is_socket() && file_id(&m) == self.id);
+        if same {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
 
 /// Binds the control socket: creates its directory (0700), replaces a stale socket left by a
 /// dead daemon, and refuses to steal the socket of a live one.
-pub fn bind(path: &Path) -> io::Result<UnixListener> {
+pub fn bind(path: &Path) -> io::Result<(UnixListener, SocketFile)> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             fs::DirBuilder::new()
@@ -60,12 +87,22 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
     let _ = fs::remove_file(&staging);
     let listener = UnixListener::bind(&staging)?;
     let placed = fs::set_permissions(&staging, fs::Permissions::from_mode(0o600))
-        .and_then(|()| fs::rename(&staging, path));
-    if let Err(e) = placed {
-        let _ = fs::remove_file(&staging);
-        return Err(e);
+        .and_then(|()| fs::rename(&staging, path))
+        .and_then(|()| fs::symlink_metadata(path))
+        .map(|m| file_id(&m));
+    match placed {
+        Ok(id) => Ok((
+            listener,
+            SocketFile {
+                path: path.to_path_buf(),
+                id,
+            },
+        )),
+        Err(e) => {
+            let _ = fs::remove_file(&staging);
+            Err(e)
+        }
     }
-    Ok(listener)
 }
 
 /// The socket's directory must not let another user swap our socket for theirs (browserctl
@@ -77,10 +114,31 @@ pub fn check_socket_dir(dir: &Path) -> io::Result<()> {
         .map_err(io::Error::from)
 }
 
-pub fn unlink(path: &Path) {
-    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket()) {
-        let _ = fs::remove_file(path);
+pub use crate::trust::peer_uid;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A daemon that stopped listening but is still closing its last connections, while the
+    /// next one found its socket stale and put its own in place: the first one's exit leaves
+    /// the second one's socket alone, and removes its own.
+    #[tokio::test]
+    async fn a_stopping_daemon_leaves_its_successors_socket_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("control.sock");
+        let (first, first_file) = bind(&path).unwrap();
+        drop(first);
+        let (_second, second_file) = bind(&path).expect("a stale socket is replaced");
+        first_file.remove();
+        assert!(
+            std::os::unix::net::UnixStream::connect(&path).is_ok(),
+            "the successor's socket is still there"
+        );
+        second_file.remove();
+        assert!(
+            !path.exists(),
+            "its own socket goes with the daemon that placed it"
+        );
     }
 }
-
-pub use crate::trust::peer_uid;

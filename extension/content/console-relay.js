@@ -10,8 +10,6 @@
   if (globalThis.browserMcpConsole) return;
 
   const FROM_PAGE = 'browser-mcp:console';
-  const HELLO = 'browser-mcp:console-hello';
-  const READY = 'browser-mcp:console-ready';
   const FLUSH = 'browser-mcp:console-flush';
   const KEEP = 1500;
   const SEND_MS = 100;
@@ -35,6 +33,7 @@
   function learnLive() {
     if (asked) return;
     asked = true;
+    addEventListener('pagehide', send, true);
     chrome.storage.local.get(LIVE).then((v) => setLive(v[LIVE]), () => setLive(true));
     chrome.storage.onChanged.addListener((changes, area) => area === 'local' && LIVE in changes && setLive(changes[LIVE].newValue));
   }
@@ -62,6 +61,7 @@
       return;
     }
     if (!batch || !Array.isArray(batch.entries)) return;
+    event.preventDefault(); // taken: the page's world lets the batch go
     if (Number.isInteger(batch.dropped) && batch.dropped > 0) dropped += batch.dropped;
     for (const e of batch.entries) if (e && typeof e === 'object') queue.push(e);
     if (queue.length > KEEP) {
@@ -81,9 +81,4 @@
       return take();
     },
   };
-
-  const ready = () => document.dispatchEvent(new CustomEvent(READY));
-  document.addEventListener(HELLO, ready);
-  ready();
-  addEventListener('pagehide', send, true);
 })();

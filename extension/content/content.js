@@ -34,7 +34,16 @@
     });
   }
 
-  const report = (tools) => chrome.runtime.sendMessage({ type: 'pageTools', tools }).catch(() => {});
+  // A page restored from the back/forward cache keeps its tools but the registry forgot them:
+  // listened for once the page has reported tools (a page without any needs no listener).
+  let restoring = false;
+  const report = (tools) => {
+    if (!restoring && window === window.top) {
+      restoring = true;
+      addEventListener('pageshow', (e) => e.persisted && toPage({ kind: 'sync' }));
+    }
+    chrome.runtime.sendMessage({ type: 'pageTools', tools }).catch(() => {});
+  };
 
   document.addEventListener(FROM_PAGE, (event) => {
     let msg;
@@ -94,15 +103,13 @@
       listening = true;
       return true;
     },
+    // Asks the WebMCP adapter to say what it holds: for a bridge put in after the page's own
+    // world had its adapter (frame-channel.js injects into pages from before the extension, or
+    // from before its reload). At document_start this script runs first and asks nothing: the
+    // adapter speaks up once the page has tools (issue 30).
+    sync() {
+      if (window === window.top) toPage({ kind: 'sync' });
+      return true;
+    },
   };
-
-  // WebMCP tools are the top frame's (webmcp-shim.js runs there only); subframes carry this
-  // script for the DOM tools and need not tell the worker anything at load. Nor does a top frame:
-  // the worker forgets a page's tools when the next one commits, and the adapter speaks up once
-  // the page has tools. Nothing here calls an extension API before it is needed (issue 30).
-  if (window !== window.top) return;
-  // The adapter may have started before this listener existed; ask it to push its state.
-  toPage({ kind: 'sync' });
-  // A page restored from the back/forward cache keeps its tools but the registry forgot them.
-  addEventListener('pageshow', (e) => e.persisted && toPage({ kind: 'sync' }));
 })();

@@ -12,8 +12,6 @@
   Object.defineProperty(globalThis, GUARD, { value: true });
 
   const TO_RELAY = 'browser-mcp:console';
-  const HELLO = 'browser-mcp:console-hello';
-  const READY = 'browser-mcp:console-ready';
   const FLUSH = 'browser-mcp:console-flush';
   const TEXT_MAX = 1000;
   const KEEP_ERRORS = 500;
@@ -35,21 +33,27 @@
   let dropped = 0;
   let seq = 0;
   let timer = null;
-  let relayReady = false;
+  let leaving = false;
 
+  // The relay takes a batch by cancelling its event. Until one does (none in this frame yet,
+  // or it went with a reloaded extension) the entries wait here, bounded as ever, and nothing
+  // is tried again until the relay asks (FLUSH): no handshake costs a page at load (issue 30).
+  let relayMissing = false;
   function flush() {
     timer = null;
-    if (!relayReady || (!errors.length && !others.length && !dropped)) return;
+    if (!errors.length && !others.length && !dropped) return;
     const entries = errors.length && others.length ? [...errors, ...others].sort((a, b) => a.seq - b.seq) : errors.length ? errors : others;
-    const batch = { entries, dropped };
+    let taken = false;
+    try {
+      taken = !dispatch.call(doc, new Custom(TO_RELAY, { detail: stringify({ entries, dropped }), cancelable: true }));
+    } catch {
+      // a document torn down: the page unharmed
+    }
+    relayMissing = !taken;
+    if (!taken) return;
     errors = [];
     others = [];
     dropped = 0;
-    try {
-      dispatch.call(doc, new Custom(TO_RELAY, { detail: stringify(batch) }));
-    } catch {
-      // a document without its relay (torn down): the batch is lost, the page unharmed
-    }
   }
 
   function push(entry) {
@@ -62,7 +66,12 @@
       bucket.shift();
       dropped += 1;
     }
-    if (!timer && relayReady) timer = later(flush, FLUSH_MS);
+    if (!timer && !relayMissing) timer = later(flush, FLUSH_MS);
+    if (!leaving) {
+      // Entries logged just before a navigation still go out.
+      leaving = true;
+      listen.call(globalThis, 'pagehide', flush, true);
+    }
   }
 
   const clip = (s) => (s.length > TEXT_MAX ? `${s.slice(0, TEXT_MAX - 1)}…` : s);
@@ -216,15 +225,10 @@
     });
   }, true);
 
-  // The relay may start before or after this script: whoever comes second says so.
-  listen.call(doc, READY, () => {
-    if (relayReady) return;
-    relayReady = true;
+  // The relay asks before a tool call reads the log (and once it is injected later): what is
+  // waiting goes out now.
+  listen.call(doc, FLUSH, () => {
+    relayMissing = false;
     flush();
   });
-  // The relay asks before a tool call reads the log: what is waiting goes out now.
-  listen.call(doc, FLUSH, flush);
-  dispatch.call(doc, new Custom(HELLO));
-  // Entries logged just before a navigation still go out.
-  listen.call(globalThis, 'pagehide', flush, true);
 })();

@@ -72,6 +72,9 @@ async function inject(tabId, frameId) {
     await chrome.scripting.executeScript({ target, files: cs.js, ...(cs.world === 'MAIN' ? { world: 'MAIN' } : {}) });
   }
   await listen();
+  // The page's world may have had its WebMCP adapter, and tools, from before (an extension
+  // reloaded): it says what it holds now that a bridge hears it.
+  await chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpBridge?.sync() === true });
 }
 
 // The DOM tools into one frame; its document keeps them.

@@ -33,6 +33,8 @@ pub struct Link {
 
 struct Shared {
     target: SshTarget,
+    /// The daemon's socket on the far side, when not the one it finds itself.
+    far_socket: Option<PathBuf>,
     /// The last ssh's failure, until an ssh ends well.
     failure: Mutex<Option<Error>>,
     closed: AtomicBool,
@@ -41,7 +43,7 @@ struct Shared {
 impl Link {
     /// Makes the socket (in a new 0700 directory beside the user's own daemon socket) and
     /// starts accepting; no ssh runs until a connection is made.
-    pub fn open(target: SshTarget) -> Result<Link, Error> {
+    pub fn open(target: SshTarget, far_socket: Option<PathBuf>) -> Result<Link, Error> {
         let base = crate::paths::default_socket_path()
             .parent()
             .map(Path::to_path_buf)
@@ -68,6 +70,7 @@ impl Link {
         })?;
         let shared = Arc::new(Shared {
             target: target.clone(),
+            far_socket,
             failure: Mutex::new(None),
             closed: AtomicBool::new(false),
         });
@@ -152,11 +155,16 @@ fn accept(listener: UnixListener, shared: Arc<Shared>) {
 /// One connection: one ssh, bytes both ways, and its failure kept before the connection ends.
 fn carry(conn: UnixStream, shared: &Shared) {
     let api = CONTROL_API.to_string();
-    let mut cmd = shared.target.command(
-        Sharing::Shared,
-        &[],
-        &["browserctl", "dial-stdio", "--control-api", &api],
-    );
+    let mut remote = vec!["browserctl", "dial-stdio", "--control-api", &api];
+    // ssh hands the far side's shell one line: the path goes quoted.
+    let far_socket = shared
+        .far_socket
+        .as_ref()
+        .map(|p| crate::client::ssh::shell_quote(&p.to_string_lossy()));
+    if let Some(path) = &far_socket {
+        remote.extend(["--socket", path]);
+    }
+    let mut cmd = shared.target.command(Sharing::Shared, &[], &remote);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -71,6 +71,15 @@ pub fn link_error(kind: LinkFailure, target: &SshTarget, message: String) -> Err
 }
 
 /// The kind of a link error, if it is one.
+/// A word for the far side's shell, which is handed ssh's remote command as one line.
+pub fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=,:@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 pub fn failure_of(e: &Error) -> Option<&str> {
     e.details.as_ref()?.get("link")?.as_str()
 }
@@ -391,6 +400,17 @@ impl SshTarget {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_word_for_the_far_shell_is_quoted_only_when_it_must_be() {
+        assert_eq!(
+            shell_quote("/run/user/1000/b.sock"),
+            "/run/user/1000/b.sock"
+        );
+        assert_eq!(shell_quote("/tmp/a b/s"), "'/tmp/a b/s'");
+        assert_eq!(shell_quote("/tmp/it's;$x"), r"'/tmp/it'\''s;$x'");
+        assert_eq!(shell_quote(""), "''");
+    }
     use super::*;
 
     #[test]

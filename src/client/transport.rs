@@ -72,8 +72,8 @@ impl Client {
     /// (`browserctl --host`): each connection runs `ssh HOST browserctl dial-stdio` there.
     /// Fails only when the link's local end cannot be made; ssh's own failures come with the
     /// first request, worded by [`super::ssh`].
-    pub fn over_ssh(target: SshTarget) -> Result<Client, Error> {
-        let link = Link::open(target)?;
+    pub fn over_ssh(target: SshTarget, far_socket: Option<PathBuf>) -> Result<Client, Error> {
+        let link = Link::open(target, far_socket)?;
         Ok(Client {
             socket: link.socket().to_path_buf(),
             http: HttpClient::builder(TokioExecutor::new()).build(UnixConnector),

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 /// The daemon's control socket, for the commands that talk to the daemon.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SocketArg {
-    /// The daemon's control socket [env: BROWSER_MCP_SOCKET] [default:
+    /// The daemon's control socket; with --host, the one on that machine [env:
+    /// BROWSER_MCP_SOCKET, not passed through --host] [default:
     /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,

@@ -51,7 +51,8 @@ pub use output::EXIT_CODES_HELP;
 )]
 pub struct Cli {
     /// The daemon's control socket, for every command that talks to the daemon (also
-    /// accepted after the command) [default: $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
+    /// accepted after the command); with --host, typed here, the one on that machine [default:
+    /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
     #[arg(long, env = crate::paths::SOCKET_ENV, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
@@ -334,14 +335,21 @@ pub fn parse(argv: &[OsString]) -> Result<Invocation, ParseError> {
             "`browserctl {name}` does not take {flag}; see `browserctl {name} --help`"
         ))
     };
-    let (socket, host) = match cli.command.socket_arg() {
+    let (socket, host, socket_typed) = match cli.command.socket_arg() {
         Some(own) => (
             own.socket.clone().or(cli.socket),
             own.host.clone().or(cli.host),
+            own.socket.is_some() || typed_socket,
         ),
         None if typed_socket => return Err(refuse("--socket").into()),
         None if typed_host => return Err(refuse("--host").into()),
-        None => (None, None),
+        None => (None, None, false),
+    };
+    // With --host, a socket typed on the command line is the one on that machine; this
+    // machine's $BROWSER_MCP_SOCKET means nothing there.
+    let socket = match host {
+        Some(_) if !socket_typed => None,
+        _ => socket,
     };
     let json = match cli.command.json_arg() {
         Some(own) => own || cli.json,
@@ -378,10 +386,11 @@ impl Invocation {
     }
 
     /// The client of the daemon this command talks to: another machine's through ssh
-    /// (`--host`), else the socket given, else the one found (`paths::client_socket_path`).
+    /// (`--host`, at the socket given or the one it finds there), else the socket given,
+    /// else the one found (`paths::client_socket_path`).
     fn client(&self) -> Result<Client, crate::error::Error> {
         match &self.host {
-            Some(target) => Client::over_ssh(target.clone()),
+            Some(target) => Client::over_ssh(target.clone(), self.socket.clone()),
             None => Ok(self
                 .socket
                 .clone()

@@ -193,3 +193,46 @@ async fn ctrl_c_through_ssh_cancels_the_call_there_and_open_opens_there() {
     let out = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
     assert_eq!(stdout(&out).trim(), "b1:41", "{}", stderr(&out));
 }
+
+/// `--socket` typed with `--host` names the daemon's socket on that machine; the dev box's own
+/// $BROWSER_MCP_SOCKET stays on the dev box.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_socket_typed_with_host_is_the_one_on_that_machine() {
+    let Some(m) = Machines::new("the --host --socket test") else {
+        return;
+    };
+    let far = m.path("laptop/elsewhere/it's here.sock");
+    let d = TestDaemon::builder().socket(far.clone()).start();
+    let _ext = FakeExtension::search_tab(&d).await;
+    let far = far.to_str().unwrap();
+
+    let tabs = json_of(
+        &m.devbox_ctl()
+            .args(["--host", "ssh://laptop", "--socket", far, "tabs", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(tabs["tabs"][0]["ref"], "b1:7", "{tabs}");
+    // After the command, as everywhere else.
+    let tabs = json_of(
+        &m.devbox_ctl()
+            .args(["tabs", "--host", "ssh://laptop", "--socket", far, "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(tabs["tabs"][0]["ref"], "b1:7", "{tabs}");
+
+    // The laptop's default socket has no daemon: the environment's socket went nowhere.
+    let out = m
+        .devbox_ctl()
+        .env("BROWSER_MCP_SOCKET", far)
+        .args(["--host", "ssh://laptop", "tabs", "--json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", stdout(&out));
+    assert!(
+        !stderr(&out).contains("here.sock") && stderr(&out).contains("browser-mcpd.sock"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -18,10 +18,7 @@
   // needed: a storage read at load would cost every page (issue 30).
   let inherited = null;
   const driven = () => {
-    if (!state.until && inherited === null) {
-      inherited = recalled();
-      if (inherited > Date.now()) guardLeaving();
-    }
+    if (!state.until && inherited === null) inherited = recalled();
     return Date.now() < Math.max(state.until, inherited || 0);
   };
   let seq = 0;
@@ -64,19 +61,15 @@
     document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
   });
 
-  // While driven, the page's own beforeunload handlers are not run, so a navigation the agent
-  // asked for never stops at "Leave site?". (Chromium only shows that prompt after real user
-  // input; the agent's input is synthetic, a person's is not.) Listened for only once the tab
-  // is driven: a beforeunload listener costs every navigation away from the page a round trip
-  // to it. A capturing listener runs before the page's own at the window, whenever it came.
-  let guarding = false;
-  function guardLeaving() {
-    if (guarding) return;
-    guarding = true;
-    window.addEventListener('beforeunload', (event) => {
-      if (Date.now() < Math.max(state.until, inherited || 0)) event.stopImmediatePropagation();
-    }, true);
-  }
+  // Registered before any page script: while driven, the page's own beforeunload handlers are
+  // not run, so a navigation the agent asked for never stops at "Leave site?". (Chromium only
+  // shows that prompt after real user input; the agent's input is synthetic, a person's is not.)
+  // It has to be first: a capturing listener added later, once the worker says the tab is
+  // driven, ran after the page's own in Chromium and the prompt stopped the agent (seen in CI).
+  window.addEventListener('beforeunload', (event) => {
+    // Without reading storage: leaving a page must not cost every page either.
+    if (Date.now() < Math.max(state.until, inherited || 0)) event.stopImmediatePropagation();
+  }, true);
 
   // The tab's sessionStorage carries "driven until" to the next document of the same origin in
   // this tab, which reads it synchronously at document_start: a page the agent's click opens may
@@ -106,7 +99,6 @@
     state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
     inherited = 0; // the worker's word replaces the last page's
     remember(state.until);
-    if (state.until > Date.now()) guardLeaving();
   }
 
   // A new document learns whether its tab is driven from the service worker, which tells every

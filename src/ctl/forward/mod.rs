@@ -83,6 +83,8 @@ pub async fn run(client: &Client, args: ForwardArgs, json: bool) -> Result<(), S
     }
     let target = args.destination;
     let local = client.socket().to_path_buf();
+    // A path ssh cannot take is said now, not met at every round.
+    forward_spec("/", &local.to_string_lossy()).map_err(Error::bad_request)?;
     // The daemon must be there (and ours) before its socket is lent to anyone.
     let status = client.status().await?;
     let mut file = state::StateFile::new(target.to_string(), &local);
@@ -176,7 +178,8 @@ async fn round(
     file.state.remote_socket = Some(far.clone());
     // The reverse forward of a Unix socket, refused at once if it cannot be made, and
     // ended when the other side stops answering.
-    let forward = format!("{far}:{}", local.display());
+    let forward =
+        forward_spec(&far, &local.to_string_lossy()).map_err(|e| (Error::internal(e), false))?;
     let mut cmd = tokio::process::Command::from(target.command(
         Sharing::Own,
         &[
@@ -249,4 +252,43 @@ async fn run_once(target: &SshTarget, remote: &[&str]) -> Result<String, Error> 
             "the remote browserctl answered in bytes that are not text",
         )
     })
+}
+
+/// ssh's `-R` for two socket paths. Bracketed, as ssh takes an IPv6 address, so that a `:` in
+/// either path does not split it; a `]` cannot be said that way.
+fn forward_spec(far: &str, local: &str) -> Result<String, String> {
+    match [far, local].into_iter().find(|p| p.contains(']')) {
+        Some(p) => Err(format!(
+            "cannot forward {p}: ssh -R takes no path with a `]`"
+        )),
+        None => Ok(format!("[{far}]:[{local}]")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forward_spec;
+
+    /// ssh itself reads the spec back (`ssh -G` parses and prints, connecting nowhere).
+    #[test]
+    fn a_path_with_a_colon_is_forwarded_whole() {
+        let spec = forward_spec(
+            "/run/user/1000/browser-mcp/forwarded.sock",
+            "/tmp/a:b/c d.sock",
+        )
+        .unwrap();
+        let out = std::process::Command::new("ssh")
+            .args(["-G", "-F", "/dev/null", "-R", &spec, "localhost"])
+            .output()
+            .expect("ssh (OpenSSH's client) is needed for this test");
+        let config = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            config.contains(
+                "remoteforward /run/user/1000/browser-mcp/forwarded.sock /tmp/a:b/c d.sock"
+            ),
+            "{config}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(forward_spec("/x", "/tmp/a]b").is_err());
+    }
 }

@@ -107,20 +107,24 @@ fn a_discovery_file_planted_at_the_daemons_name_sends_it_to_its_own_directory() 
     std::fs::create_dir(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     // Another user plants a file at every name the next pids would give. (As root, the next
-    // pid can be set; where it cannot, the next ones from where the counter is.)
+    // pid can be set, to where a run of them fits below pid_max; where it cannot, the next ones
+    // from where the counter is, wrapping past pid_max to 300 as the kernel does.)
+    let read = |f: &str| -> u32 { std::fs::read_to_string(f).unwrap().trim().parse().unwrap() };
+    let pid_max = read("/proc/sys/kernel/pid_max");
     let last_pid = "/proc/sys/kernel/ns_last_pid";
-    let mut next: u32 = std::fs::read_to_string(last_pid)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    next += 1000;
-    if std::fs::write(last_pid, (next - 1).to_string()).is_err() {
-        next -= 999;
+    let last = read(last_pid);
+    let mut next = last + 1000;
+    if next + 2000 >= pid_max {
+        next = 1000;
     }
-    let planted = next..next + 2000;
+    if std::fs::write(last_pid, (next - 1).to_string()).is_err() {
+        next = last + 1;
+    }
+    let planted: Vec<u32> = (next..next + 2000)
+        .map(|p| if p >= pid_max { 300 + p - pid_max } else { p })
+        .collect();
     let nobody = Some(nix::unistd::Uid::from_raw(65534));
-    for pid in planted.clone() {
+    for &pid in &planted {
         let f = shared.join(format!("server-{pid}.json"));
         std::fs::write(&f, "{\"port\": 1}").unwrap();
         nix::unistd::chown(&f, nobody, None).unwrap();

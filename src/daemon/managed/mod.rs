@@ -304,8 +304,8 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
 }
 
 /// Closes a browser the daemon launched (by its ref or session id): a persistent profile's
-/// tabs first (through its extension, `close-grace` to exit), then SIGTERM to its process group, SIGKILL
-/// after `close-grace`; a temporary profile is removed.
+/// tabs first (through its extension, `close-grace` to exit), then SIGTERM to its process
+/// group, SIGKILL after `close-grace`; a temporary profile is removed.
 pub async fn close(d: &Arc<Daemon>, reference: &str) -> Result<ManagedView, Error> {
     let Some((session, mut rx, stop)) = d.managed.find(reference) else {
         let own = d

@@ -70,7 +70,6 @@ pub fn link_error(kind: LinkFailure, target: &SshTarget, message: String) -> Err
         .with_details(json!({"link": kind.as_str(), "host": target.to_string()}))
 }
 
-/// The kind of a link error, if it is one.
 /// A word for the far side's shell, which is handed ssh's remote command as one line.
 pub fn shell_quote(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=,:@%".contains(c);
@@ -80,6 +79,7 @@ pub fn shell_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
+/// The kind of a link error, if it is one.
 pub fn failure_of(e: &Error) -> Option<&str> {
     e.details.as_ref()?.get("link")?.as_str()
 }
@@ -400,6 +400,7 @@ impl SshTarget {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn a_word_for_the_far_shell_is_quoted_only_when_it_must_be() {
@@ -411,7 +412,6 @@ mod tests {
         assert_eq!(shell_quote("/tmp/it's;$x"), r"'/tmp/it'\''s;$x'");
         assert_eq!(shell_quote(""), "''");
     }
-    use super::*;
 
     #[test]
     fn addresses() {

@@ -84,7 +84,7 @@ pub async fn run(client: &Client, args: ForwardArgs, json: bool) -> Result<(), S
     let target = args.destination;
     let local = client.socket().to_path_buf();
     // A path ssh cannot take is said now, not met at every round.
-    forward_spec("/", &local.to_string_lossy()).map_err(Error::bad_request)?;
+    forwardable(&local.to_string_lossy()).map_err(Error::bad_request)?;
     // The daemon must be there (and ours) before its socket is lent to anyone.
     let status = client.status().await?;
     let mut file = state::StateFile::new(target.to_string(), &local);
@@ -255,14 +255,21 @@ async fn run_once(target: &SshTarget, remote: &[&str]) -> Result<String, Error> 
 }
 
 /// ssh's `-R` for two socket paths. Bracketed, as ssh takes an IPv6 address, so that a `:` in
-/// either path does not split it; a `]` cannot be said that way.
+/// either path does not split it.
 fn forward_spec(far: &str, local: &str) -> Result<String, String> {
-    match [far, local].into_iter().find(|p| p.contains(']')) {
-        Some(p) => Err(format!(
-            "cannot forward {p}: ssh -R takes no path with a `]`"
-        )),
-        None => Ok(format!("[{far}]:[{local}]")),
+    forwardable(far)?;
+    forwardable(local)?;
+    Ok(format!("[{far}]:[{local}]"))
+}
+
+/// A `]` cannot be said in a bracketed path.
+fn forwardable(path: &str) -> Result<(), String> {
+    if path.contains(']') {
+        return Err(format!(
+            "cannot forward {path}: ssh -R takes no path with a `]`"
+        ));
     }
+    Ok(())
 }
 
 #[cfg(test)]

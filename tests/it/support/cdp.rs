@@ -191,6 +191,22 @@ impl Browser {
         page
     }
 
+    /// Shows `url` in place of the launch's `about:blank` tab, with no DevTools session on it:
+    /// as a person opens a page once the browser is up.
+    pub(crate) fn show(&mut self, url: &str) {
+        let blank: Vec<String> = self.send(None, "Target.getTargets", json!({}))["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "page" && t["url"] == "about:blank")
+            .map(|t| t["targetId"].as_str().unwrap().to_owned())
+            .collect();
+        self.send(None, "Target.createTarget", json!({"url": url}));
+        for target in blank {
+            self.send(None, "Target.closeTarget", json!({"targetId": target}));
+        }
+    }
+
     /// Evaluates an expression in the page (promises awaited) and returns its JSON value.
     pub(crate) fn try_eval(&mut self, page: &Page, expr: &str) -> Result<Value, String> {
         let r = self.try_send(

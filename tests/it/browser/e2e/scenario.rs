@@ -93,13 +93,18 @@ fn launch(
             } else {
                 &[]
             };
-            let mut b = Browser::launch_with(&exe, profile.path(), start, flags);
+            // The page is shown once the extension is set up, as in Firefox: a page that loads
+            // while the browser is still loading the extension gets the WebMCP adapter late
+            // (injected), after it registered its tools with the browser's own API, which keeps
+            // no idempotentHint; this scenario is about a page opened in a running browser.
+            let mut b = Browser::launch_with(&exe, profile.path(), "about:blank", flags);
             if discovery == Discovery::PortScan {
                 // Found by the scan, trusted once paired (issue 21).
                 pair_browser(profile.path(), d);
             }
             // Not a test of consent: the person lets agents act everywhere (issue 31).
             b.allow_everywhere();
+            b.show(start);
             Some(Box::new(ChromiumTab::launched(b, start).keeping(profile)))
         }
         Family::Firefox => {

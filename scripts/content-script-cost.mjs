@@ -5,7 +5,16 @@
 // browsers' main-thread and script totals, with a spread of a millisecond or more): one
 // browser, one number per load, about ±0.1 ms over 30 loads.
 //
-//   node --experimental-websocket scripts/content-script-cost.mjs [EXTENSION_DIR ...]
+//   node --experimental-websocket scripts/content-script-cost.mjs [EXTENSION_DIR | floor | none ...]
+//
+// It also reads the page renderer's whole main-thread time a load (its top-level tasks), and
+// with `none` among the directories (a Chromium without any extension, the baseline) it says
+// where the difference goes: each trace event's self time a load, against the baseline's.
+// `floor` is extension/ with each document_start script list replaced by one statement in the
+// same world: what the browser charges for the worlds whatever runs in them.
+// NEW_TAB=1 loads each page in a tab of its own, closed after, as the bench's row 11 does: a
+// fresh renderer process, where nothing is compiled yet; by default one tab navigates again
+// and again in a renderer that stays.
 //
 // Each directory (default: extension/) is loaded alone into a fresh headless Chromium
 // (BROWSER_MCP_CHROMIUM, else /usr/lib/chromium/chromium) that keeps one page open and loads
@@ -13,7 +22,7 @@
 // (default 2). No daemon is needed: the scripts run whether or not one is connected.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -21,7 +30,10 @@ const root = resolve(import.meta.dirname, '..');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
 const loads = Number(process.env.LOADS || 30);
 const rounds = Number(process.env.ROUNDS || 2);
-const dirs = process.argv.slice(2).map((d) => resolve(d));
+const newTab = process.env.NEW_TAB === '1';
+const NONE = 'none';
+const FLOOR = 'floor';
+const dirs = process.argv.slice(2).map((d) => ([NONE, FLOOR].includes(d) ? d : resolve(d)));
 if (!dirs.length) dirs.push(join(root, 'extension'));
 if (typeof WebSocket !== 'function') {
   console.error('needs a WebSocket: run with node --experimental-websocket (Node 20), or Node 22');
@@ -43,11 +55,26 @@ const server = createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${server.address().port}/input/button.html`;
 
+// extension/ with one statement per world in place of each document_start script list.
+function floorCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'content-script-floor-'));
+  cpSync(join(root, 'extension'), dir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+  for (const [i, cs] of manifest.content_scripts.entries()) {
+    writeFileSync(join(dir, `floor-${i}.js`), `globalThis.browserMcpFloor${i} = true;\n`);
+    cs.js = [`floor-${i}.js`];
+  }
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+  return dir;
+}
+
 // One browser with `dir` loaded: InjectJs ms per load, and EvaluateScript ms per script.
-async function measure(dir) {
+async function measure(name) {
+  const dir = name === FLOOR ? floorCopy() : name;
   const profile = mkdtempSync(join(tmpdir(), 'content-script-cost-'));
+  const extension = dir === NONE ? [] : [`--load-extension=${dir}`, `--disable-extensions-except=${dir}`];
   const args = ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
-    `--load-extension=${dir}`, `--disable-extensions-except=${dir}`, 'about:blank'];
+    ...extension, 'about:blank'];
   const browser = spawn(chromium, args, { stdio: 'ignore' });
   try {
     let port;
@@ -58,7 +85,8 @@ async function measure(dir) {
     }
     if (!port) throw new Error('Chromium did not open its DevTools port in 20 s');
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-    const ws = new WebSocket(targets.find((t) => t.type === 'page').webSocketDebuggerUrl);
+    const { webSocketDebuggerUrl: browserUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
+    const ws = new WebSocket(browserUrl);
     await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
     let id = 0;
     const waiting = new Map();
@@ -67,24 +95,40 @@ async function measure(dir) {
     let complete = null;
     ws.onmessage = ({ data }) => {
       const m = JSON.parse(data);
-      if (m.id) waiting.get(m.id)?.(m);
+      if (m.id) waiting.get(m.id)?.(m.result);
       else if (m.method === 'Tracing.dataCollected') events.push(...m.params.value);
       else if (m.method === 'Tracing.tracingComplete') complete?.();
       else if (m.method === 'Page.loadEventFired') loaded?.();
     };
-    const send = (method, params = {}) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ id, method, params })); });
+    const send = (method, params = {}, sessionId) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ id, method, params, sessionId })); });
+    const attach = async (targetId) => {
+      const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
+      await send('Page.enable', {}, sessionId);
+      return sessionId;
+    };
+    const first = await attach(targets.find((t) => t.type === 'page').id);
+    // NEW_TAB=1: each load in a tab of its own, closed after (as the bench's row 11 loads);
+    // otherwise one tab navigates again and again.
     const load = async () => {
       const done = new Promise((r) => (loaded = r));
-      await send('Page.navigate', { url });
+      if (newTab) {
+        const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
+        const session = await attach(targetId);
+        await send('Page.navigate', { url }, session);
+        await done;
+        await sleep(300);
+        await send('Target.closeTarget', { targetId });
+        return;
+      }
+      await send('Page.navigate', { url }, first);
       await done;
       await sleep(300);
     };
     // A second tab that stays, as in a person's browser (it also keeps the worker's lifeline).
     await send('Target.createTarget', { url: `${url}?kept` });
-    await send('Page.enable');
     await sleep(1500);
     await load();
-    await send('Tracing.start', { categories: 'devtools.timeline,v8.execute,extensions', transferMode: 'ReportEvents' });
+    await send('Tracing.start', { categories: 'toplevel,devtools.timeline,v8.execute,extensions', transferMode: 'ReportEvents' });
     for (let i = 0; i < loads; i++) await load();
     const traced = new Promise((r) => (complete = r));
     await send('Tracing.end');
@@ -102,12 +146,55 @@ async function measure(dir) {
         scripts.set(file, (scripts.get(file) || 0) + e.dur / 1000);
       }
     }
-    return { inject: inject / loads, scripts: [...scripts].map(([f, ms]) => [f, ms / loads]) };
+    const { busy, self } = pageMainThread(events, main, url);
+    return { inject: inject / loads, scripts: [...scripts].map(([f, ms]) => [f, ms / loads]), busy: busy / loads, self: new Map([...self].map(([n, ms]) => [n, ms / loads])) };
   } finally {
     browser.kill();
     await sleep(300);
     rmSync(profile, { recursive: true, force: true });
+    if (name === FLOOR) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// The page renderer's main thread (the one that parsed the page: the extension's own renderer
+// has a main thread too): its top-level tasks' total, and each event's self time (its duration
+// less its children's), in ms over the whole trace.
+function pageMainThread(events, mainThreads, pageUrl) {
+  const thread = (e) => `${e.pid}:${e.tid}`;
+  const page = new Set(events.filter((e) => e.name === 'ParseHTML' && mainThreads.has(thread(e)) && String(e.args?.beginData?.url).startsWith(pageUrl)).map(thread));
+  const spans = new Map(); // thread -> [{name, ts, dur}]
+  const open = new Map(); // thread -> begun, not ended ('B'/'E' pairs)
+  for (const e of events) {
+    const t = thread(e);
+    if (!page.has(t)) continue;
+    if (!spans.has(t)) spans.set(t, []);
+    if (e.ph === 'X' && e.dur > 0) spans.get(t).push({ name: e.name, ts: e.ts, dur: e.dur });
+    else if (e.ph === 'B') (open.get(t) || open.set(t, []).get(t)).push(e);
+    else if (e.ph === 'E') {
+      const b = open.get(t)?.pop();
+      if (b && e.ts > b.ts) spans.get(t).push({ name: b.name, ts: b.ts, dur: e.ts - b.ts });
+    }
+  }
+  let busy = 0;
+  const self = new Map();
+  for (const list of spans.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    const stack = [];
+    const close = (until) => {
+      while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= until) {
+        const done = stack.pop();
+        self.set(done.name, (self.get(done.name) || 0) + (done.dur - done.children) / 1000);
+      }
+    };
+    for (const s of list) {
+      close(s.ts);
+      if (stack.length) stack.at(-1).children += Math.min(s.dur, stack.at(-1).ts + stack.at(-1).dur - s.ts);
+      else busy += s.dur / 1000;
+      stack.push({ ...s, children: 0 });
+    }
+    close(Infinity);
+  }
+  return { busy, self };
 }
 
 const results = new Map(dirs.map((d) => [d, []]));
@@ -118,4 +205,20 @@ for (const [dir, runs] of results) {
   const files = new Map();
   for (const run of runs) for (const [f, ms] of run.scripts) files.set(f, [...(files.get(f) || []), ms]);
   for (const [f, ms] of [...files].sort((a, b) => b[1][0] - a[1][0])) console.log(`  ${ms.map((v) => v.toFixed(2)).join(', ').padStart(12)}  ${f}`);
+  console.log(`  page main thread: ${runs.map((r) => r.busy.toFixed(2)).join(', ')} ms a load`);
+}
+// Where a directory's extra main-thread time goes: the events whose self time a load differs
+// most from the baseline's (means of the runs: a run's figure is already a mean of its loads).
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+if (results.has(NONE)) {
+  const base = results.get(NONE);
+  const selfOf = (runs, name) => mean(runs.map((r) => r.self.get(name) || 0));
+  for (const [dir, runs] of results) {
+    if (dir === NONE) continue;
+    const names = new Set([...runs, ...base].flatMap((r) => [...r.self.keys()]));
+    const diffs = [...names].map((n) => [n, selfOf(runs, n) - selfOf(base, n), selfOf(runs, n)]).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+    const busy = mean(runs.map((r) => r.busy)) - mean(base.map((r) => r.busy));
+    console.log(`${dir} against no extension: ${busy >= 0 ? '+' : ''}${busy.toFixed(2)} ms of page main thread a load (means of the runs); self time a load by event:`);
+    for (const [n, d, v] of diffs.slice(0, 14)) console.log(`  ${(d >= 0 ? '+' : '') + d.toFixed(2)}`.padEnd(10) + ` (${v.toFixed(2)})  ${n}`);
+  }
 }

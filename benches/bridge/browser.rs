@@ -13,7 +13,8 @@ pub(crate) async fn connected_chromium(exe: &Path, d: &Daemon) -> Chromium {
 /// The person's choice in the extension's options page: *Allow everywhere* (issue 31), so that
 /// the rows measure calls, not a consent prompt nobody answers.
 const ALLOW_EVERYWHERE: &str = r#"(async () => {
-    for (let i = 0; i < 200 && !document.getElementById('default-mode')?.value; i++) await new Promise((r) => setTimeout(r, 50));
+    // Once the page is up (its module script, which listens for the choice, runs after parsing).
+    for (let i = 0; i < 200 && document.readyState !== 'complete'; i++) await new Promise((r) => setTimeout(r, 50));
     const select = document.getElementById('default-mode');
     select.value = 'allow';
     select.dispatchEvent(new Event('change'));

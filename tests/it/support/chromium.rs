@@ -191,7 +191,8 @@ pub fn pairing_script(code: &str) -> String {
 /// it would. A script for the options page (Chromium's and Firefox's tests run it); true once
 /// the choice is stored.
 pub const ALLOW_EVERYWHERE: &str = r#"(async () => {
-    for (let i = 0; i < 200 && !document.getElementById('default-mode')?.value; i++) await new Promise((r) => setTimeout(r, 50));
+    // Once the page is up (its module script, which listens for the choice, runs after parsing).
+    for (let i = 0; i < 200 && document.readyState !== 'complete'; i++) await new Promise((r) => setTimeout(r, 50));
     const select = document.getElementById('default-mode');
     select.value = 'allow';
     select.dispatchEvent(new Event('change'));

@@ -1,8 +1,10 @@
 // Isolated-world half of the console capture (console-capture.js is the page-world half): takes
 // the batches the page's world sends as DOM events and forwards them to the service worker, at
 // most one message every SEND_MS, or at once when the worker asks (`take`, before a tool call
-// reads the log). Runs in every frame. While no daemon is connected (the worker's
-// `eyesLive` flag) nothing is sent unasked: the last KEEP entries wait here.
+// reads the log). In the top frame from document_start; in a subframe from the first time the
+// worker reads the log (observe.js; issue 30), the page's world keeping what came before. While
+// no daemon is connected (the worker's `eyesLive` flag) nothing is sent unasked: the last KEEP
+// entries wait here.
 //
 // The DOM event is visible to the page, so whatever arrives here is treated as the page's own
 // words: parsed defensively, bounded, never a command. The worker checks it again.

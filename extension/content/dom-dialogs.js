@@ -2,8 +2,10 @@
 // dialogs-main.js while an agent drives the tab, keeps leaving the page from stopping at a
 // beforeunload prompt meanwhile, and tells the service worker (dialogs.js) what happened.
 //
-// It stands alone, at document_start in every frame (a dialog may open before any tool has
-// touched the frame); the DOM tools (dom-tools.js) come later, when first needed.
+// It stands alone, at document_start in the top frame (a dialog may open before any tool has
+// touched the frame), and in every subframe that starts while an agent drives a tab, or when
+// its tab becomes driven (worker/dialogs.js, issue 30). The DOM tools (dom-tools.js) come when
+// first needed.
 (() => {
   if (globalThis.browserMcpDialogs) return; // injected twice (manifest + on-demand injection)
   const ASK = 'browser-mcp:dialog';

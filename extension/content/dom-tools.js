@@ -1,6 +1,6 @@
 // The DOM half of the built-in tools: what they share (the ref table, roles and accessible names,
 // visibility) and the entry point the service worker calls. Runs in the extension's isolated
-// world of every frame (all_frames), so the page can neither see the ref table nor tamper with
+// world of each frame it is put into, so the page can neither see the ref table nor tamper with
 // these functions. dom-snapshot.js and dom-actions.js add their tools to `tools`. Put into a frame
 // the first time a tool needs it (worker/frame-channel.js), not with every page.
 globalThis.browserMcpDom ??= (() => {

@@ -1,7 +1,8 @@
 // The page's console, seen from inside: runs in the page's own world in every frame at
 // document_start (before any page script), wraps the console methods and listens for uncaught
 // errors, unhandled rejections and CSP violations. Entries go in batches, through DOM events, to
-// console-relay.js in the extension's isolated world, which forwards them to the service worker.
+// console-relay.js in the extension's isolated world, which forwards them to the service worker
+// (a subframe has the relay only once the worker first reads its log: issue 30).
 //
 // The page can see the wrapping and can forge entries; that only ever costs it its own console
 // log. Everything here is bounded: each text is cut to TEXT_MAX characters and at most

@@ -22,20 +22,63 @@ function stateOf(tabId) {
 
 const forFrames = (s) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: s.armed });
 
-// Every frame of the tab at once, by chrome.scripting: a frame needs no message listener for it
-// (content.js). A frame blocked by a native dialog never answers, so nobody waits for more than
-// TELL_MS.
+// A frame's dialog state, set by chrome.scripting (a frame needs no message listener for it,
+// content.js). A subframe that was there before its tab was driven has no dom-dialogs.js
+// (issue 30, below), so the state waits in a global the script reads when it arrives; says
+// whether the frame had it.
+function setDialogState(state) {
+  const dialogs = globalThis.browserMcpDialogs;
+  if (dialogs) dialogs.setState(state);
+  else globalThis.browserMcpDialogState = state;
+  return !!dialogs;
+}
+
+// Every frame of the tab at once, then dom-dialogs.js into those that had none. A frame blocked
+// by a native dialog never answers, so nobody waits for more than TELL_MS.
 const TELL_MS = 250;
+async function tellFrames(tabId, state) {
+  const results = await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, func: setDialogState, args: [state] });
+  const missing = results.filter((r) => r.result === false).map((r) => r.frameId);
+  if (missing.length) await chrome.scripting.executeScript({ target: { tabId, frameIds: missing }, files: ['content/dom-dialogs.js'] });
+}
 function tell(tabId, s) {
   s.told = s.until;
-  const sent = chrome.scripting.executeScript({
-    target: { tabId, allFrames: true },
-    func: (state) => {
-      globalThis.browserMcpDialogs?.setState(state);
-    },
-    args: [forFrames(s)],
-  }).catch(() => {});
+  coverSubframes();
+  const sent = tellFrames(tabId, forFrames(s)).catch(() => {});
   return Promise.race([sent, new Promise((resolve) => setTimeout(resolve, TELL_MS))]);
+}
+
+// The manifest puts dom-dialogs.js into top frames only: an isolated world costs a frame
+// 0.4-0.6 ms at load, 4-5 ms in a new process (issue 30), and a person's own browsing needs none
+// in subframes. While an agent drives any tab, every subframe that starts gets it at
+// document_start too, as before, so that a dialog it opens while loading is answered, or named
+// as blocking. Registered for every tab (a content script cannot be limited to some), and
+// removed once no tab is driven; a restarted worker, which drives nothing yet, removes what its
+// predecessor left.
+const SUBFRAMES = 'browser-mcp-subframe-dialogs';
+let registration = chrome.scripting.unregisterContentScripts({ ids: [SUBFRAMES] }).catch(() => {});
+let covering = false;
+let uncover = null;
+function coverSubframes() {
+  const last = Math.max(0, ...[...tabs.values()].map((s) => s.until));
+  clearTimeout(uncover);
+  if (last > Date.now()) {
+    uncover = setTimeout(coverSubframes, last - Date.now() + 100);
+    if (covering) return;
+    covering = true;
+    registration = registration.then(() => chrome.scripting.registerContentScripts([{
+      id: SUBFRAMES,
+      matches: ['http://*/*', 'https://*/*'],
+      js: ['content/dom-dialogs.js'],
+      runAt: 'document_start',
+      allFrames: true,
+      matchOriginAsFallback: true,
+      persistAcrossSessions: false,
+    }])).catch((e) => console.warn('browser-mcp: subframe dialogs', e.message));
+  } else if (covering) {
+    covering = false;
+    registration = registration.then(() => chrome.scripting.unregisterContentScripts({ ids: [SUBFRAMES] })).catch(() => {});
+  }
 }
 
 // A document that starts in a driven tab is told at once, so that a dialog it opens while
@@ -46,11 +89,7 @@ function onCommitted({ tabId, frameId }) {
   chrome.scripting.executeScript({
     target: { tabId, frameIds: [frameId] },
     injectImmediately: true,
-    func: (state) => {
-      const dialogs = globalThis.browserMcpDialogs;
-      if (dialogs) dialogs.setState(state);
-      else globalThis.browserMcpDialogState = state;
-    },
+    func: setDialogState,
     args: [forFrames(s)],
   }).catch(() => {});
 }

@@ -242,15 +242,23 @@ async function flushConsole(tabId) {
     // A frame empties its queue when it answers, so an answer that comes after we stop waiting
     // is still recorded (for the next read); only the wait is bounded.
     // By chrome.scripting: the relay has no message listener (content.js).
-    const accepted = chrome.scripting
-      .executeScript({ target: { tabId, frameIds: [f.frameId] }, func: () => globalThis.browserMcpConsole?.take() ?? null })
-      .then(([answer]) => {
+    // A subframe gets the relay the first time its log is read (issue 30); until then its
+    // page's world keeps what was logged (console-capture.js).
+    const target = { tabId, frameIds: [f.frameId] };
+    const take = () => chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpConsole?.take() ?? 'no relay' });
+    const accepted = take()
+      .then(async ([answer]) => {
+        if (answer?.result !== 'no relay') return answer;
+        await chrome.scripting.executeScript({ target, files: ['content/console-relay.js'] });
+        return (await take())[0];
+      })
+      .then((answer) => {
         const batch = answer?.result;
         if (batch?.type === 'console' && (batch.entries?.length || batch.dropped)) {
           return acceptFrameConsole(tabId, tab?.url, { frameId: f.frameId, documentId: f.documentId, url: f.url }, batch);
         }
       })
-      .catch(() => {}); // a frame without the relay
+      .catch(() => {}); // a frame gone, or one no script may reach
     return Promise.race([accepted, new Promise((resolve) => setTimeout(resolve, 500))]);
   }));
 }

@@ -123,6 +123,19 @@ pub(super) fn frames(h: &mut Hands) {
     );
     let snap = h.snapshot();
     assert!(snap.contains("  yes"), "the page got true:\n{snap}");
+    // A new document in a subframe of the driven tab asks while it loads, before any tool has
+    // touched it: the manifest gives subframes no isolated world (issue 30), so while a tab is
+    // driven the worker registers the dialog half for subframes at document_start.
+    let renew = find_ref(&snap, "Renew the same-origin frame").unwrap();
+    h.call("browser_click", json!({"ref": renew}));
+    let started = Instant::now();
+    let snap = h.wait_snapshot("the renewed frame's answer", |s| {
+        s.contains("asked at load: no")
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "never hangs:\n{snap}"
+    );
 
     // A frame whose site the person turned off in the extension: named with why, refs refused.
     let other_site = h.origin.replace("127.0.0.1", "localhost");

@@ -100,11 +100,11 @@ export function held() {
   };
 }
 
-// Tabs that were open before the extension loaded have no capture yet: it starts now.
+// Tabs that were open before the extension loaded have no capture yet: it starts now (each
+// frame's relay comes with the read that follows, flushConsole).
 async function ensureConsoleCapture(tabId) {
   if (consoleLog.knows(tabId)) return;
   try {
-    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['content/console-relay.js'] });
     await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/console-capture.js'], world: 'MAIN' });
   } catch (e) {
     console.debug('browser-mcp: console capture', tabId, e.message);

@@ -203,12 +203,27 @@ fn a_page_cannot_pose_as_browser_mcp() {
     // Still the page it was: no forged navigation.
     assert_eq!(b.eval(&hostile, "location.href"), json!(hostile_url));
 
-    // No call ran but the agent's, and the person's policy is what they set.
-    let calls = b.eval(&options, "chrome.runtime.sendMessage({ type: 'face:state' }).then((s) => s.calls.map((c) => c.tool).sort())");
+    // No call ran but the agent's, and the person's policy is what they set. The agent may have
+    // asked for `innocent` while the page's forged list had dropped it: those attempts are
+    // logged as failed (TOOL_NOT_FOUND), and ran nothing.
+    let calls = b.eval(&options, "chrome.runtime.sendMessage({ type: 'face:state' }).then((s) => s.calls.map((c) => [c.tool, c.ok ? 'ok' : c.code]))");
+    let calls = calls.as_array().unwrap();
+    let mut ran: Vec<&str> = calls
+        .iter()
+        .filter(|c| c[1] == "ok")
+        .map(|c| c[0].as_str().unwrap())
+        .collect();
+    ran.sort_unstable();
     assert_eq!(
-        calls,
-        json!(["browser_click", "browser_snapshot", "innocent"]),
-        "only the agent's calls"
+        ran,
+        ["browser_click", "browser_snapshot", "innocent"],
+        "only the agent's calls ran: {calls:?}"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|c| c[1] == "ok" || (c[0] == "innocent" && c[1] == "TOOL_NOT_FOUND")),
+        "the only failed calls are the agent's tries at a dropped innocent: {calls:?}"
     );
     let policy_after = b.eval(&options, "chrome.storage.local.get(['sites', 'defaultMode', 'evaluateEnabled', 'builtinsByDefault'])");
     assert_eq!(

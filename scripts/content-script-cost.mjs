@@ -12,6 +12,7 @@
 // where the difference goes: each trace event's self time a load, against the baseline's.
 // `floor` is extension/ with each document_start script list replaced by one statement in the
 // same world: what the browser charges for the worlds whatever runs in them.
+// PAGE=frames loads the bench's page of 20 same-origin iframes instead (CHILD_SCRIPT below).
 // NEW_TAB=1 loads each page in a tab of its own, closed after, as the bench's row 11 does: a
 // fresh renderer process, where nothing is compiled yet; by default one tab navigates again
 // and again in a renderer that stays.
@@ -45,15 +46,21 @@ if (!existsSync(chromium)) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const frames = process.env.PAGE === 'frames';
 const PAGE = readFileSync(join(root, 'tests/e2e/third_party/playwright/input/button.html'));
 const HELPER = readFileSync(join(root, 'tests/e2e/third_party/playwright/input/mouse-helper.js'));
+// PAGE=frames: the bench's 20 same-origin iframes (benches/bridge/pages.rs) in place of the button page.
+const FRAMES = `<!doctype html><title>20 iframes</title><body>${Array.from({ length: 20 }, (_, i) => `<iframe src=/child?${i}></iframe>`).join('')}`;
+// CHILD_SCRIPT=1: each frame runs one statement of its own, as nearly every real frame does; a
+// frame without any script has no script context until a content script makes one.
+const CHILD = `<!doctype html><title>child</title><p>A frame</p><button>Press</button>${process.env.CHILD_SCRIPT === '1' ? '<script>document.body.dataset.ran = 1</script>' : ''}`;
 const server = createServer((req, res) => {
   const js = req.url.endsWith('mouse-helper.js');
   res.writeHead(200, { 'content-type': js ? 'text/javascript' : 'text/html' });
-  res.end(js ? HELPER : PAGE);
+  res.end(js ? HELPER : req.url.startsWith('/child') ? CHILD : frames ? FRAMES : PAGE);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const url = `http://127.0.0.1:${server.address().port}/input/button.html`;
+const url = `http://127.0.0.1:${server.address().port}/${frames ? 'frames' : 'input/button.html'}`;
 
 // extension/ with one statement per world in place of each document_start script list.
 function floorCopy() {

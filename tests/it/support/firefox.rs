@@ -277,6 +277,28 @@ impl Firefox {
 
     /// [`Firefox::launch`] with a HOME prepared beforehand (e.g. with a native host in it).
     pub fn launch_with_home(exe: &Path, o: &Options, home: tempfile::TempDir) -> Firefox {
+        Firefox::launch_after(exe, o, home, None)
+    }
+
+    /// [`Firefox::launch`], with `url` loaded in the first tab before the extension is
+    /// installed: a page from before the extension, as after an install or an update.
+    pub fn launch_showing_first(exe: &Path, o: &Options, url: &str) -> (Firefox, Context) {
+        let mut shown = None;
+        let ff = Firefox::launch_after(
+            exe,
+            o,
+            tempfile::tempdir().unwrap(),
+            Some((url, &mut shown)),
+        );
+        (ff, shown.expect("the first tab"))
+    }
+
+    fn launch_after(
+        exe: &Path,
+        o: &Options,
+        home: tempfile::TempDir,
+        first: Option<(&str, &mut Option<Context>)>,
+    ) -> Firefox {
         let profile = tempfile::tempdir().unwrap();
         write_prefs(profile.path(), o, "");
         let log = home.path().join("firefox.log");
@@ -290,6 +312,9 @@ impl Firefox {
             _home: home,
             _profile: profile,
         };
+        if let Some((url, shown)) = first {
+            *shown = Some(ff.show(url));
+        }
         let extension = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
         let id = ff
             .bidi

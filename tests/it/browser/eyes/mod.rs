@@ -9,6 +9,7 @@
 //! Without the browser a test says SKIPPED loudly and passes, except under CI=true, where a
 //! missing browser is a failure. `BROWSER_MCP_CHROMIUM` names another Chromium.
 
+mod before_extension;
 mod chromium;
 mod console;
 mod fast_shots;

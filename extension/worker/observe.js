@@ -17,6 +17,7 @@ import { chainNow, chainOf, initFrameSites } from './frame-sites.js';
 import { onSettingsChanged } from '../shared/settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
 import { onConnection } from './badge.js';
+import { isDriven } from './dialogs.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -114,6 +115,7 @@ async function ensureConsoleCapture(tabId) {
 export async function callObserve(tabId, name, args) {
   switch (name) {
     case 'browser_console_messages':
+      watched.add(tabId);
       await ensureConsoleCapture(tabId);
       await flushConsole(tabId);
       return consoleLog.query(tabId, args);
@@ -263,6 +265,20 @@ async function flushConsole(tabId) {
   }));
 }
 
+// A subframe's relay comes with the first read of its log (issue 30), so its lines wait in its
+// page's world and go with its document if it navigates away first. In a tab an agent works in
+// (driven now, or whose console it has read), a subframe document gets its relay as it starts,
+// as a top frame does, and its lines flow as they come (within ~150 ms: console-capture.js,
+// console-relay.js).
+const watched = new Set();
+const agentWorksIn = (tabId) => watched.has(tabId) || isDriven(tabId);
+function subframeStarted(d) {
+  if (d.frameId === 0 || d.tabId < 0 || d.documentLifecycle === 'prerender' || !agentWorksIn(d.tabId)) return;
+  chrome.scripting
+    .executeScript({ target: { tabId: d.tabId, frameIds: [d.frameId] }, files: ['content/console-relay.js'], injectImmediately: true })
+    .catch(() => {}); // a frame no script may reach (or gone already)
+}
+
 function navigated(d, sameDocument) {
   if (d.frameId !== 0 || d.tabId < 0 || d.documentLifecycle === 'prerender') return;
   topUrls.set(d.tabId, d.url);
@@ -283,6 +299,7 @@ function navigationFailed(d) {
 }
 
 function forget(tabId) {
+  watched.delete(tabId);
   consoleLog.forget(tabId);
   network.forget(tabId);
   downloads.forget(tabId);
@@ -317,7 +334,10 @@ export function initObserve(emitter) {
     (tabId, url) => exposes(url),
     (tabId, d) => emit(proto.tabEvent(tabId, 'downloadFinished', d)),
   );
-  chrome.webNavigation.onCommitted.addListener((d) => navigated(d, false));
+  chrome.webNavigation.onCommitted.addListener((d) => {
+    navigated(d, false);
+    subframeStarted(d);
+  });
   chrome.webNavigation.onHistoryStateUpdated.addListener((d) => navigated(d, true));
   chrome.webNavigation.onReferenceFragmentUpdated.addListener((d) => navigated(d, true));
   chrome.webNavigation.onErrorOccurred.addListener(navigationFailed);

@@ -112,6 +112,32 @@ pub(super) fn console<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     eyes.step("console");
 }
 
+/// A subframe that logs and moves on before the agent reads the console: its lines are still
+/// in the answer (its first document's relay came when it started in a driven tab, and sent
+/// them on within ~150 ms; without it they would wait in that document and go with it).
+pub(super) fn moving_frame<E: DrivesTab>(eyes: &E, pages: &PageServer) {
+    eyes.navigate(&pages.url("eyes-console-moving.html"));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    eyes.call("browser_click", json!({"selector": "#leave"}));
+    let r = eyes.until("the frame's second document's line", || {
+        let r = eyes.call("browser_console_messages", json!({}));
+        find(list(&r, "messages"), "text", "frame second document")
+            .is_some()
+            .then_some(r)
+    });
+    let first = find(list(&r, "messages"), "text", "frame first document")
+        .unwrap_or_else(|| panic!("the frame's first document's line: {}", text(&r)));
+    assert!(first["frameId"].as_i64().unwrap() > 0, "{first}");
+    assert!(
+        first["url"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("eyes-console-moving-frame.html"),
+        "{first}"
+    );
+    eyes.step("a frame that moved on");
+}
+
 pub(super) fn flood<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     eyes.navigate(&pages.url("eyes-flood.html"));
     eyes.call(

@@ -93,6 +93,7 @@ fn every_scenario<E: DrivesTab>(eyes: &E, pages: &PageServer) {
     network::network(eyes, pages);
     files::downloads(eyes, pages);
     files::screenshots(eyes, pages);
+    console::moving_frame(eyes, pages);
     console::flood(eyes, pages);
     tabs::tabs_and_memory(eyes, pages);
     eyes.step("done");

@@ -11,6 +11,7 @@ mod chromium_ask;
 mod chromium_consent;
 mod chromium_popup;
 mod firefox;
+mod firefox_consent;
 
 use crate::support::cdp::*;
 use crate::support::chromium::*;

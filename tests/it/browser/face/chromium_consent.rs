@@ -170,22 +170,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     b.close_page(&person_tab);
 
     // A tab the agent opened itself, on that same site, does not ask.
-    let opened = d.ctl_json(&["open", &other]);
-    let opened_ref = opened["ref"]
-        .as_str()
-        .or(opened["tab"].as_str())
-        .unwrap_or_else(|| panic!("the opened tab: {opened}"))
-        .to_owned();
-    tab_once(&d, &opened_ref, "the agent's tab with its tools", |n| {
-        n.contains(&"search_recipes")
-    });
-    let out = d.ctl(&search_args(&opened_ref, "eggs"));
-    assert!(
-        out.status.success(),
-        "the agent's own tab: {}\n{}",
-        stderr(&out),
-        d.log()
-    );
+    the_agents_own_tab_does_not_ask(&d, &other);
 
     // The log is one click away: the popup's link opens it, on the log.
     mouse_on(&mut b, &popup, "document.getElementById('open-activity')");

@@ -5,7 +5,9 @@
 //! every later call through (and is kept), another site still asks, and a tab the agent opened
 //! itself does not.
 
-use super::{asking, nobody_answers, search_args, spawn_ctl, tab_once, PAGE};
+use super::{
+    asking, nobody_answers, search_args, spawn_ctl, the_agents_own_tab_does_not_ask, PAGE,
+};
 use crate::support::bidi::Context;
 use crate::support::chromium::*;
 use crate::support::common::*;
@@ -121,20 +123,5 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     ff.bidi.close(&person_tab).unwrap();
 
     // A tab the agent opened itself, on that same site, does not ask.
-    let opened = d.ctl_json(&["open", &other]);
-    let opened_ref = opened["ref"]
-        .as_str()
-        .or(opened["tab"].as_str())
-        .unwrap_or_else(|| panic!("the opened tab: {opened}"))
-        .to_owned();
-    tab_once(&d, &opened_ref, "the agent's tab with its tools", |n| {
-        n.contains(&"search_recipes")
-    });
-    let out = d.ctl(&search_args(&opened_ref, "eggs"));
-    assert!(
-        out.status.success(),
-        "the agent's own tab: {}\n{}",
-        stderr(&out),
-        d.log()
-    );
+    the_agents_own_tab_does_not_ask(&d, &other);
 }

@@ -224,6 +224,27 @@ pub(crate) fn allowed_then_listed<B: Pages>(
 }
 
 /// The tab `tab_ref` as the daemon lists it, once its tool names satisfy `ready`.
+/// A tab the agent opens itself at `url` (`browserctl open`) runs its page tool at once: the
+/// agent's own tab asks nobody, whatever the site's default.
+pub(crate) fn the_agents_own_tab_does_not_ask(d: &TestDaemon, url: &str) {
+    let opened = d.ctl_json(&["open", url]);
+    let opened_ref = opened["ref"]
+        .as_str()
+        .or(opened["tab"].as_str())
+        .unwrap_or_else(|| panic!("the opened tab: {opened}"))
+        .to_owned();
+    tab_once(d, &opened_ref, "the agent's tab with its tools", |n| {
+        n.contains(&"search_recipes")
+    });
+    let out = d.ctl(&search_args(&opened_ref, "eggs"));
+    assert!(
+        out.status.success(),
+        "the agent's own tab: {}\n{}",
+        stderr(&out),
+        d.log()
+    );
+}
+
 pub(crate) fn tab_once(
     d: &TestDaemon,
     tab_ref: &str,

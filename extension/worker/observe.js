@@ -18,6 +18,8 @@ import { onSettingsChanged } from '../shared/settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
 import { onConnection } from './badge.js';
 import { isDriven } from './dialogs.js';
+import { isManagedBrowser } from './managed.js';
+import { isAgentTab } from './agent-tabs.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -267,13 +269,13 @@ async function flushConsole(tabId) {
 
 // A subframe's relay comes with the first read of its log (issue 30), so its lines wait in its
 // page's world and go with its document if it navigates away first. In a tab an agent works in
-// (driven now, or whose console it has read), a subframe document gets its relay as it starts,
-// as a top frame does, and its lines flow as they come (within ~150 ms: console-capture.js,
-// console-relay.js).
+// (driven now, whose console it has read, that it opened, or any tab of a browser the daemon
+// launched), a subframe document gets its relay as it starts, as a top frame does, and its
+// lines flow as they come (within ~150 ms: console-capture.js, console-relay.js).
 const watched = new Set();
-const agentWorksIn = (tabId) => watched.has(tabId) || isDriven(tabId);
-function subframeStarted(d) {
-  if (d.frameId === 0 || d.tabId < 0 || d.documentLifecycle === 'prerender' || !agentWorksIn(d.tabId)) return;
+const agentWorksIn = async (tabId) => watched.has(tabId) || isDriven(tabId) || isManagedBrowser() || isAgentTab(tabId);
+async function subframeStarted(d) {
+  if (d.frameId === 0 || d.tabId < 0 || d.documentLifecycle === 'prerender' || !(await agentWorksIn(d.tabId))) return;
   chrome.scripting
     .executeScript({ target: { tabId: d.tabId, frameIds: [d.frameId] }, files: ['content/console-relay.js'], injectImmediately: true })
     .catch(() => {}); // a frame no script may reach (or gone already)

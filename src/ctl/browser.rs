@@ -61,7 +61,8 @@ pub enum Action {
         /// Without it the profile is temporary and removed when the browser closes.
         #[arg(long, value_name = "NAME")]
         profile: Option<String>,
-        /// The page the first tab opens [default: about:blank].
+        /// The page to open [default: about:blank]. An http(s) page opens once the extension is
+        /// up, in a tab of its own (the start-up tab closes), so it is the agent's from its first line.
         #[arg(long)]
         url: Option<String>,
         /// What the daemon does when the browser exits by itself.

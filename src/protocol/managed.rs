@@ -21,7 +21,7 @@ pub struct LaunchRequest {
     /// profile, removed when the browser is closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<String>,
-    /// The page the first tab opens (default `about:blank`).
+    /// The page to open (default `about:blank`); an http(s) page once the extension is up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     #[serde(default)]
@@ -93,7 +93,7 @@ pub struct ManagedView {
     /// How it last exited (`code 1`, `signal 9`), when it has.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit: Option<String>,
-    /// In a launch's answer: the first tab its extension listed (`b3:1`).
+    /// In a launch's answer: the tab of the page it opened (`b3:1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab: Option<String>,
     /// Its stderr, for when it misbehaves (inside a temporary profile, gone with it).

@@ -132,7 +132,10 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         .or(c.launch_browser.as_deref())
         .map(Kind::parse)
         .transpose()?;
-    let url = req.url.clone().unwrap_or_else(|| "about:blank".to_owned());
+    let url = req
+        .url
+        .clone()
+        .unwrap_or_else(|| supervise::BLANK.to_owned());
     // A URL is never a flag of the browser's.
     if url.is_empty() || url.starts_with('-') || url.chars().any(char::is_control) {
         return Err(Error::bad_request(format!("`{url}` is not a URL to open")));
@@ -233,10 +236,16 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         },
     );
     tracing::info!(browser = %key, kind = found.kind.name(), exe = %found.exe.display(), headless, "launching a browser");
+    // A web page is opened once the extension is up: one that loads while the browser is
+    // still loading its extension gets the page-world scripts late (the WebMCP adapter after
+    // the page registered its tools, no console relay for its frames). Other URLs (file:,
+    // data:), which the extension does not open, go on the command line as before.
+    let start_blank = url.starts_with("http://") || url.starts_with("https://");
     let plan = Plan {
         found,
         headless,
-        url,
+        url: url.clone(),
+        start_blank,
         extension,
         flags,
         layout: layout.clone(),
@@ -266,10 +275,23 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
                     v.state = state::RUNNING.to_owned();
                 }
             });
-            let mut v = rx.borrow().clone();
-            v.tab = Some(tab.tab_ref);
-            tracing::info!(browser = %key, tab = v.tab.as_deref().unwrap_or(""), "launched browser is up");
-            return Ok(v);
+            let opened = if start_blank {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                open_first_page(d, key, &tab.tab_ref, &url, left).await
+            } else {
+                Ok(tab.tab_ref)
+            };
+            match opened {
+                Ok(tab_ref) => {
+                    let mut v = rx.borrow().clone();
+                    v.tab = Some(tab_ref);
+                    tracing::info!(browser = %key, tab = v.tab.as_deref().unwrap_or(""), "launched browser is up");
+                    return Ok(v);
+                }
+                Err(e) => {
+                    break format!("{} started, but {url} did not open: {e}", rx.borrow().kind)
+                }
+            }
         }
         let v = rx.borrow().clone();
         if v.state == state::EXITED || v.state == state::CLOSED {
@@ -301,6 +323,33 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         &layout.log(),
         tail,
     ))
+}
+
+/// Opens `url` in a browser just up (its start-up tab `blank` listed) and closes that tab; the
+/// new tab's ref.
+async fn open_first_page(
+    d: &Arc<Daemon>,
+    key: crate::daemon::registry::BrowserKey,
+    blank: &str,
+    url: &str,
+    limit: Duration,
+) -> Result<String, Error> {
+    let ms = Some(limit.as_millis().max(1) as u64);
+    let tab = crate::daemon::calls::open_tab(
+        d,
+        crate::protocol::control::OpenTabRequest {
+            url: url.to_owned(),
+            focus: true,
+            browser: Some(key.to_string()),
+            timeout_ms: ms,
+            group: None,
+        },
+    )
+    .await?;
+    if let Err(e) = crate::daemon::calls::close_tab(d, blank, ms).await {
+        tracing::debug!(browser = %key, tab = blank, error = %e, "the start-up tab stays");
+    }
+    Ok(tab.tab_ref)
 }
 
 /// Closes a browser the daemon launched (by its ref or session id): a persistent profile's

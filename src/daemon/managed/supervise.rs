@@ -15,6 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+pub const BLANK: &str = "about:blank";
+
 /// Restarts of one browser before the daemon gives up on it.
 const MAX_RESTARTS: u32 = 5;
 
@@ -23,6 +25,8 @@ pub struct Plan {
     pub found: Found,
     pub headless: bool,
     pub url: String,
+    /// The first start opens about:blank, and `launch` opens `url` once the extension is up.
+    pub start_blank: bool,
     pub extension: PathBuf,
     pub flags: Vec<String>,
     pub layout: Layout,
@@ -94,7 +98,11 @@ pub async fn run(
         let launch = Launch {
             found: &plan.found,
             headless: plan.headless,
-            url: &plan.url,
+            url: if plan.start_blank && restarts == 0 {
+                BLANK
+            } else {
+                &plan.url
+            },
             extension: &plan.extension,
             flags: plan.flags.clone(),
         };

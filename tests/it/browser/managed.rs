@@ -141,6 +141,7 @@ fn launch_call_close(kind: Kind) {
     let out = d.ctl(&["call", "search", "--query", "pipelines"]);
     assert!(out.status.success(), "{}\n{}", stderr(&out), d.log());
     assert_eq!(stdout(&out).trim(), "results for pipelines");
+    assert_eq!(v["tab"], tab.as_str(), "the launch names the page's tab");
     let snap = d.ctl(&["call", "browser_snapshot", "--tab", &tab]);
     assert!(snap.status.success(), "{}", stderr(&snap));
     assert!(
@@ -170,6 +171,42 @@ fn chromium_launch_call_close_leaves_nothing() {
 #[test]
 fn firefox_launch_call_close_leaves_nothing() {
     launch_call_close(Kind::Firefox);
+}
+
+/// The page a launch opens is the agent's from its first line: opened once the extension is
+/// up, so a subframe's console lines reach the log even when the frame moves on before any
+/// read (the start-up tab, which loads with the extension, is closed).
+#[test]
+fn a_launched_page_is_watched_from_its_first_line() {
+    let test = "browser::managed::a_launched_page_is_watched_from_its_first_line";
+    let Some(exe) = Kind::Chromium.exe(test) else {
+        return;
+    };
+    let d = daemon(tempfile::tempdir().unwrap(), Kind::Chromium, &exe);
+    let pages = PageServer::pages();
+    let v = launch(
+        &d,
+        Kind::Chromium,
+        &["--url", &pages.url("eyes-console-moving.html")],
+    );
+    let tab = v["tab"].as_str().unwrap();
+    assert_eq!(d.ctl_json(&["tabs"])["tabs"][1], Value::Null, "one tab");
+    std::thread::sleep(Duration::from_secs(1));
+    let click = [
+        "call",
+        "browser_click",
+        "--tab",
+        tab,
+        "--selector",
+        "#leave",
+    ];
+    let out = d.ctl(&click);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = wait_until(Duration::from_secs(30), "the frame's new line", || {
+        let log = stdout(&d.ctl(&["call", "browser_console_messages", "--tab", tab]));
+        log.contains("frame second document").then_some(log)
+    });
+    assert!(log.contains("frame first document"), "{log}");
 }
 
 /// A page that shows in its title whether it found its cookie, and sets it if not.

@@ -133,20 +133,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     );
     b.press(&popup, "Enter");
     answered(&mut b, &popup);
-    let out = call.join().unwrap();
-    assert!(out.status.success(), "always: {}", stderr(&out));
-    let stored = b.eval(
-        &popup,
-        "chrome.storage.local.get('sites').then((s) => s.sites)",
-    );
-    assert_eq!(stored[&site]["mode"], "allow", "{stored}");
-    // From now on calls here run without a word (prompts now give up at once: one would fail).
-    b.eval(
-        &popup,
-        "chrome.storage.local.set({ consentTimeoutMs: 1500 })",
-    );
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
-    assert!(out.status.success(), "allowed for good: {}", stderr(&out));
+    allowed_for_good(&mut b, &popup, &d, &site, &tab_ref, call);
     // The popup's log says who acted: the calls, by browserctl, in the person's words.
     let calls = b.wait_for(&popup, "the calls, with who made them", "(() => { const rows = [...document.querySelectorAll('#calls tr')].map((tr) => [tr.cells[2].textContent, tr.cells[4].textContent]); return rows.length >= 4 && !['running', 'waiting for you'].includes(rows[0][0]) && rows.slice(0, 4); })()");
     assert_eq!(

@@ -6,7 +6,8 @@
 //! itself does not.
 
 use super::{
-    asking, nobody_answers, search_args, spawn_ctl, the_agents_own_tab_does_not_ask, PAGE,
+    allowed_for_good, asking, nobody_answers, search_args, spawn_ctl,
+    the_agents_own_tab_does_not_ask, PAGE,
 };
 use crate::support::bidi::Context;
 use crate::support::chromium::*;
@@ -93,20 +94,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
         "document.querySelector('#pending .prompt strong')?.textContent === 'search_recipes'",
     );
     answer(&mut ff, &popup, "Always for this site");
-    let out = call.join().unwrap();
-    assert!(out.status.success(), "always: {}", stderr(&out));
-    let stored = ff.eval(
-        &popup,
-        "chrome.storage.local.get('sites').then((s) => s.sites)",
-    );
-    assert_eq!(stored[&site]["mode"], "allow", "{stored}");
-    // From now on calls here run without a word (prompts now give up at once: one would fail).
-    ff.eval(
-        &popup,
-        "chrome.storage.local.set({ consentTimeoutMs: 1500 })",
-    );
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
-    assert!(out.status.success(), "allowed for good: {}", stderr(&out));
+    allowed_for_good(&mut ff, &popup, &d, &site, &tab_ref, call);
 
     // Another site (the same server under another name) is not allowed: nobody answers there.
     let other = url.replace("127.0.0.1", "localhost");

@@ -224,6 +224,32 @@ pub(crate) fn allowed_then_listed<B: Pages>(
 }
 
 /// The tab `tab_ref` as the daemon lists it, once its tool names satisfy `ready`.
+/// After *Always for this site*: the waiting `call` ran, the site is kept as allowed in the
+/// person's policy, and from now on a call there runs without a word (prompts now give up at
+/// once, so one would fail it).
+pub(crate) fn allowed_for_good<B: Pages>(
+    b: &mut B,
+    popup: &B::Page,
+    d: &TestDaemon,
+    site: &str,
+    tab_ref: &str,
+    call: std::thread::JoinHandle<Output>,
+) {
+    let out = call.join().unwrap();
+    assert!(out.status.success(), "always: {}", stderr(&out));
+    let stored = b.eval(
+        popup,
+        "chrome.storage.local.get('sites').then((s) => s.sites)",
+    );
+    assert_eq!(stored[site]["mode"], "allow", "{stored}");
+    b.eval(
+        popup,
+        "chrome.storage.local.set({ consentTimeoutMs: 1500 })",
+    );
+    let out = d.ctl(&["call", "browser_snapshot", "--tab", tab_ref]);
+    assert!(out.status.success(), "allowed for good: {}", stderr(&out));
+}
+
 /// A tab the agent opens itself at `url` (`browserctl open`) runs its page tool at once: the
 /// agent's own tab asks nobody, whatever the site's default.
 pub(crate) fn the_agents_own_tab_does_not_ask(d: &TestDaemon, url: &str) {

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// The page of a launch that names none, and of a first start before its web page opens.
 pub const BLANK: &str = "about:blank";
 
 /// Restarts of one browser before the daemon gives up on it.

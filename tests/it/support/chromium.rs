@@ -80,6 +80,18 @@ pub fn tool_names(tab: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// The tab showing `url` once `browserctl tabs` lists it with `tool`, within `patience`.
+pub fn listed_tab(d: &TestDaemon, patience: Duration, url: &str, tool: &str) -> Value {
+    wait_until(patience, &format!("{url} with {tool}"), || {
+        let tabs = d.ctl_json(&["tabs"]);
+        tabs["tabs"]
+            .as_array()?
+            .iter()
+            .find(|t| t["url"] == url && tool_names(t).contains(&tool))
+            .cloned()
+    })
+}
+
 /// What a [`PageServer`] serves.
 #[derive(Clone)]
 enum Content {

@@ -27,13 +27,8 @@ fn a_page_from_before_the_extension_has_its_console_read_from_the_first_read_on(
     let (mut ff, page) = Firefox::launch_showing_first(&exe, &Options::default(), &url);
     ff.pair(&d);
     ff.allow_everywhere();
-    let tab = wait_until(FIREFOX_WAIT, "the page from before with its tools", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"].as_array()?.iter().find_map(|t| {
-            (t["url"] == url.as_str() && tool_names(t).contains(&"browser_console_messages"))
-                .then(|| t["ref"].as_str().unwrap().to_owned())
-        })
-    });
+    let tab = listed_tab(&d, FIREFOX_WAIT, &url, "browser_console_messages");
+    let tab = tab["ref"].as_str().unwrap().to_owned();
     let read = || {
         ctl_call(&d, &tab, "browser_console_messages", &json!({}))
             .unwrap_or_else(|e| panic!("browser_console_messages: {e}"))

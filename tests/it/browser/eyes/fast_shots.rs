@@ -64,13 +64,8 @@ fn whole_page_in_one_capture_once_granted() {
     pair_browser(profile.path(), &d);
     // Not a test of consent: the person lets agents act everywhere (issue 31).
     browser.allow_everywhere();
-    let tab = wait_until(PATIENCE, "the page's tab", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"].as_array()?.iter().find_map(|t| {
-            (t["url"] == url.as_str() && tool_names(t).contains(&"browser_screenshot"))
-                .then(|| t["ref"].as_str().unwrap().to_owned())
-        })
-    });
+    let tab = listed_tab(&d, PATIENCE, &url, "browser_screenshot");
+    let tab = tab["ref"].as_str().unwrap().to_owned();
     let view = call(&d, &tab, "browser_screenshot", json!({}));
     let (vw, _) = png_size(&image(&view).1);
 

@@ -3,7 +3,6 @@
 use super::{every_scenario, offers_the_eyes, Eyes};
 use crate::browser::drives::*;
 use crate::support::chromium::*;
-use crate::support::common::*;
 use crate::support::firefox::*;
 use std::time::Instant;
 
@@ -26,13 +25,7 @@ fn in_firefox() {
     ff.allow_everywhere();
     let start = pages.url("eyes-console.html?early");
     ff.show(&start);
-    let tab = wait_until(FIREFOX_WAIT, "the tab with the eyes", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"].as_array()?.iter().find_map(|t| {
-            (t["url"] == start.as_str() && tool_names(t).contains(&"browser_console_messages"))
-                .then(|| t.clone())
-        })
-    });
+    let tab = listed_tab(&d, FIREFOX_WAIT, &start, "browser_console_messages");
     offers_the_eyes(&tab);
     let eyes = Eyes {
         tab: tab["ref"].as_str().unwrap().to_owned(),

@@ -47,13 +47,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     let url = pages.url("recipes");
     let site = pages.origin();
     ff.show(&url);
-    let tab = wait_until(FIREFOX_WAIT, "the recipes tab with its tools", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"].as_array()?.iter().find_map(|t| {
-            (t["url"] == url.as_str() && tool_names(t).contains(&"search_recipes"))
-                .then(|| t.clone())
-        })
-    });
+    let tab = listed_tab(&d, FIREFOX_WAIT, &url, "search_recipes");
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let popup = ff.open_extension_page(&format!("ui/popup.html?tab={}", tab["id"]));
 
@@ -100,14 +94,8 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     let other = url.replace("127.0.0.1", "localhost");
     assert_ne!(other, url);
     let person_tab = ff.open(&other);
-    let listed = wait_until(FIREFOX_WAIT, "the other site's tab", || {
-        let tabs = d.ctl_json(&["tabs"]);
-        tabs["tabs"].as_array()?.iter().find_map(|t| {
-            (t["url"] == other.as_str() && tool_names(t).contains(&"search_recipes"))
-                .then(|| t["ref"].as_str().unwrap().to_owned())
-        })
-    });
-    nobody_answers(&d, &listed);
+    let listed = listed_tab(&d, FIREFOX_WAIT, &other, "search_recipes");
+    nobody_answers(&d, listed["ref"].as_str().unwrap());
     ff.bidi.close(&person_tab).unwrap();
 
     // A tab the agent opened itself, on that same site, does not ask.

@@ -87,6 +87,13 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_MCP_SESSION_IDLE", default_value = "10m", value_parser = parse_duration)]
     pub mcp_session_idle: Duration,
 
+    /// How long the browsers keep watching their pages after the last request of an agent
+    /// (with no event stream or MCP session open). While they watch, our extension's bridge
+    /// goes into every page that loads; afterwards a page pays for it only once an agent
+    /// needs the page.
+    #[arg(long, env = "BROWSER_MCP_AGENT_IDLE", default_value = "10m", value_parser = parse_duration)]
+    pub agent_idle: Duration,
+
     /// Per-attempt timeout of a tool call.
     #[arg(long, env = "BROWSER_MCP_CALL_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub call_timeout: Duration,

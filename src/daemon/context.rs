@@ -6,6 +6,7 @@ use super::cancels::Cancels;
 use super::config::Config;
 use super::managed::table::Managed;
 use super::pairing::Pairings;
+use super::presence::Presence;
 use super::registry::{Limits, Registry};
 use super::stats::Stats;
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ pub struct Daemon {
     pub pairings: Pairings,
     /// The browsers this daemon launched (issue 32).
     pub managed: Managed,
+    /// Whether an agent is at work, which the browsers are told (issue 30).
+    pub presence: Arc<Presence>,
     /// First stage of shutdown: stop accepting connections and new calls; calls in flight go on.
     pub draining: CancellationToken,
     /// Last stage: close every connection (WebSockets with 1001), fail what is left. Cancelling
@@ -63,6 +66,7 @@ impl Daemon {
             cancels: Cancels::default(),
             pairings: Pairings::new(pairing_file),
             managed: Managed::default(),
+            presence: Arc::default(),
             draining: shutdown.child_token(),
             shutdown,
             tasks: TaskTracker::new(),

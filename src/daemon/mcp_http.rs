@@ -130,6 +130,9 @@ pub async fn serve(
         );
         return r;
     }
+    // An agent's request: the browsers watch their pages from now on (issue 30), while its
+    // answer streams, and while its session lives (below).
+    let present = d.presence.attend(&d).await;
     let front = service.get_or_init(|| build(&d));
     let config = d.config();
     let ends_session = req.method() == hyper::Method::DELETE;
@@ -171,7 +174,7 @@ pub async fn serve(
     let req = Request::from_parts(parts, Full::new(body));
     let mut resp = front.http.handle(req).await.map(|body| {
         body.map_frame(move |frame| {
-            let _busy = &activity;
+            let _busy = (&activity, &present);
             frame
         })
         .boxed()
@@ -182,7 +185,10 @@ pub async fn serve(
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
         {
-            Some(id) => front.sessions.adopt(id.into(), slot).await,
+            Some(id) => {
+                let present = d.presence.hold();
+                front.sessions.adopt(id.into(), slot, present).await
+            }
             // Refused, or answered without a session (a stateless revision): nothing lives on.
             None => drop(slot),
         }

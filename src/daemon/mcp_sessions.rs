@@ -12,6 +12,7 @@
 
 use super::limits::Slot;
 use super::mcp_backend::DaemonBackend;
+use crate::daemon::presence::Hold;
 use crate::mcp::server::ServerSlot;
 use crate::mcp::shortcut::Shortcut;
 use futures_util::Stream;
@@ -39,6 +40,8 @@ pub struct Sessions {
 
 struct Entry {
     _slot: Slot,
+    /// The browsers watch their pages while an agent's session lives (issue 30).
+    _present: Hold,
     shortcut: Option<Shortcut<DaemonBackend>>,
     /// Requests and streams of this session open now.
     open: usize,
@@ -87,10 +90,11 @@ impl Sessions {
     }
 
     /// The session rmcp just created holds `slot` from now on, until it ends.
-    pub async fn adopt(&self, id: SessionId, slot: Slot) {
+    pub async fn adopt(&self, id: SessionId, slot: Slot, present: Hold) {
         let shortcut = lock(&self.fresh).remove(&id);
         let entry = Entry {
             _slot: slot,
+            _present: present,
             shortcut,
             open: 0,
             since: Instant::now(),

@@ -59,8 +59,11 @@ pub fn accept(
     let upgrade = hyper::upgrade::on(&mut req);
     let slot = req.extensions_mut().remove::<ConnectionSlot>();
     let tasks = d.tasks.clone();
+    // An agent's session: the browsers watch their pages while it is open (issue 30).
+    let present = d.presence.hold();
     tasks.spawn(async move {
         let _slot = slot;
+        let _present = present;
         match upgrade.await {
             Ok(io) => session(TokioIo::new(io), d, scope).await,
             Err(e) => tracing::debug!(error = %e, "an MCP upgrade on the control socket failed"),

@@ -46,6 +46,7 @@ pub(crate) mod mcp_sessions;
 pub(crate) mod mcp_stream;
 pub(crate) mod pairing;
 pub(crate) mod peer;
+pub(crate) mod presence;
 pub(crate) mod refuse;
 pub(crate) mod registry;
 pub(crate) mod sd;

@@ -4,7 +4,7 @@
 use super::context::{Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
-use super::{control, discovery, limits, listener, logging, managed};
+use super::{control, discovery, limits, listener, logging, managed, presence};
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -306,6 +306,9 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         .tasks
         .spawn(control::serve(control_listener, daemon.clone()));
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
+    daemon
+        .tasks
+        .spawn(presence::stand_down_when_idle(Arc::downgrade(&daemon)));
 
     // What a killed daemon left running (issue 32): its browsers and temporary profiles.
     let swept = managed::sweep(&managed::managed_dir(&daemon)).await;

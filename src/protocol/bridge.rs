@@ -19,6 +19,9 @@ pub const DIALECT: &str = "bridge";
 /// (extension/shared/names.js), so on a bridge browser such a tool is the extension's own.
 pub const BUILTIN_PREFIX: &str = "browser_";
 
+/// The `features` entry of an extension that takes `watch` (issue 30).
+pub const WATCH: &str = "watch";
+
 /// A tab id as the browser reports it (Chrome's tab ids are integers).
 pub type TabId = i64;
 
@@ -132,6 +135,9 @@ struct Inbound<'a> {
     event: Option<Value>,
     #[serde(default)]
     data: Option<Box<RawValue>>,
+    /// `connected` (additive): what the extension understands beyond seed 001.
+    #[serde(default)]
+    features: Option<Vec<String>>,
 }
 
 /// The failure a tool reported: seed 001 sends a string; extensions that know a code send
@@ -178,6 +184,8 @@ pub enum ExtensionMessage {
     Connected {
         browser: BrowserInfo,
         tabs: Vec<TabInfo>,
+        /// Additive (our extension): what it understands beyond seed 001, e.g. [`WATCH`].
+        features: Vec<String>,
     },
     Disconnected,
     TabCreated {
@@ -229,6 +237,10 @@ pub enum ExtensionMessage {
         event: String,
         data: Box<RawValue>,
     },
+    /// Additive (our extension): the answer to `watch`, once the extension did what it asks.
+    Watching {
+        request_id: Option<String>,
+    },
     Ping,
     Pong,
     /// A well-formed message of a type this daemon does not know: logged and ignored.
@@ -252,6 +264,7 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
         "connected" => ExtensionMessage::Connected {
             browser: m.browser.unwrap_or_default(),
             tabs: m.tabs.unwrap_or_default(),
+            features: m.features.unwrap_or_default(),
         },
         "disconnected" => ExtensionMessage::Disconnected,
         "tabCreated" => ExtensionMessage::TabCreated {
@@ -311,6 +324,9 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
             data: m
                 .data
                 .unwrap_or_else(|| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
+        },
+        "watching" => ExtensionMessage::Watching {
+            request_id: m.request_id,
         },
         "ping" => ExtensionMessage::Ping,
         "pong" => ExtensionMessage::Pong,
@@ -389,6 +405,16 @@ pub enum ServerMessage<'a> {
         call_id: &'a str,
         tab_id: TabId,
     },
+    /// Not in seed 001 (additive; sent only to extensions whose `connected` named [`WATCH`]):
+    /// whether an agent is at work. While one is, our extension puts its isolated-world bridge
+    /// into the person's pages (their page tools reach us); until then a page pays for none
+    /// (issue 30). Answered with `watching` and the same `requestId` once done.
+    #[serde(rename_all = "camelCase")]
+    Watch {
+        session_id: &'a str,
+        request_id: &'a str,
+        watching: bool,
+    },
     Pong,
 }
 
@@ -408,7 +434,12 @@ mod tests {
         let d = decode(r#"{"type":"connected","sessionId":"s1","browser":{"name":"Chrome","version":"120"},"tabs":[{"id":1,"title":"Example","url":"https://example.com","tools":[]}]}"#).unwrap();
         assert_eq!(d.session_id.as_deref(), Some("s1"));
         match d.message {
-            ExtensionMessage::Connected { browser, tabs } => {
+            ExtensionMessage::Connected {
+                browser,
+                tabs,
+                features,
+            } => {
+                assert!(features.is_empty(), "seed 001 names none");
                 assert_eq!(browser.name, "Chrome");
                 assert_eq!(tabs[0].id, 1);
                 assert_eq!(tabs[0].tools.as_ref().unwrap().len(), 0);
@@ -604,6 +635,35 @@ mod tests {
             serde_json::from_str::<Value>(&m.to_json()).unwrap(),
             json!({"type":"groupTabs","sessionId":"s","tabIds":[7,9],"group":{"title":"claude-code"}})
         );
+    }
+
+    #[test]
+    fn watch_is_additive_and_answered_by_request_id() {
+        let m = ServerMessage::Watch {
+            session_id: "s",
+            request_id: "watch_3",
+            watching: true,
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&m.to_json()).unwrap(),
+            json!({"type":"watch","sessionId":"s","requestId":"watch_3","watching":true})
+        );
+        let d =
+            decode(r#"{"type":"watching","sessionId":"s","requestId":"watch_3","watching":true}"#)
+                .unwrap();
+        match d.message {
+            ExtensionMessage::Watching { request_id } => {
+                assert_eq!(request_id.as_deref(), Some("watch_3"))
+            }
+            other => panic!("{other:?}"),
+        }
+        let d = decode(r#"{"type":"connected","browser":{"name":"Chromium","version":"156"},"tabs":[],"features":["watch","later"]}"#).unwrap();
+        match d.message {
+            ExtensionMessage::Connected { features, .. } => {
+                assert_eq!(features, [WATCH, "later"])
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -63,6 +63,13 @@ pub enum Request {
         tab: TabId,
         reply: Reply<()>,
     },
+    /// Whether an agent is at work (issue 30, `daemon::presence`). Answered when the browser
+    /// says it is done (`watching`), or at once by a browser that does not take it.
+    Watch {
+        id: String,
+        on: bool,
+        reply: Reply<()>,
+    },
     /// Answered once sent: the browser says nothing back.
     GroupTabs {
         tabs: Vec<TabId>,
@@ -81,6 +88,7 @@ impl Request {
             Request::OpenTab { reply, .. } => drop(reply.send(Err(e))),
             Request::CloseTab { reply, .. } => drop(reply.send(Err(e))),
             Request::GroupTabs { reply, .. } => drop(reply.send(Err(e))),
+            Request::Watch { reply, .. } => drop(reply.send(Err(e))),
         }
     }
 
@@ -102,6 +110,11 @@ impl Request {
                 args,
                 reply,
             }),
+            // Nothing of theirs to watch: their tools are all the browser's own.
+            Request::Watch { reply, .. } => {
+                let _ = reply.send(Ok(()));
+                None
+            }
             Request::Call {
                 tab: Some(tab),
                 reply,
@@ -131,6 +144,7 @@ impl Request {
             Request::OpenTab { .. } => "openTab",
             Request::CloseTab { .. } => "closeTab",
             Request::GroupTabs { .. } => "groupTabs",
+            Request::Watch { .. } => "watch",
         }
     }
 }

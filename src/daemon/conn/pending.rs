@@ -21,6 +21,7 @@ pub enum Waiter {
     Call(Reply<Box<RawValue>>),
     Discover(Reply<Vec<Tool>>),
     Open(Reply<TabInfo>),
+    Watch(Reply<()>),
 }
 
 impl Waiter {
@@ -30,6 +31,7 @@ impl Waiter {
             Waiter::Call(r) => drop(r.send(Err(e))),
             Waiter::Discover(r) => drop(r.send(Err(e))),
             Waiter::Open(r) => drop(r.send(Err(e))),
+            Waiter::Watch(r) => drop(r.send(Err(e))),
         }
     }
 }

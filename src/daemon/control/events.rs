@@ -5,6 +5,7 @@
 use super::routes::EventQuery;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::Body;
+use crate::daemon::presence::Hold;
 use crate::daemon::registry::{Published, Subscription};
 use crate::error::Error;
 use crate::protocol::control::{event_kind, Event, Lagged};
@@ -85,6 +86,7 @@ pub fn stream(d: &Arc<Daemon>, query: EventQuery) -> Result<Response<Body>, Erro
         last: subscription.last_seq,
         queue: VecDeque::new(),
         tx,
+        _present: d.presence.hold(),
     };
     d.tasks.spawn(pump.run(subscription));
     let mut r = Response::new(BodyExt::boxed(ChannelBody(body_rx)));
@@ -107,6 +109,8 @@ struct Pump {
     /// Lines to send, each with whether it counts toward `count` (lagged notices do not).
     queue: VecDeque<(Bytes, bool)>,
     tx: mpsc::Sender<Bytes>,
+    /// An agent listens: the browsers watch their pages while the stream is open.
+    _present: Hold,
 }
 
 impl Pump {

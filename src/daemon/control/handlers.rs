@@ -41,6 +41,12 @@ async fn read_json<T: serde::de::DeserializeOwned>(
 async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>, Error> {
     let route = parse_route(req.method(), req.uri().path(), req.uri().query())?;
     let reg = &d.registry;
+    // What an agent asks of the browsers' pages: they watch them from now on (issue 30). A
+    // stream or session that outlives the answer keeps a hold of its own.
+    let _present = match route.for_agents() {
+        true => Some(d.presence.attend(&d).await),
+        false => None,
+    };
     match route {
         Route::Status => Ok(http::ok(&status(&d))),
         Route::Browsers => Ok(http::ok(&browsers(&d))),

@@ -56,6 +56,25 @@ pub enum Route {
     Revoke(String),
 }
 
+impl Route {
+    /// Whether it is an agent's business with the browsers' pages (`daemon::presence`), not
+    /// the daemon's own state, its pairings or a launch.
+    pub fn for_agents(&self) -> bool {
+        matches!(
+            self,
+            Route::Tabs { .. }
+                | Route::OpenTab
+                | Route::Tab(_)
+                | Route::CloseTab { .. }
+                | Route::Discover { .. }
+                | Route::Tools { .. }
+                | Route::Call
+                | Route::Events(_)
+                | Route::Mcp(_)
+        )
+    }
+}
+
 /// The longest `waitMs` of `GET /v1/pairing/codes/{id}`: a code's lifetime and a bit.
 pub const MAX_PAIRING_WAIT_MS: u64 = 10 * 60 * 1000;
 

@@ -27,6 +27,8 @@ struct Bridge {
     session: String,
     /// Whether `connected` came (the handshake of seed 001).
     attached: bool,
+    /// Whether the extension takes `watch` (it said so in `connected`).
+    watches: bool,
 }
 
 /// Serves a seed-001 connection. `first` is the peer's first message if it already sent one
@@ -58,6 +60,7 @@ pub async fn run<S>(
         Bridge {
             session,
             attached: false,
+            watches: false,
         },
         first,
     )
@@ -86,7 +89,13 @@ impl Dialect for Bridge {
             }
         }
         let message = decoded.message;
-        if let ExtensionMessage::Connected { browser, tabs } = message {
+        if let ExtensionMessage::Connected {
+            browser,
+            tabs,
+            features,
+        } = message
+        {
+            self.watches = features.iter().any(|f| f == bridge::WATCH);
             self.connected(link, decoded.session_id, browser, tabs);
             return Flow::Continue;
         }
@@ -169,6 +178,18 @@ impl Dialect for Bridge {
                 .to_json();
                 link.pending.insert_close(tab, id, reply);
                 link.send(frame);
+            }
+            Request::Watch { reply, .. } if !self.watches => {
+                let _ = reply.send(Ok(()));
+            }
+            Request::Watch { id, on, reply } => {
+                let frame = ServerMessage::Watch {
+                    session_id: session,
+                    request_id: &id,
+                    watching: on,
+                }
+                .to_json();
+                link.ask(id, Waiter::Watch(reply), frame);
             }
             Request::GroupTabs { tabs, group, reply } => {
                 link.send(
@@ -286,6 +307,16 @@ impl Bridge {
                 event,
                 data,
             } => page_event(link, key, tab_id, &event, &data),
+            ExtensionMessage::Watching { request_id } => {
+                match link.pending.take(request_id.as_deref()) {
+                    Ok(Waiter::Watch(reply)) => {
+                        let _ = reply.send(Ok(()));
+                    }
+                    Ok(other) => mismatch(other, "watching"),
+                    // The answer to the `watch` a new connection is sent unasked (below).
+                    Err(_) => {}
+                }
+            }
             ExtensionMessage::Ping => link.send(ServerMessage::Pong.to_json()),
             ExtensionMessage::Pong => {}
             ExtensionMessage::Unknown { kind } => {
@@ -317,6 +348,19 @@ impl Bridge {
         let name = format!("{} {}", browser.name, browser.version);
         let key = link.attach(DIALECT, &self.session, browser, Initial::Tabs(tabs));
         self.attached = true;
+        // A browser that joins while an agent is at work is told at once; nobody waits for
+        // its answer (its page tools follow as `toolsChanged`).
+        if self.watches && link.d.presence.watching() {
+            let id = next_id("watch");
+            link.send(
+                ServerMessage::Watch {
+                    session_id: &self.session,
+                    request_id: &id,
+                    watching: true,
+                }
+                .to_json(),
+            );
+        }
         tracing::info!(browser = %key, session = %self.session, name = name.trim(), "browser connected");
     }
 }

@@ -223,6 +223,15 @@ impl Registry {
         Ok((target, id, s.connection(target)?))
     }
 
+    /// Every browser connection, for what goes to all of them (`daemon::presence`).
+    pub fn connections(&self) -> Vec<ConnHandle> {
+        self.lock()
+            .browsers
+            .values()
+            .map(|b| b.conn.clone())
+            .collect()
+    }
+
     // ---- views --------------------------------------------------------------------------
 
     pub fn summary(&self) -> Summary {

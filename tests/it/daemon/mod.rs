@@ -13,3 +13,4 @@ pub mod limits;
 pub mod page_events;
 pub mod soak;
 pub mod targeting;
+pub mod watch;

@@ -1,0 +1,186 @@
+//! Whether an agent is at work (issue 30).
+//!
+//! Our extension keeps its isolated world out of the person's pages until a daemon says an
+//! agent is watching (`watch`, an additive message of the bridge protocol): then it puts its
+//! bridge into the tabs already open, whose page tools reach the registry before it answers,
+//! and into every page that loads after. Until then a page pays for the page-world scripts
+//! alone, and its WebMCP tools wait in its own world.
+//!
+//! An agent is at work while a client asks for something of the browsers (tabs, tools, a
+//! call, events, an MCP session: [`Presence::attend`]), while a long-lived session of one is
+//! open (an event stream, an MCP session: a [`Hold`] it keeps), and for `--agent-idle` after
+//! the last of them. The first request after a quiet spell waits until the browsers have
+//! reported their pages' tools, at most [`ARM_WAIT`]: a listing right after it must see them.
+
+use super::conn::{next_id, Command, Request};
+use super::context::Daemon;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// The longest the first request of an agent waits for the browsers to report their pages.
+/// A browser that has not answered by then reports them as `toolsChanged` when it can.
+pub const ARM_WAIT: Duration = Duration::from_millis(2500);
+
+#[derive(Debug)]
+pub struct Presence {
+    watching: AtomicBool,
+    /// Requests and sessions of agents open now.
+    holds: AtomicUsize,
+    /// When the last of them ended (or began), in ms since `epoch`.
+    last_ms: AtomicU64,
+    epoch: Instant,
+    /// One change at a time: the first requests of an agent wait for the same arming.
+    changing: tokio::sync::Mutex<()>,
+}
+
+/// An agent's request or session in progress; the daemon watches while one lives.
+#[derive(Debug)]
+pub struct Hold(Arc<Presence>);
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.stamp();
+        self.0.holds.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Default for Presence {
+    fn default() -> Presence {
+        Presence {
+            watching: AtomicBool::new(false),
+            holds: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+impl Presence {
+    /// Whether the browsers have been told that an agent is at work.
+    pub fn watching(&self) -> bool {
+        self.watching.load(Ordering::SeqCst)
+    }
+
+    fn stamp(&self) {
+        let now = self.epoch.elapsed().as_millis() as u64;
+        self.last_ms.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Keeps the daemon watching while the hold lives, without telling anyone: for a session
+    /// whose first request attended already.
+    pub fn hold(self: &Arc<Self>) -> Hold {
+        self.holds.fetch_add(1, Ordering::SeqCst);
+        self.stamp();
+        Hold(self.clone())
+    }
+
+    /// An agent's request: watching from now on, for as long as the hold lives and
+    /// `--agent-idle` after. The first one after a quiet spell tells the browsers and waits
+    /// for their pages' tools.
+    pub async fn attend(self: &Arc<Self>, d: &Daemon) -> Hold {
+        let hold = self.hold();
+        // SeqCst, against `stand_down`: either it sees our hold, or we see it stood down.
+        if !self.watching() {
+            self.arm(d).await;
+        }
+        hold
+    }
+
+    async fn arm(&self, d: &Daemon) {
+        let _one = self.changing.lock().await;
+        if self.watching() {
+            return; // another request armed while we waited
+        }
+        // Before the connections are listed: one that joins meanwhile is told as it joins
+        // (dialect/bridge.rs).
+        self.watching.store(true, Ordering::SeqCst);
+        let started = Instant::now();
+        let answers: Vec<_> = d
+            .registry
+            .connections()
+            .into_iter()
+            .filter_map(|conn| tell(&conn.tx, true))
+            .collect();
+        let told = answers.len();
+        let deadline = tokio::time::sleep(ARM_WAIT);
+        tokio::pin!(deadline);
+        let mut late = 0;
+        for rx in answers {
+            tokio::select! {
+                _ = rx => {}
+                _ = &mut deadline => late += 1,
+            }
+        }
+        tracing::info!(
+            browsers = told,
+            late,
+            ms = started.elapsed().as_millis() as u64,
+            "an agent is at work: the browsers watch their pages"
+        );
+    }
+
+    /// Tells the browsers that no agent is at work any more, if none has been for `idle`.
+    async fn stand_down(&self, d: &Daemon, idle: Duration) {
+        let _one = self.changing.lock().await;
+        let quiet = self.epoch.elapsed().as_millis() as u64 - self.last_ms.load(Ordering::Relaxed);
+        if !self.watching()
+            || self.holds.load(Ordering::SeqCst) > 0
+            || quiet < idle.as_millis() as u64
+        {
+            return;
+        }
+        self.watching.store(false, Ordering::SeqCst);
+        if self.holds.load(Ordering::SeqCst) > 0 {
+            // A request came in between, and saw us watching: it stays so.
+            self.watching.store(true, Ordering::SeqCst);
+            return;
+        }
+        for conn in d.registry.connections() {
+            drop(tell(&conn.tx, false));
+        }
+        tracing::info!(
+            idle_s = idle.as_secs(),
+            "no agent at work: the browsers stop watching their pages"
+        );
+    }
+}
+
+/// One `watch` to one browser connection; its answer, unless the connection's queue is full
+/// (a browser that does not read is not waited for).
+fn tell(
+    tx: &tokio::sync::mpsc::Sender<Command>,
+    on: bool,
+) -> Option<oneshot::Receiver<Result<(), crate::error::Error>>> {
+    let (reply, rx) = oneshot::channel();
+    let id = next_id("watch");
+    tx.try_send(Command::Request(Request::Watch { id, on, reply }))
+        .ok()
+        .map(|()| rx)
+}
+
+/// Stands the browsers down after `--agent-idle` without an agent, checking a few times per
+/// period (read afresh each time: SIGHUP may change it), until the daemon shuts down.
+pub async fn stand_down_when_idle(d: Weak<Daemon>) {
+    loop {
+        let (idle, shutdown, presence) = match d.upgrade() {
+            Some(d) => (
+                d.config().agent_idle,
+                d.shutdown.clone(),
+                d.presence.clone(),
+            ),
+            None => return,
+        };
+        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        if presence.watching() {
+            let Some(d) = d.upgrade() else { return };
+            presence.stand_down(&d, idle).await;
+        }
+    }
+}

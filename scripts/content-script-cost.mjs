@@ -20,7 +20,9 @@
 // Each directory (default: extension/) is loaded alone into a fresh headless Chromium
 // (BROWSER_MCP_CHROMIUM, else /usr/lib/chromium/chromium) that keeps one page open and loads
 // the button page LOADS times (default 30); the directories take turns, ROUNDS times
-// (default 2). No daemon is needed: the scripts run whether or not one is connected.
+// (default 2). No daemon is needed, nor wanted: without one no agent is at work, and a page
+// gets what every page pays for, the manifest's page-world scripts (the isolated-world ones
+// come only while a daemon says an agent is at work: extension/worker/watch.js, issue 30).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,10 +1,11 @@
 // Isolated-world half of the console capture (console-capture.js is the page-world half): takes
 // the batches the page's world sends as DOM events and forwards them to the service worker, at
 // most one message every SEND_MS, or at once when the worker asks (`take`, before a tool call
-// reads the log). In the top frame from document_start; in a subframe from the first time the
-// worker reads the log, or as the subframe starts in a tab an agent works in (observe.js;
-// issue 30), the page's world keeping what came before. While no daemon is connected (the
-// worker's `eyesLive` flag) nothing is sent unasked: the last KEEP entries wait here.
+// reads the log). In a top frame from document_start while a daemon says an agent is at work
+// (watch.js); otherwise, in any frame, from the first time the worker reads the log, or as a
+// subframe starts in a tab an agent works in (observe.js; issue 30), the page's world keeping
+// what came before. While no daemon is connected (the worker's `eyesLive` flag) nothing is
+// sent unasked: the last KEEP entries wait here.
 //
 // The DOM event is visible to the page, so whatever arrives here is treated as the page's own
 // words: parsed defensively, bounded, never a command. The worker checks it again.
@@ -83,7 +84,8 @@
       return take();
     },
   };
-  // Injected after the page's world began logging (a subframe's relay, observe.js): what it
-  // holds comes over now, not at the next read. At document_start nothing answers.
+  // Injected after the page's world began logging (by a read, observe.js, or as watching
+  // starts, watch.js): what it holds comes over now, not at the next read. At document_start
+  // nothing answers.
   document.dispatchEvent(new CustomEvent(FLUSH));
 })();

@@ -5,11 +5,16 @@
 // acceptable: they only carry the page's own tools and results. Nothing arriving from the page
 // is ever treated as a command.
 //
+// It is in a top frame from document_start only while a daemon says an agent is at work
+// (worker/watch.js); any other frame gets it when the worker first needs it (a tool, a
+// daemon's discoverTools, the popup: worker/frame-channel.js inject). Until then the page's
+// tools reach nobody, and a page nobody uses pays nothing for them (issue 30).
+//
 // It touches no extension API at load (issue 30: the first use of `chrome` in a frame costs the
 // page about a millisecond): the worker's requests find no listener in a frame it has not
 // spoken to, and it then calls `listen()` (worker/frame-channel.js), once per document.
 (() => {
-  if (globalThis.browserMcpBridge) return; // injected twice (manifest + on-demand injection)
+  if (globalThis.browserMcpBridge) return; // injected twice (registered + on-demand injection)
 
   const TO_PAGE = 'browser-mcp:to-page';
   const FROM_PAGE = 'browser-mcp:from-page';
@@ -96,6 +101,10 @@
     return true; // async sendResponse
   }
 
+  // The worker asks from the page's world whether this frame has a bridge (frame-channel.js):
+  // asking from here would create this world in a frame that has none.
+  document.addEventListener('browser-mcp:bridge', (event) => event.preventDefault());
+
   let listening = false;
   globalThis.browserMcpBridge = {
     listen() {
@@ -104,9 +113,10 @@
       return true;
     },
     // Asks the WebMCP adapter to say what it holds: for a bridge put in after the page's own
-    // world had its adapter (frame-channel.js injects into pages from before the extension, or
-    // from before its reload). At document_start this script runs first and asks nothing: the
-    // adapter speaks up once the page has tools (issue 30).
+    // world had its adapter (frame-channel.js injects into pages that loaded while no agent was
+    // at work, from before the extension, or from before its reload). At document_start this
+    // script runs first and asks nothing: the adapter speaks up once the page has tools (issue
+    // 30).
     sync() {
       if (window === window.top) toPage({ kind: 'sync' });
       return true;

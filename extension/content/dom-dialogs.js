@@ -1,15 +1,18 @@
 // Dialogs, one frame's part (isolated world): answers the page's alert/confirm/prompt for
-// dialogs-main.js while an agent drives the tab, keeps leaving the page from stopping at a
-// beforeunload prompt meanwhile, and tells the service worker (dialogs.js) what happened.
+// dialogs-main.js while an agent drives the tab, tells dialogs-main.js until when the tab is
+// driven (its beforeunload guard keeps leaving the page from stopping at a prompt meanwhile),
+// and tells the service worker (dialogs.js) what happened.
 //
-// It stands alone, at document_start in the top frame (a dialog may open before any tool has
-// touched the frame), and in every subframe that starts while an agent drives a tab, or when
-// its tab becomes driven (worker/dialogs.js, issue 30). The DOM tools (dom-tools.js) come when
-// first needed.
+// It stands alone, at document_start in every frame that starts while an agent drives a tab
+// (a dialog may open before any tool has touched the frame), in a top frame that starts while
+// a daemon says an agent is at work, and in the frames of a tab that becomes driven
+// (worker/dialogs.js, worker/watch.js, issue 30). The DOM tools (dom-tools.js) come when first
+// needed.
 (() => {
-  if (globalThis.browserMcpDialogs) return; // injected twice (manifest + on-demand injection)
+  if (globalThis.browserMcpDialogs) return; // injected twice (registered + on-demand injection)
   const ASK = 'browser-mcp:dialog';
   const ANSWER = 'browser-mcp:dialog-answer';
+  const UNTIL = 'browser-mcp:dialog-until';
 
   // The tab's state as the service worker last told this frame: driven until `until` (ms since
   // the epoch), the policy for dialogs nobody asked about, and answers armed by
@@ -20,7 +23,10 @@
   // needed: a storage read at load would cost every page (issue 30).
   let inherited = null;
   const driven = () => {
-    if (!state.until && inherited === null) inherited = recalled();
+    if (!state.until && inherited === null) {
+      inherited = recalled();
+      if (inherited) tellPage(inherited);
+    }
     return Date.now() < Math.max(state.until, inherited || 0);
   };
   let seq = 0;
@@ -63,15 +69,17 @@
     document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
   });
 
-  // Registered before any page script: while driven, the page's own beforeunload handlers are
-  // not run, so a navigation the agent asked for never stops at "Leave site?". (Chromium only
-  // shows that prompt after real user input; the agent's input is synthetic, a person's is not.)
-  // It has to be first: a capturing listener added later, once the worker says the tab is
-  // driven, ran after the page's own in Chromium and the prompt stopped the agent (seen in CI).
-  window.addEventListener('beforeunload', (event) => {
-    // Without reading storage: leaving a page must not cost every page either.
-    if (Date.now() < Math.max(state.until, inherited || 0)) event.stopImmediatePropagation();
-  }, true);
+  // The beforeunload guard lives in the page's world (dialogs-main.js), where it is registered
+  // before any page script whether or not this script is in the frame yet: it is told the
+  // deadline, and takes the word by cancelling the event. Not taken means that world's script
+  // has not run yet (an order between the worlds at document_start is not promised): once
+  // more, after the scripts of this moment.
+  let pageUntil = 0; // the latest word, which a retry carries
+  const told = () => !document.dispatchEvent(new CustomEvent(UNTIL, { detail: String(pageUntil), cancelable: true }));
+  function tellPage(until) {
+    pageUntil = until;
+    if (!told()) setTimeout(told, 0);
+  }
 
   // The tab's sessionStorage carries "driven until" to the next document of the same origin in
   // this tab, which reads it synchronously at document_start: a page the agent's click opens may
@@ -101,6 +109,7 @@
     state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
     inherited = 0; // the worker's word replaces the last page's
     remember(state.until);
+    tellPage(state.until);
   }
 
   // A new document learns whether its tab is driven from the service worker, which tells every

@@ -94,7 +94,10 @@ export async function browserInfo() {
   return browser;
 }
 
-export const connected = (browserInfo, tabs) => message('connected', { browser: browserInfo, tabs });
+// Not in seed 001: what this extension understands beyond it, so that a daemon sends only what
+// it will be answered. `watch`: the daemon says when an agent is at work (worker/watch.js).
+export const FEATURES = Object.freeze(['watch']);
+export const connected = (browserInfo, tabs) => message('connected', { browser: browserInfo, tabs, features: [...FEATURES] });
 export const ping = () => message('ping');
 export const tabCreated = (tab, requestId) =>
   message('tabCreated', requestId == null ? { tab } : { tab, requestId });
@@ -112,5 +115,7 @@ export const toolResult = (callId, result, error) =>
 // Not in seed 001: something a page did that scripts may react to. `event` is consoleError,
 // downloadFinished or navigated; `data` is that event's object (docs/built-in-tools.md, "Page events").
 export const tabEvent = (tabId, event, data) => message('tabEvent', { tabId, event, data });
+// Not in seed 001: the answer to a daemon's `watch`, with the word it acknowledges.
+export const watching = (requestId, on) => message('watching', { requestId, watching: on });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

@@ -19,6 +19,7 @@ import { loadActivity, runCall } from './activity.js';
 import { siteOf } from '../shared/policy.js';
 import { watched } from './call-watch.js';
 import { setManagedBrowser } from './managed.js';
+import * as watch from './watch.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
 // 8765–8785 unless the user chose another range in the options.
@@ -158,6 +159,7 @@ class Connection {
     if (this.pairingId) pairings.used(this.pairingId);
     ws.onmessage = (event) => this.receive(event.data);
     ws.onclose = (event) => {
+      watch.forget(ws);
       if (this.ws !== ws) return;
       this.ws = null;
       const retryInMs = !this.closed && this.source === 'native host' ? this.retryDelay : null;
@@ -338,6 +340,15 @@ async function handle(conn, msg) {
       return;
     case 'groupTabs':
       return tabs.groupTabs(msg);
+    case 'watch': {
+      // The vote is this socket's: it goes when the socket closes, and an answer is not sent on
+      // one that replaced it.
+      const { ws } = conn;
+      const on = msg.watching === true;
+      await watch.watch(ws, on);
+      if (conn.ws === ws) conn.send(proto.watching(msg.requestId ?? null, on));
+      return;
+    }
     case 'discoverTools':
       try {
         conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, await tabs.refreshPageTools(msg.tabId)));

@@ -5,6 +5,8 @@
 // A tab is driven for DRIVE_MS after each built-in call on it. Only then are dialogs answered
 // for the page: the person's own browsing keeps its native dialogs.
 import { Code, ToolError } from '../shared/protocol.js';
+import { DIALOGS_SCRIPT } from './frame-channel.js';
+import { registration } from './registrations.js';
 
 const DRIVE_MS = 30_000;
 const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close
@@ -23,7 +25,7 @@ function stateOf(tabId) {
 const forFrames = (s) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: s.armed });
 
 // A frame's dialog state, set by chrome.scripting (a frame needs no message listener for it,
-// content.js). A subframe that was there before its tab was driven has no dom-dialogs.js
+// content.js). A frame that was there before its tab was driven may have no dom-dialogs.js
 // (issue 30, below), so the state waits in a global the script reads when it arrives; says
 // whether the frame had it.
 function setDialogState(state) {
@@ -33,13 +35,13 @@ function setDialogState(state) {
   return !!dialogs;
 }
 
-// Every frame of the tab at once, then dom-dialogs.js into those that had none. A frame blocked
-// by a native dialog never answers, so nobody waits for more than TELL_MS.
+// Every frame of the tab at once, the top one too, then dom-dialogs.js into those that had none.
+// A frame blocked by a native dialog never answers, so nobody waits for more than TELL_MS.
 const TELL_MS = 250;
 async function tellFrames(tabId, state) {
   const results = await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, func: setDialogState, args: [state] });
   const missing = results.filter((r) => r.result === false).map((r) => r.frameId);
-  if (missing.length) await chrome.scripting.executeScript({ target: { tabId, frameIds: missing }, files: ['content/dom-dialogs.js'] });
+  if (missing.length) await chrome.scripting.executeScript({ target: { tabId, frameIds: missing }, files: [DIALOGS_SCRIPT] });
 }
 function tell(tabId, s) {
   s.told = s.until;
@@ -48,37 +50,20 @@ function tell(tabId, s) {
   return Promise.race([sent, new Promise((resolve) => setTimeout(resolve, TELL_MS))]);
 }
 
-// The manifest puts dom-dialogs.js into top frames only: an isolated world costs a frame
-// 0.4-0.6 ms at load, 4-5 ms in a new process (issue 30), and a person's own browsing needs none
-// in subframes. While an agent drives any tab, every subframe that starts gets it at
-// document_start too, as before, so that a dialog it opens while loading is answered, or named
-// as blocking. Registered for every tab (a content script cannot be limited to some), and
-// removed once no tab is driven; a restarted worker, which drives nothing yet, removes what its
-// predecessor left.
-const SUBFRAMES = 'browser-mcp-subframe-dialogs';
-let registration = chrome.scripting.unregisterContentScripts({ ids: [SUBFRAMES] }).catch(() => {});
-let covering = false;
+// No frame gets dom-dialogs.js at load: an isolated world costs a frame 0.4-0.6 ms at load, 4-5
+// ms in a new process (issue 30), and a person's own browsing needs none. A top frame has it
+// while a daemon says an agent is at work (watch.js). While an agent drives any tab, every
+// frame that starts, subframes too, gets it at document_start, so that a dialog it opens while
+// loading is answered, or named as blocking. Registered for every tab (a content script cannot
+// be limited to some), and removed once no tab is driven; a restarted worker, which drives
+// nothing yet, removes what its predecessor left (registrations.js).
+const everyFrame = registration('browser-mcp-subframe-dialogs', { js: [DIALOGS_SCRIPT], allFrames: true });
 let uncover = null;
 function coverSubframes() {
   const last = Math.max(0, ...[...tabs.values()].map((s) => s.until));
   clearTimeout(uncover);
-  if (last > Date.now()) {
-    uncover = setTimeout(coverSubframes, last - Date.now() + 100);
-    if (covering) return;
-    covering = true;
-    registration = registration.then(() => chrome.scripting.registerContentScripts([{
-      id: SUBFRAMES,
-      matches: ['http://*/*', 'https://*/*'],
-      js: ['content/dom-dialogs.js'],
-      runAt: 'document_start',
-      allFrames: true,
-      matchOriginAsFallback: true,
-      persistAcrossSessions: false,
-    }])).catch((e) => console.warn('browser-mcp: subframe dialogs', e.message));
-  } else if (covering) {
-    covering = false;
-    registration = registration.then(() => chrome.scripting.unregisterContentScripts({ ids: [SUBFRAMES] })).catch(() => {});
-  }
+  if (last > Date.now()) uncover = setTimeout(coverSubframes, last - Date.now() + 100);
+  everyFrame.set(last > Date.now());
 }
 
 // A document that starts in a driven tab is told at once, so that a dialog it opens while

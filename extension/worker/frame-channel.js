@@ -3,8 +3,16 @@
 // (page.js) and no refs (frames.js), so both may use it.
 import * as proto from '../shared/protocol.js';
 
-// The isolated-world scripts every frame gets (manifest content_scripts), and the page-world ones.
-const contentScripts = () => chrome.runtime.getManifest().content_scripts;
+// The isolated-world scripts of a frame an agent may use: dialogs, the console relay and the
+// bridge. No longer in the manifest (issue 30: creating an isolated world costs a page 4-5 ms
+// in a new renderer): a top frame gets them at document_start only while a daemon says an
+// agent is at work (watch.js), a subframe while an agent drives its tab (dialogs.js, the
+// dialogs alone), and any frame when a tool first needs it (inject below).
+export const DIALOGS_SCRIPT = 'content/dom-dialogs.js';
+export const ISOLATED_SCRIPTS = [DIALOGS_SCRIPT, 'content/console-relay.js', 'content/content.js'];
+// What a frame that has none of ours gets: the isolated scripts, then the page-world ones the
+// manifest gives every frame at load (a page from before the extension has those neither).
+const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManifest().content_scripts];
 
 // The DOM tools (snapshot, actions, accessible names): put into a frame the first time a tool
 // needs them, and kept for that document, so that a page no agent touches never pays for them
@@ -43,7 +51,8 @@ async function prepare(tabId, frameId, documentId) {
   const target = { tabId, frameIds: [frameId] };
   let [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/listen.js'] });
   if (answer?.result !== true) {
-    // A page from before the extension: its content scripts first, then listen.
+    // A frame without the bridge (no agent watched it load, or it is from before the
+    // extension): its content scripts first, then listen.
     await inject(tabId, frameId);
     [answer] = await chrome.scripting.executeScript({ target, files: ['content/listen.js'] });
   }
@@ -60,21 +69,35 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-// A frame's content script listens for the worker only once asked (content.js: a page no agent
-// uses calls no extension API, issue 30). Content scripts only arrive in pages loaded after the
-// extension; tabs that were already open (install, reload, update) get them injected first.
-async function inject(tabId, frameId) {
+// A frame's bridge listens for the worker only once asked (content.js: a page no agent uses
+// calls no extension API, issue 30). A frame that has no bridge (a top frame that loaded while
+// no agent was at work, any frame from before the extension) gets its content scripts first,
+// unless `add` is false: then only a bridge already there is woken, and whether there is one is
+// asked from the page's world, as a script of ours in the isolated world would create that
+// world in a frame that has none (what a restarted worker's question would cost every open
+// page). Says whether a bridge listens.
+export async function inject(tabId, frameId, { add = true } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const listen = () => chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpBridge?.listen() === true });
-  const [answer] = await listen();
-  if (answer?.result === true) return;
-  for (const cs of contentScripts()) {
+  const run = async (how) => (await chrome.scripting.executeScript({ target, ...how }))[0]?.result === true;
+  const listen = () => run({ func: () => globalThis.browserMcpBridge?.listen() === true });
+  if (!add) return (await run({ world: 'MAIN', func: bridged })) && listen();
+  if (await listen()) return true;
+  for (const cs of frameScripts()) {
     await chrome.scripting.executeScript({ target, files: cs.js, ...(cs.world === 'MAIN' ? { world: 'MAIN' } : {}) });
   }
-  await listen();
-  // The page's world may have had its WebMCP adapter, and tools, from before (an extension
-  // reloaded): it says what it holds now that a bridge hears it.
+  const listening = await listen();
+  // The page's world may have had its WebMCP adapter, and tools, from before (a page loaded
+  // while no agent was at work, an extension reloaded): it says what it holds now that a
+  // bridge hears it.
   await chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpBridge?.sync() === true });
+  return listening;
+}
+
+// Runs in the page's world: whether the frame has a bridge (content.js takes the question by
+// cancelling it). The page can answer for it: then it gets an isolated world it did not need, or
+// keeps its own tools from the extension.
+function bridged() {
+  return !globalThis.document.dispatchEvent(new CustomEvent('browser-mcp:bridge', { cancelable: true }));
 }
 
 // The DOM tools into one frame; its document keeps them.
@@ -101,7 +124,8 @@ export async function warmFrame(tabId, frameId, documentId) {
 
 // One request to one frame's content script. With `documentId`, only that document may answer:
 // when the frame has moved on, the error has code FRAME_GONE. A DOM tool that finds the frame
-// without the DOM tools puts them in and asks again.
+// without the DOM tools puts them in and asks again. With `inject: false` nothing is put into
+// the frame: only a bridge it already has is asked (a page no agent needs keeps paying nothing).
 export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
   if (msg.op === 'dom' && mayInject) await warmFrame(tabId, frameId, documentId);
   const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });
@@ -112,20 +136,21 @@ export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs =
       throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
     }
   };
-  // The frame's content script, put in first if the frame has none (a page loaded before the
-  // extension).
+  // The frame's bridge made to listen, and put in first if the frame has none (unless
+  // `inject` is false).
   const reach = async () => {
     try {
       return await withTimeout(send(), timeoutMs, what);
     } catch (e) {
       if (!noReceiver(e)) throw pageGone(tabId, e);
       await frameGone();
-      if (!mayInject) throw pageGone(tabId, e);
+      let listening;
       try {
-        await inject(tabId, frameId);
+        listening = await inject(tabId, frameId, { add: mayInject });
       } catch (injectErr) {
         throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
       }
+      if (!listening && !mayInject) throw new proto.ToolError(proto.Code.TOOL_ERROR, `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId} has no bridge to the extension`);
       return withTimeout(send(), timeoutMs, what).catch((e2) => {
         throw pageGone(tabId, e2);
       });

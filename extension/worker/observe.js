@@ -246,8 +246,9 @@ async function flushConsole(tabId) {
     // A frame empties its queue when it answers, so an answer that comes after we stop waiting
     // is still recorded (for the next read); only the wait is bounded.
     // By chrome.scripting: the relay has no message listener (content.js).
-    // A subframe gets the relay the first time its log is read (issue 30); until then its
-    // page's world keeps what was logged (console-capture.js).
+    // A frame without the relay (a subframe, a top frame that loaded while no agent was at
+    // work) gets it the first time its log is read (issue 30); until then its page's world
+    // keeps what was logged (console-capture.js).
     const target = { tabId, frameIds: [f.frameId] };
     const take = () => chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpConsole?.take() ?? 'no relay' });
     const accepted = take()
@@ -270,8 +271,9 @@ async function flushConsole(tabId) {
 // A subframe's relay comes with the first read of its log (issue 30), so its lines wait in its
 // page's world and go with its document if it navigates away first. In a tab an agent works in
 // (driven now, whose console it has read, that it opened, or any tab of a browser the daemon
-// launched), a subframe document gets its relay as it starts, as a top frame does, and its
-// lines flow as they come (within ~150 ms: console-capture.js, console-relay.js).
+// launched), a subframe document gets its relay as it starts, as a top frame does while a daemon
+// says an agent is at work (watch.js), and its lines flow as they come (within ~150 ms:
+// console-capture.js, console-relay.js).
 const watched = new Set();
 const agentWorksIn = async (tabId) => watched.has(tabId) || isDriven(tabId) || isManagedBrowser() || isAgentTab(tabId);
 async function subframeStarted(d) {

@@ -39,14 +39,15 @@ export async function committedTab(tabId, ms = 30_000) {
 
 // A request to the page's content script. A DOM tool ({op: 'dom', name, args}) goes to the frame
 // that owns args.ref (frames.js), and `bounds` comes back in top-level viewport coordinates.
-export async function sendToPage(tabId, msg, timeoutMs = 300_000) {
+// `inject: false`: a top frame without a bridge is not given one (frame-channel.js).
+export async function sendToPage(tabId, msg, timeoutMs = 300_000, { inject = true } = {}) {
   const tab = await committedTab(tabId);
   if (!isWebUrl(tab.url)) {
     throw new proto.ToolError(proto.Code.TOOL_ERROR, `tab ${tabId} shows ${tab.url || 'nothing'}, not an http(s) page`);
   }
   if (msg.op === 'dom') return msg.name === 'bounds' ? bounds(tabId, msg.args || {}) : domCall(tabId, msg.name, msg.args || {}, { timeoutMs });
   try {
-    return await sendToFrame(tabId, 0, msg, { timeoutMs });
+    return await sendToFrame(tabId, 0, msg, { timeoutMs, inject });
   } catch (e) {
     if (e.code === 'FRAME_GONE') throw goneError(`page in tab ${tabId} went away while the call ran`);
     throw e;

@@ -19,9 +19,15 @@ let emit = () => {};
 // that follow must not overtake the tabCreated.
 let queue = Promise.resolve();
 let opening = Promise.resolve();
+// Resolves (or fails) once `fn` has had its turn.
+function inTurn(fn) {
+  const run = queue.then(fn);
+  queue = run.catch((e) => console.warn('tab event', e));
+  return run;
+}
 function serial(fn) {
   return (...args) => {
-    queue = queue.then(() => fn(...args)).catch((e) => console.warn('tab event', e));
+    inTurn(() => fn(...args));
   };
 }
 
@@ -66,18 +72,22 @@ async function setPageTools(tabId, tools) {
   if (tab) emit(proto.toolsChanged(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }
 
-// Fresh tool list straight from the page (discoverTools, and after a service-worker restart);
-// returns the tab's offer ({tools, hidden}).
-export async function refreshPageTools(tabId, timeoutMs = 2000) {
+// Fresh tool list straight from the page (discoverTools, watching, the popup, and after a
+// service-worker restart); returns the tab's offer ({tools, hidden}). A change is sent to the
+// daemons before this resolves: in turn with the lists pages send themselves, so that one that
+// came meanwhile is not still on its way. With `inject: false` a page whose top frame has no
+// bridge is not given one (it has told nobody of any tools).
+export async function refreshPageTools(tabId, timeoutMs = 2000, { inject = true } = {}) {
   const tab = await getTab(tabId);
   if (isWebUrl(tab.url)) {
     try {
-      await setPageTools(tabId, await sendToPage(tabId, { op: 'listTools' }, timeoutMs));
+      const tools = await sendToPage(tabId, { op: 'listTools' }, timeoutMs, { inject });
+      await inTurn(() => setPageTools(tabId, tools));
     } catch (e) {
       console.debug('listTools', tabId, e.message);
     }
   } else {
-    await setPageTools(tabId, []);
+    await inTurn(() => setPageTools(tabId, []));
   }
   return offerOf(tabId, tab.url);
 }
@@ -227,11 +237,11 @@ const onWindowFocus = serial(async (windowId) => {
 
 // A new page in the tab: the last one's tools are gone (a page with none says nothing, issue 30).
 // The new page is asked once too, in case what it said (a fast page, one restored from the
-// back/forward cache) arrived before this.
+// back/forward cache) arrived before this; one without a bridge said nothing and is left alone.
 const onTopCommitted = serial(async (d) => {
   if (d.frameId !== 0 || d.tabId < 0 || (!pageTools.has(d.tabId) && !refusedTools.has(d.tabId))) return;
   await setPageTools(d.tabId, []);
-  setTimeout(() => refreshPageTools(d.tabId).catch(() => {}), 300);
+  setTimeout(() => refreshPageTools(d.tabId, 2000, { inject: false }).catch(() => {}), 300);
 });
 
 const onPageMessage = (msg, sender) => {
@@ -264,12 +274,14 @@ export function initTabs(emitter) {
   chrome.webNavigation.onCommitted.addListener(onTopCommitted);
 }
 
-// State is only in memory, so a restarted worker asks every page again before it reports.
+// State is only in memory, so a restarted worker asks every page again before it reports: those
+// that have a bridge (an agent worked there, or a daemon watched as they loaded), since only
+// those can have told of any tools; a page no agent needed gets nothing put in.
 export async function loadState() {
   const win = await chrome.windows.getLastFocused().catch(() => null);
   if (win) focusedWindowId = win.id;
   const [active] = await chrome.tabs.query(win ? { active: true, windowId: win.id } : { active: true });
   focusedTabId = active ? active.id : null;
   const tabs = await chrome.tabs.query({});
-  await Promise.all(tabs.filter((t) => isWebUrl(t.url)).map((t) => refreshPageTools(t.id, 1500)));
+  await Promise.all(tabs.filter((t) => isWebUrl(t.url)).map((t) => refreshPageTools(t.id, 1500, { inject: false })));
 }

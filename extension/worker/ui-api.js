@@ -9,11 +9,29 @@ import { BUILTIN_TOOLS } from './builtins.js';
 import { isWebUrl } from './page.js';
 import { findTab } from './navigations.js';
 import { sitePolicy, siteOf } from '../shared/policy.js';
-import { pageToolsOf, toolsOf } from './tabs.js';
+import { pageToolsOf, refreshPageTools, toolsOf } from './tabs.js';
+
+// A page that loaded while no agent was at work has no bridge, so it told nobody of its tools
+// (issue 30): the first time the popup shows its document, it is asked (which puts the bridge
+// in, and the bridge reports later changes itself), waiting at most ASK_MS; an answer that
+// comes later shows at the popup's next render.
+const ASK_MS = 400;
+const asked = new Set(); // tabs whose current document was asked
+chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => frameId === 0 && asked.delete(tabId));
+chrome.tabs.onRemoved.addListener((tabId) => asked.delete(tabId));
+async function askPageTools(tabId) {
+  if (asked.has(tabId)) return;
+  asked.add(tabId);
+  let timer;
+  const waited = new Promise((resolve) => (timer = setTimeout(resolve, ASK_MS)));
+  await Promise.race([refreshPageTools(tabId, ASK_MS).catch(() => {}), waited]);
+  clearTimeout(timer);
+}
 
 async function tabView(tabId) {
   const tab = await findTab(tabId);
   if (!tab) return null;
+  if (isWebUrl(tab.url)) await askPageTools(tab.id);
   const url = tab.url || tab.pendingUrl || '';
   const site = siteOf(url);
   const exposed = new Set(toolsOf(tab.id, url).map((t) => t.name));

@@ -7,11 +7,20 @@ import * as proto from '../../extension/shared/protocol.js';
 
 const tab = { id: 2, title: 'New Tab', url: 'https://example.com', tools: [] };
 
-test('connected carries the browser and the tabs', () => {
+test('connected carries the browser, the tabs and the features beyond seed 001', () => {
   const m = proto.connected({ name: 'Chrome', version: '120.0.0.0' }, [tab]);
-  assert.deepEqual(Object.keys(m), ['type', 'sessionId', 'browser', 'tabs']);
+  assert.deepEqual(Object.keys(m), ['type', 'sessionId', 'browser', 'tabs', 'features']);
   assert.equal(m.type, 'connected');
   assert.deepEqual(m.tabs, [tab]);
+  // A daemon sends `watch` only to an extension that says it understands it.
+  assert.deepEqual(m.features, ['watch']);
+  m.features.push('x');
+  assert.deepEqual(proto.connected({}, []).features, ['watch'], 'each message has its own list');
+});
+
+test('watching answers a watch with its request id and the word it acknowledges', () => {
+  assert.deepEqual(proto.watching('watch_1', true), { type: 'watching', sessionId: null, requestId: 'watch_1', watching: true });
+  assert.deepEqual(proto.watching(7, false), { type: 'watching', sessionId: null, requestId: 7, watching: false });
 });
 
 test('tab messages', () => {

@@ -9,3 +9,4 @@ pub mod firefox_install;
 pub mod hands;
 pub mod managed;
 pub mod soak;
+pub mod watched;

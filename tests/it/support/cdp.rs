@@ -140,6 +140,19 @@ impl Browser {
         method: &str,
         params: Value,
     ) -> Result<Value, String> {
+        self.try_send_seeing(session, method, params, "")
+            .map(|(result, _)| result)
+    }
+
+    /// One DevTools command, and the events named `event` of its session that came before
+    /// its answer (`Runtime.enable` reports the contexts that exist that way).
+    pub(crate) fn try_send_seeing(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        event: &str,
+    ) -> Result<(Value, Vec<Value>), String> {
         self.next_id += 1;
         let id = self.next_id;
         let mut msg = json!({"id": id, "method": method, "params": params});
@@ -152,6 +165,7 @@ impl Browser {
                 .await
                 .map_err(|e| e.to_string())?;
             let deadline = tokio::time::Instant::now() + BROWSER_WAIT;
+            let mut seen = Vec::new();
             loop {
                 let frame = tokio::time::timeout_at(deadline, ws.next())
                     .await
@@ -163,11 +177,36 @@ impl Browser {
                 if v["id"] == id {
                     return match v.get("error") {
                         Some(e) => Err(format!("{method}: {e}")),
-                        None => Ok(v["result"].clone()),
+                        None => Ok((v["result"].clone(), seen)),
                     };
+                }
+                if !event.is_empty() && v["method"] == event && v["sessionId"].as_str() == session {
+                    seen.push(v["params"].clone());
                 }
             }
         })
+    }
+
+    /// The isolated worlds an extension has made in the page's top frame (their contexts'
+    /// descriptions), as DevTools reports them when asked for the page's contexts.
+    pub(crate) fn isolated_worlds(&mut self, page: &Page) -> Vec<Value> {
+        let (_, created) = self
+            .try_send_seeing(
+                Some(&page.session),
+                "Runtime.enable",
+                json!({}),
+                "Runtime.executionContextCreated",
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.send(Some(&page.session), "Runtime.disable", json!({}));
+        let top = self.send(Some(&page.session), "Page.getFrameTree", json!({}))["frameTree"]
+            ["frame"]["id"]
+            .clone();
+        created
+            .into_iter()
+            .map(|c| c["context"].clone())
+            .filter(|c| c["auxData"]["type"] == "isolated" && c["auxData"]["frameId"] == top)
+            .collect()
     }
 
     pub(crate) fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {

@@ -1,0 +1,113 @@
+//! What a page pays while no agent is at work (issue 30), in headless Chromium with the real
+//! extension and daemon: a page the person opens then gets the extension's page-world scripts
+//! alone, no isolated world, and its WebMCP tools wait in its own world; an agent's first
+//! request puts the bridge in and lists them at once; pages that load while an agent works get
+//! the bridge as they start; and once no agent has asked for `--agent-idle`, new pages pay for
+//! none again.
+
+use crate::support::cdp::{Browser, Page};
+use crate::support::chromium::*;
+use crate::support::common::*;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// Browser steps (start-up, port scan, page loads) on a loaded two-core machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn tab_of<'a>(tabs: &'a Value, url: &str) -> Option<&'a Value> {
+    tabs["tabs"]
+        .as_array()?
+        .iter()
+        .find(|t| t["url"].as_str() == Some(url))
+}
+
+/// Opens `url` in a tab of its own and waits until its WebMCP tool is registered.
+fn open_search(browser: &mut Browser, url: &str) -> Page {
+    let page = browser.open(url);
+    browser.wait_for(
+        &page,
+        "the page's search tool",
+        "document.getElementById('status').textContent === 'search tool registered'",
+    );
+    page
+}
+
+#[test]
+fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
+    let Some(exe) = chromium_or_skip("browser::watched") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::pages();
+    let profile = tempfile::tempdir().unwrap();
+    let mut browser = Browser::launch(&exe, profile.path(), "about:blank");
+    let d = daemon_in_scan_range(&["--agent-idle", "1s"]);
+    pair_browser(profile.path(), &d);
+    // Not a test of consent: the person lets agents act everywhere (issue 31).
+    browser.allow_everywhere();
+    // `status` is no agent's business: it tells the browser nothing.
+    wait_until(PATIENCE, "the browser to connect", || {
+        (d.status()["browsers"] == 1).then_some(())
+    });
+
+    // One web tab carries the worker's lifeline (an isolated world of ours, worker/lifeline.js):
+    // the first that loads. The page under test is the next one.
+    let first = browser.open(&pages.url("search.html?first"));
+    wait_until(PATIENCE, "the lifeline in the first page", || {
+        (!browser.isolated_worlds(&first).is_empty()).then_some(())
+    });
+    let url = pages.url("search.html?before");
+    let before = open_search(&mut browser, &url);
+    assert_eq!(
+        browser.isolated_worlds(&before),
+        Vec::<Value>::new(),
+        "a page no agent needs has an isolated world of ours\n--- daemon ---\n{}",
+        d.log()
+    );
+
+    // An agent's first listing: the page's tool is in it, with no wait of the agent's own.
+    let started = Instant::now();
+    let tabs = d.ctl_json(&["tabs"]);
+    let listed = started.elapsed();
+    let tab = tab_of(&tabs, &url).unwrap_or_else(|| panic!("{url} not listed: {tabs}"));
+    assert!(
+        tool_names(tab).contains(&"search"),
+        "the first listing lacks the page's tool: {tab}\n--- daemon ---\n{}",
+        d.log()
+    );
+    eprintln!("first listing with the page's tools: {listed:?}");
+    assert!(
+        !browser.isolated_worlds(&before).is_empty(),
+        "no bridge after the listing"
+    );
+    let reference = tab["ref"].as_str().unwrap().to_owned();
+    let out = d.ctl(&["call", "search", "--tab", &reference, "--query", "watched"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("results for watched"),
+        "{}",
+        stdout(&out)
+    );
+
+    // While the agent works, a new page gets the bridge as it starts: its tool is listed
+    // without anyone asking it.
+    let url = pages.url("search.html?while");
+    let during = open_search(&mut browser, &url);
+    assert!(
+        !browser.isolated_worlds(&during).is_empty(),
+        "a page loaded while an agent works has no bridge"
+    );
+    let tab = listed_tab(&d, PATIENCE, &url, "search");
+    assert!(tool_names(&tab).contains(&"search"), "{tab}");
+
+    // No agent for --agent-idle (1 s): pages that load after pay for nothing again.
+    std::thread::sleep(Duration::from_secs(3));
+    let after = open_search(&mut browser, &pages.url("search.html?after"));
+    assert_eq!(
+        browser.isolated_worlds(&after),
+        Vec::<Value>::new(),
+        "a page loaded after the agent left has an isolated world of ours\n--- daemon ---\n{}",
+        d.log()
+    );
+    browser.close();
+}

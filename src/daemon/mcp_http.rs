@@ -132,7 +132,7 @@ pub async fn serve(
     }
     // An agent's request: the browsers watch their pages from now on (issue 30), while its
     // answer streams, and while its session lives (below).
-    let present = d.presence.attend(&d).await;
+    let present = d.presence.attend(&d.registry).await;
     let front = service.get_or_init(|| build(&d));
     let config = d.config();
     let ends_session = req.method() == hyper::Method::DELETE;

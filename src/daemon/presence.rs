@@ -13,9 +13,9 @@
 //! reported their pages' tools, at most [`ARM_WAIT`]: a listing right after it must see them.
 
 use super::conn::{next_id, Command, Request};
-use super::context::Daemon;
+use super::registry::Registry;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -80,16 +80,16 @@ impl Presence {
     /// An agent's request: watching from now on, for as long as the hold lives and
     /// `--agent-idle` after. The first one after a quiet spell tells the browsers and waits
     /// for their pages' tools.
-    pub async fn attend(self: &Arc<Self>, d: &Daemon) -> Hold {
+    pub async fn attend(self: &Arc<Self>, registry: &Registry) -> Hold {
         let hold = self.hold();
         // SeqCst, against `stand_down`: either it sees our hold, or we see it stood down.
         if !self.watching() {
-            self.arm(d).await;
+            self.arm(registry).await;
         }
         hold
     }
 
-    async fn arm(&self, d: &Daemon) {
+    async fn arm(&self, registry: &Registry) {
         let _one = self.changing.lock().await;
         if self.watching() {
             return; // another request armed while we waited
@@ -98,8 +98,7 @@ impl Presence {
         // (dialect/bridge.rs).
         self.watching.store(true, Ordering::SeqCst);
         let started = Instant::now();
-        let answers: Vec<_> = d
-            .registry
+        let answers: Vec<_> = registry
             .connections()
             .into_iter()
             .filter_map(|conn| tell(&conn.tx, true))
@@ -123,7 +122,7 @@ impl Presence {
     }
 
     /// Tells the browsers that no agent is at work any more, if none has been for `idle`.
-    async fn stand_down(&self, d: &Daemon, idle: Duration) {
+    pub async fn stand_down(&self, registry: &Registry, idle: Duration) {
         let _one = self.changing.lock().await;
         let quiet = self.epoch.elapsed().as_millis() as u64 - self.last_ms.load(Ordering::Relaxed);
         if !self.watching()
@@ -138,7 +137,7 @@ impl Presence {
             self.watching.store(true, Ordering::SeqCst);
             return;
         }
-        for conn in d.registry.connections() {
+        for conn in registry.connections() {
             drop(tell(&conn.tx, false));
         }
         tracing::info!(
@@ -159,28 +158,4 @@ fn tell(
     tx.try_send(Command::Request(Request::Watch { id, on, reply }))
         .ok()
         .map(|()| rx)
-}
-
-/// Stands the browsers down after `--agent-idle` without an agent, checking a few times per
-/// period (read afresh each time: SIGHUP may change it), until the daemon shuts down.
-pub async fn stand_down_when_idle(d: Weak<Daemon>) {
-    loop {
-        let (idle, shutdown, presence) = match d.upgrade() {
-            Some(d) => (
-                d.config().agent_idle,
-                d.shutdown.clone(),
-                d.presence.clone(),
-            ),
-            None => return,
-        };
-        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(tick) => {}
-        }
-        if presence.watching() {
-            let Some(d) = d.upgrade() else { return };
-            presence.stand_down(&d, idle).await;
-        }
-    }
 }

@@ -4,7 +4,7 @@
 use super::context::{Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
-use super::{control, discovery, limits, listener, logging, managed, presence};
+use super::{control, discovery, limits, listener, logging, managed};
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -308,7 +308,7 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
     daemon
         .tasks
-        .spawn(presence::stand_down_when_idle(Arc::downgrade(&daemon)));
+        .spawn(stand_down_when_idle(Arc::downgrade(&daemon)));
 
     // What a killed daemon left running (issue 32): its browsers and temporary profiles.
     let swept = managed::sweep(&managed::managed_dir(&daemon)).await;
@@ -467,4 +467,24 @@ fn reload(d: &Daemon, logging: &logging::Logging, argv: &[OsString], current: &m
         Err(e) => tracing::error!("reload failed; keeping the configuration in force: {e}"),
     }
     sd::notify(&[NotifyState::Ready, NotifyState::Status(&sd::status_line(d))]);
+}
+
+/// Stands the browsers down after `--agent-idle` without an agent (`presence`), checking a few
+/// times per period (read afresh each time: SIGHUP may change it), until the daemon shuts down.
+async fn stand_down_when_idle(d: std::sync::Weak<Daemon>) {
+    loop {
+        let (idle, shutdown) = match d.upgrade() {
+            Some(d) => (d.config().agent_idle, d.shutdown.clone()),
+            None => return,
+        };
+        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(tick) => {}
+        }
+        let Some(d) = d.upgrade() else { return };
+        if d.presence.watching() {
+            d.presence.stand_down(&d.registry, idle).await;
+        }
+    }
 }

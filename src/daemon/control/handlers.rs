@@ -44,7 +44,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
     // What an agent asks of the browsers' pages: they watch them from now on (issue 30). A
     // stream or session that outlives the answer keeps a hold of its own.
     let _present = match route.for_agents() {
-        true => Some(d.presence.attend(&d).await),
+        true => Some(d.presence.attend(&d.registry).await),
         false => None,
     };
     match route {

@@ -110,6 +110,10 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
         .and_then(|r| r.parse().ok())
         .unwrap_or(if quick { 3 } else { 7 });
     let mut rows = page_cost_rows(&mut with, &mut without, &pages, runs).await;
+    // An agent's first request: from now on the extension watches its pages.
+    let (status, _) = control(&d, "GET", "/v1/tabs", None).await;
+    assert_eq!(status, 200, "GET /v1/tabs");
+    rows.push(at_work_row(&mut with, &mut without, &pages, runs).await);
     drop(without);
     if std::env::var_os("BENCH_CASES").is_none() {
         rows.extend(first_call_rows(&mut with, &d, &pages).await);

@@ -195,3 +195,44 @@ pub(crate) async fn page_cost_rows(
     }
     rows
 }
+
+/// Row 11b (reported): the button page while an agent works. The daemon has told the extension
+/// so (`watch`), and its isolated half goes into every top frame at `document_start`: the cost
+/// row 11 no longer pays, measured the same way.
+pub(crate) async fn at_work_row(
+    with: &mut Chromium,
+    without: &mut Chromium,
+    pages: &PageServer,
+    runs: usize,
+) -> Row {
+    let url = pages.url(CASES[0].path);
+    let (mut w, mut wo) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        wo.push(load(without, &url, false).await);
+        w.push(load(with, &url, false).await);
+    }
+    let task = |v: &[Cost]| v.iter().map(|c| c.task).collect::<Vec<_>>();
+    let script = |v: &[Cost]| v.iter().map(|c| c.script).collect::<Vec<_>>();
+    let (tw, two) = (task(&w), task(&wo));
+    let (sw, swo) = (script(&w), script(&wo));
+    row(
+        "11b the button page while an agent works: main thread (script) ms",
+        format!(
+            "{:.1} ({:.1}) [{}] +{:.1} ({:+.1})",
+            median(&tw),
+            median(&sw),
+            range(&tw),
+            median(&tw) - median(&two),
+            median(&sw) - median(&swo)
+        ),
+        format!(
+            "{:.1} ({:.1}) [{}] no extension",
+            median(&two),
+            median(&swo),
+            range(&two)
+        ),
+        format!("{:.2}x", median(&tw) / median(&two)),
+        "report",
+        None,
+    )
+}

@@ -18,7 +18,7 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
          discovery file  {}\n\
          browsers {}  tabs {}  tools {}\n\
          calls: {} in flight, {} total, {} failed, {} cancelled; late answers {}, unknown answers {}, bad messages {}\n\
-         mcp sessions {}",
+         mcp sessions {}; an agent at work: {}",
         s.version,
         s.pid,
         s.uptime_ms / 1000,
@@ -35,7 +35,12 @@ pub async fn status(c: &Client, json: bool) -> Result<(), Stop> {
         s.late_responses,
         s.unknown_responses,
         s.bad_messages,
-        s.mcp_sessions
+        s.mcp_sessions,
+        if s.agent_at_work {
+            "yes (the browsers put the extension's bridge into every page)"
+        } else {
+            "no"
+        }
     ))
 }
 

@@ -75,6 +75,11 @@ pub struct Status {
     /// Connections, messages and requests refused because a configured limit was reached.
     #[serde(default)]
     pub limits_exceeded: u64,
+    /// Whether an agent is at work: the browsers have been told (`watch`) and put our
+    /// extension's bridge into every page that loads; `--agent-idle` after the last agent's
+    /// request, no longer.
+    #[serde(default)]
+    pub agent_at_work: bool,
 }
 
 /// The `Upgrade` token of `GET /v1/mcp`: after `101 Switching Protocols` the connection

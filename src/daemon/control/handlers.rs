@@ -212,5 +212,6 @@ fn status(d: &Daemon) -> Status {
             .map(|h| h.metrics().num_alive_tasks() as u64)
             .unwrap_or(0),
         limits_exceeded: get(&s.limits_exceeded),
+        agent_at_work: d.presence.watching(),
     }
 }

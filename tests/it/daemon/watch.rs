@@ -65,6 +65,7 @@ async fn an_agents_first_listing_waits_for_the_pages_the_extension_watches() {
     let mut ext = watcher(&d, "w1", vec![tab(7, "Shop", vec![])]).await;
     // The daemon's own state is no agent's business: nobody is told.
     wait_for_tabs(&d, 1);
+    assert_eq!(d.status()["agentAtWork"], false);
     assert!(
         next_watch(&mut ext, Duration::from_millis(300))
             .await
@@ -93,6 +94,7 @@ async fn an_agents_first_listing_waits_for_the_pages_the_extension_watches() {
         .await;
     let out = listing.await.unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(d.status()["agentAtWork"], true);
     let tabs: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(tab_tools(&tabs, "b1:7"), ["search"], "{tabs}");
 
@@ -120,6 +122,13 @@ async fn an_agents_first_listing_waits_for_the_pages_the_extension_watches() {
         e.send(json!({"type": "watching", "sessionId": e.session, "requestId": off["requestId"], "watching": false}))
             .await;
     }
+    assert_eq!(d.status()["agentAtWork"], false);
+    let text = d.ctl(&["status"]);
+    assert!(
+        stdout(&text).contains("an agent at work: no"),
+        "{}",
+        stdout(&text)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -31,7 +31,8 @@ pub struct Presence {
     /// When the last of them ended (or began), in ms since `epoch`.
     last_ms: AtomicU64,
     epoch: Instant,
-    /// One change at a time: the first requests of an agent wait for the same arming.
+    /// One change at a time. Held across the wait for the browsers' answers on purpose: the
+    /// other first requests of an agent wait for that same arming, not for one of their own.
     changing: tokio::sync::Mutex<()>,
 }
 
@@ -124,7 +125,8 @@ impl Presence {
     /// Tells the browsers that no agent is at work any more, if none has been for `idle`.
     pub async fn stand_down(&self, registry: &Registry, idle: Duration) {
         let _one = self.changing.lock().await;
-        let quiet = self.epoch.elapsed().as_millis() as u64 - self.last_ms.load(Ordering::Relaxed);
+        let now = self.epoch.elapsed().as_millis() as u64;
+        let quiet = now.saturating_sub(self.last_ms.load(Ordering::Relaxed));
         if !self.watching()
             || self.holds.load(Ordering::SeqCst) > 0
             || quiet < idle.as_millis() as u64

@@ -9,20 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A scripted extension that says it takes `watch`.
 async fn watcher(d: &TestDaemon, session: &str, tabs: Vec<Value>) -> FakeExtension {
-    let ws = FakeExtension::raw(&d.ws_url(), &[("Origin", OUR_ORIGIN)])
-        .await
-        .expect("WebSocket connect");
-    let mut ext = FakeExtension {
-        ws,
-        session: session.to_owned(),
-    };
-    ext.send(
-        json!({"type": "connected", "sessionId": session, "features": ["watch"],
-        "browser": {"name": "Chromium", "version": "156"}, "tabs": tabs}),
-    )
-    .await;
-    assert_eq!(ext.recv().await["type"], "connect");
-    ext
+    FakeExtension::connect_saying(d, session, tabs, json!({"features": ["watch"]})).await
 }
 
 /// Waits until the daemon holds `n` tabs, asking what no agent asks (`status`).

@@ -383,6 +383,16 @@ impl FakeExtension {
     /// Connects, sends `connected` with these tabs, reads `connect`. Speaking first, like
     /// the real extension, lets the daemon tell the dialects of `GET /` apart at once.
     pub async fn connect(d: &TestDaemon, session: &str, tabs: Vec<Value>) -> FakeExtension {
+        FakeExtension::connect_saying(d, session, tabs, json!({})).await
+    }
+
+    /// [`FakeExtension::connect`] with more fields in `connected` (`features`, say).
+    pub async fn connect_saying(
+        d: &TestDaemon,
+        session: &str,
+        tabs: Vec<Value>,
+        more: Value,
+    ) -> FakeExtension {
         let ws = FakeExtension::raw(&d.ws_url(), &[("Origin", OUR_ORIGIN)])
             .await
             .expect("WebSocket connect");
@@ -390,9 +400,12 @@ impl FakeExtension {
             ws,
             session: session.to_owned(),
         };
-        ext.send(json!({"type": "connected", "sessionId": session,
-            "browser": {"name": "Chrome", "version": "120.0.0.0"}, "tabs": tabs}))
-            .await;
+        let mut connected = json!({"type": "connected", "sessionId": session,
+            "browser": {"name": "Chrome", "version": "120.0.0.0"}, "tabs": tabs});
+        for (k, v) in more.as_object().into_iter().flatten() {
+            connected[k] = v.clone();
+        }
+        ext.send(connected).await;
         let hello = ext.recv().await;
         assert_eq!(hello["type"], "connect", "{hello}");
         ext

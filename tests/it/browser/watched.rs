@@ -100,8 +100,12 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
     let tab = listed_tab(&d, PATIENCE, &url, "search");
     assert!(tool_names(&tab).contains(&"search"), "{tab}");
 
-    // No agent for --agent-idle (1 s): pages that load after pay for nothing again.
-    std::thread::sleep(Duration::from_secs(3));
+    // No agent for --agent-idle (1 s): the daemon says so, and pages that load after pay for
+    // nothing again (the extension takes its scripts' registration back as it hears it).
+    wait_until(PATIENCE, "the agent to be gone", || {
+        (d.status()["agentAtWork"] == false).then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(500));
     let after = open_search(&mut browser, &pages.url("search.html?after"));
     assert_eq!(
         browser.isolated_worlds(&after),

@@ -33,13 +33,13 @@ function within(promise, ms) {
   return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }
 
-// A daemon's `watch` (`voter`: its connection). Resolves when the daemon may be answered: at
-// once for false; for true once new documents get the scripts and the open tabs are prepared,
-// or after PREPARE_MS (the daemon lists the tabs to its agent right after the answer, and
-// messages on one socket keep their order).
+// A daemon's `watch` (`voter`: its connection). Resolves when the daemon may be answered: for
+// false once new documents no longer get the scripts (if no other daemon wants them); for true
+// once they do and the open tabs are prepared (the daemon lists the tabs to its agent right
+// after the answer, and messages on one socket keep their order). At most PREPARE_MS either way.
 export async function watch(voter, on) {
   const switching = topFrames.set(votes.set(voter, on === true));
-  if (on !== true) return;
+  if (on !== true) return within(switching, PREPARE_MS);
   const prepared = switching.then(() => (preparing ??= prepareTabs().finally(() => (preparing = null))));
   await within(prepared, PREPARE_MS);
 }

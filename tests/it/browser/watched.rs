@@ -101,7 +101,8 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
     assert!(tool_names(&tab).contains(&"search"), "{tab}");
 
     // No agent for --agent-idle (1 s): the daemon says so, and pages that load after pay for
-    // nothing again (the extension takes its scripts' registration back as it hears it).
+    // nothing again (the extension answers `watch: false` once its scripts' registration is
+    // gone; the daemon does not wait for that answer, hence the margin).
     wait_until(PATIENCE, "the agent to be gone", || {
         (d.status()["agentAtWork"] == false).then_some(())
     });

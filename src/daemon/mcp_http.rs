@@ -130,12 +130,17 @@ pub async fn serve(
         );
         return r;
     }
+    let ends_session = req.method() == hyper::Method::DELETE;
     // An agent's request: the browsers watch their pages from now on (issue 30), while its
-    // answer streams, and while its session lives (below).
-    let present = d.presence.attend(&d.registry).await;
+    // answer streams, and while its session lives (below). One that ends its session asks
+    // nothing of the pages: it only keeps them watched while it is answered.
+    let present = if ends_session {
+        d.presence.hold()
+    } else {
+        d.presence.attend(&d.registry).await
+    };
     let front = service.get_or_init(|| build(&d));
     let config = d.config();
-    let ends_session = req.method() == hyper::Method::DELETE;
     let (parts, body) = req.into_parts();
     // Whole (bounded as rmcp bounds it, and in time), so that an `initialize` can be told
     // from other requests before rmcp sees it.

@@ -43,9 +43,10 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
     let reg = &d.registry;
     // What an agent asks of the browsers' pages: they watch them from now on (issue 30). A
     // stream or session that outlives the answer keeps a hold of its own.
-    let _present = match route.for_agents() {
-        true => Some(d.presence.attend(&d.registry).await),
-        false => None,
+    let _present = if route.for_agents() {
+        Some(d.presence.attend(&d.registry).await)
+    } else {
+        None
     };
     match route {
         Route::Status => Ok(http::ok(&status(&d))),

@@ -25,7 +25,10 @@ pub const ARM_WAIT: Duration = Duration::from_millis(2500);
 
 #[derive(Debug)]
 pub struct Presence {
+    /// The browsers have been told an agent is at work (a browser that joins is told too).
     watching: AtomicBool,
+    /// ... and have answered, or the wait for them is over: an agent's request may go on.
+    armed: AtomicBool,
     /// Requests and sessions of agents open now.
     holds: AtomicUsize,
     /// When the last of them ended (or began), in ms since `epoch`.
@@ -51,6 +54,7 @@ impl Default for Presence {
     fn default() -> Presence {
         Presence {
             watching: AtomicBool::new(false),
+            armed: AtomicBool::new(false),
             holds: AtomicUsize::new(0),
             last_ms: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -84,7 +88,7 @@ impl Presence {
     pub async fn attend(self: &Arc<Self>, registry: &Registry) -> Hold {
         let hold = self.hold();
         // SeqCst, against `stand_down`: either it sees our hold, or we see it stood down.
-        if !self.watching() {
+        if !self.armed.load(Ordering::SeqCst) {
             self.arm(registry).await;
         }
         hold
@@ -92,8 +96,8 @@ impl Presence {
 
     async fn arm(&self, registry: &Registry) {
         let _one = self.changing.lock().await;
-        if self.watching() {
-            return; // another request armed while we waited
+        if self.armed.load(Ordering::SeqCst) {
+            return; // another request armed while we waited for it
         }
         // Before the connections are listed: one that joins meanwhile is told as it joins
         // (dialect/bridge.rs).
@@ -114,6 +118,7 @@ impl Presence {
                 _ = &mut deadline => late += 1,
             }
         }
+        self.armed.store(true, Ordering::SeqCst);
         tracing::info!(
             browsers = told,
             late,
@@ -133,12 +138,13 @@ impl Presence {
         {
             return;
         }
-        self.watching.store(false, Ordering::SeqCst);
+        self.armed.store(false, Ordering::SeqCst);
         if self.holds.load(Ordering::SeqCst) > 0 {
-            // A request came in between, and saw us watching: it stays so.
-            self.watching.store(true, Ordering::SeqCst);
+            // A request came in between, and saw us armed: it stays so.
+            self.armed.store(true, Ordering::SeqCst);
             return;
         }
+        self.watching.store(false, Ordering::SeqCst);
         for conn in registry.connections() {
             drop(tell(&conn.tx, false));
         }

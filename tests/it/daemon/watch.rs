@@ -67,7 +67,10 @@ async fn an_agents_first_listing_waits_for_the_pages_the_extension_watches() {
         .expect("watch");
     assert_eq!(watch["watching"], true, "{watch}");
     assert_eq!(watch["sessionId"], "w1", "{watch}");
+    // A second agent's listing meanwhile waits for the same answer, not for nothing.
+    let second = ctl_async(&d, &["--json", "tools"]);
     tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!second.is_finished(), "a second request went by the arming");
     assert!(
         !listing.is_finished(),
         "the listing did not wait for the extension"
@@ -84,6 +87,8 @@ async fn an_agents_first_listing_waits_for_the_pages_the_extension_watches() {
     assert_eq!(d.status()["agentAtWork"], true);
     let tabs: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(tab_tools(&tabs, "b1:7"), ["search"], "{tabs}");
+    let out = second.await.unwrap();
+    assert!(stdout(&out).contains("\"search\""), "{}", stdout(&out));
 
     // Told once: the next requests go straight through.
     let started = Instant::now();

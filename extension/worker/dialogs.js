@@ -7,6 +7,7 @@
 import { Code, ToolError } from '../shared/protocol.js';
 import { DIALOGS_SCRIPT } from './frame-channel.js';
 import { registration } from './registrations.js';
+import { within } from '../shared/within.js';
 
 const DRIVE_MS = 30_000;
 const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close
@@ -47,7 +48,7 @@ function tell(tabId, s) {
   s.told = s.until;
   coverSubframes();
   const sent = tellFrames(tabId, forFrames(s)).catch(() => {});
-  return Promise.race([sent, new Promise((resolve) => setTimeout(resolve, TELL_MS))]);
+  return within(sent, TELL_MS);
 }
 
 // No frame gets dom-dialogs.js at load: an isolated world costs a frame 0.4-0.6 ms at load, 4-5

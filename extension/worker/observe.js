@@ -20,6 +20,7 @@ import { onConnection } from './badge.js';
 import { isDriven } from './dialogs.js';
 import { isManagedBrowser } from './managed.js';
 import { isAgentTab } from './agent-tabs.js';
+import { within } from '../shared/within.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },
@@ -264,7 +265,7 @@ async function flushConsole(tabId) {
         }
       })
       .catch(() => {}); // a frame gone, or one no script may reach
-    return Promise.race([accepted, new Promise((resolve) => setTimeout(resolve, 500))]);
+    return within(accepted, 500);
   }));
 }
 

@@ -10,6 +10,7 @@ import { isWebUrl } from './page.js';
 import { findTab } from './navigations.js';
 import { sitePolicy, siteOf } from '../shared/policy.js';
 import { pageToolsOf, refreshPageTools, toolsOf } from './tabs.js';
+import { within } from '../shared/within.js';
 
 // A page that loaded while no agent was at work has no bridge, so it told nobody of its tools
 // (issue 30): the first time the popup shows its document, it is asked (which puts the bridge
@@ -22,10 +23,7 @@ chrome.tabs.onRemoved.addListener((tabId) => asked.delete(tabId));
 async function askPageTools(tabId) {
   if (asked.has(tabId)) return;
   asked.add(tabId);
-  let timer;
-  const waited = new Promise((resolve) => (timer = setTimeout(resolve, ASK_MS)));
-  await Promise.race([refreshPageTools(tabId, ASK_MS).catch(() => {}), waited]);
-  clearTimeout(timer);
+  await within(refreshPageTools(tabId, ASK_MS).catch(() => {}), ASK_MS);
 }
 
 async function tabView(tabId) {

@@ -9,6 +9,7 @@ import { registration } from './registrations.js';
 import { ISOLATED_SCRIPTS } from './frame-channel.js';
 import { isWebUrl } from './page.js';
 import { refreshPageTools } from './tabs.js';
+import { within } from '../shared/within.js';
 
 // A tab that does not answer (busy, still loading) holds the daemon's answer no longer.
 const PREPARE_MS = 1500;
@@ -26,11 +27,6 @@ async function prepareTabs() {
   const tabs = await chrome.tabs.query({}).catch(() => []);
   const open = tabs.filter((t) => isWebUrl(t.url) && !t.discarded);
   await Promise.all(open.map((t) => refreshPageTools(t.id, PREPARE_MS).catch(() => {})));
-}
-
-function within(promise, ms) {
-  let timer;
-  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }
 
 // A daemon's `watch` (`voter`: its connection). Resolves when the daemon may be answered: for

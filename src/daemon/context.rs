@@ -10,8 +10,8 @@ use super::presence::Presence;
 use super::registry::{Limits, Registry};
 use super::stats::Stats;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::sync::{Arc, RwLock, Weak};
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -92,4 +92,23 @@ fn registry_limits(c: &Config) -> Limits {
         tabs_per_browser: c.max_tabs_per_browser,
         tools_per_tab: c.max_tools_per_tab,
     }
+}
+
+/// For the tasks that look for what has been idle too long: waits a quarter of the period
+/// `of` names in the settings (read afresh each time: SIGHUP may change it), between 100 ms and
+/// 30 s. Then the daemon and that period, or `None` once the daemon shuts down or is gone.
+pub async fn quarter_of(
+    d: &Weak<Daemon>,
+    of: fn(&Config) -> Duration,
+) -> Option<(Arc<Daemon>, Duration)> {
+    let (period, shutdown) = {
+        let d = d.upgrade()?;
+        (of(&d.config()), d.shutdown.clone())
+    };
+    let tick = (period / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+    tokio::select! {
+        _ = shutdown.cancelled() => return None,
+        _ = tokio::time::sleep(tick) => {}
+    }
+    Some((d.upgrade()?, period))
 }

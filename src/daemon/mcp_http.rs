@@ -8,7 +8,7 @@
 
 use super::access;
 use super::config::McpAuth;
-use super::context::Daemon;
+use super::context::{quarter_of, Daemon};
 use super::http::{self, Body};
 use super::limits;
 use super::mcp_backend::DaemonBackend;
@@ -28,7 +28,6 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock, Weak};
-use std::time::Duration;
 use tokio_util::task::TaskTracker;
 
 /// rmcp's service and the sessions it keeps.
@@ -58,22 +57,13 @@ fn build(d: &Arc<Daemon>) -> Service {
     Service { http, sessions }
 }
 
-/// Closes idle sessions, checking a few times per `--mcp-session-idle` (read afresh each
-/// time: SIGHUP may change it), until the daemon shuts down.
+/// Closes idle sessions, checking a few times per `--mcp-session-idle`, until the daemon
+/// shuts down.
 async fn close_idle(sessions: Arc<Sessions>, d: Weak<Daemon>) {
     // Closed sessions free their memory as their tasks wind down, after the close returns:
     // the pages go back to the system one tick later.
     let mut freed = false;
-    loop {
-        let (idle, shutdown) = match d.upgrade() {
-            Some(d) => (d.config().mcp_session_idle, d.shutdown.clone()),
-            None => return,
-        };
-        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(tick) => {}
-        }
+    while let Some((_, idle)) = quarter_of(&d, |c| c.mcp_session_idle).await {
         if std::mem::take(&mut freed) {
             mcp_sessions::release_freed_memory();
         }

@@ -1,7 +1,7 @@
 //! The daemon's life: start-up in order, readiness, reload on SIGHUP, and a shutdown in two
 //! stages on SIGTERM/SIGINT (drain within the grace period, then close everything).
 
-use super::context::{Daemon, Runtime};
+use super::context::{self, Daemon, Runtime};
 use super::sd::{self, Activation};
 use super::settings::{self, Loaded};
 use super::{control, discovery, limits, listener, logging, managed};
@@ -470,19 +470,9 @@ fn reload(d: &Daemon, logging: &logging::Logging, argv: &[OsString], current: &m
 }
 
 /// Stands the browsers down after `--agent-idle` without an agent (`presence`), checking a few
-/// times per period (read afresh each time: SIGHUP may change it), until the daemon shuts down.
+/// times per period, until the daemon shuts down.
 async fn stand_down_when_idle(d: std::sync::Weak<Daemon>) {
-    loop {
-        let (idle, shutdown) = match d.upgrade() {
-            Some(d) => (d.config().agent_idle, d.shutdown.clone()),
-            None => return,
-        };
-        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(tick) => {}
-        }
-        let Some(d) = d.upgrade() else { return };
+    while let Some((d, idle)) = context::quarter_of(&d, |c| c.agent_idle).await {
         if d.presence.watching() {
             d.presence.stand_down(&d.registry, idle).await;
         }

@@ -183,12 +183,7 @@ impl Dialect for Bridge {
                 let _ = reply.send(Ok(()));
             }
             Request::Watch { id, on, reply } => {
-                let frame = ServerMessage::Watch {
-                    session_id: session,
-                    request_id: &id,
-                    watching: on,
-                }
-                .to_json();
+                let frame = watch_frame(session, &id, on);
                 link.ask(id, Waiter::Watch(reply), frame);
             }
             Request::GroupTabs { tabs, group, reply } => {
@@ -351,18 +346,19 @@ impl Bridge {
         // A browser that joins while an agent is at work is told at once; nobody waits for
         // its answer (its page tools follow as `toolsChanged`).
         if self.watches && link.d.presence.watching() {
-            let id = next_id("watch");
-            link.send(
-                ServerMessage::Watch {
-                    session_id: &self.session,
-                    request_id: &id,
-                    watching: true,
-                }
-                .to_json(),
-            );
+            link.send(watch_frame(&self.session, &next_id("watch"), true));
         }
         tracing::info!(browser = %key, session = %self.session, name = name.trim(), "browser connected");
     }
+}
+
+fn watch_frame(session: &str, id: &str, on: bool) -> String {
+    ServerMessage::Watch {
+        session_id: session,
+        request_id: id,
+        watching: on,
+    }
+    .to_json()
 }
 
 /// A page event becomes a registry event. The extension keeps its data small; bigger data,

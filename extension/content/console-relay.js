@@ -1,4 +1,4 @@
-// Isolated-world half of the console capture (console-capture.js is the page-world half): takes
+// Isolated-world half of the console capture (page/document-start.js has the page-world half): takes
 // the batches the page's world sends as DOM events and forwards them to the service worker, at
 // most one message every SEND_MS, or at once when the worker asks (`take`, before a tool call
 // reads the log). In a top frame from document_start while a daemon says an agent is at work

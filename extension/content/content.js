@@ -1,5 +1,5 @@
 // Isolated-world bridge: relays between the service worker (chrome.runtime messages) and the
-// WebMCP adapter in the page's own world (webmcp-shim.js, DOM CustomEvents).
+// WebMCP adapter in the page's own world (page/document-start.js, DOM CustomEvents).
 //
 // The events travel through the shared DOM, so the page can see and forge them. That is
 // acceptable: they only carry the page's own tools and results. Nothing arriving from the page

@@ -210,7 +210,7 @@
     return f ? 111 + Number(f[1]) : 0;
   }
 
-  // A key event, dispatched by the page world (page/input-main.js) so that it carries keyCode,
+  // A key event, dispatched by the page world (page/document-start.js) so that it carries keyCode,
   // which and charCode; by this world, without them, where the page world is missing. Whether
   // the page let it proceed (not cancelled).
   function keyEvent(el, type, init, keyCode, charCode) {

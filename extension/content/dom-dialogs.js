@@ -1,7 +1,7 @@
-// Dialogs, one frame's part (isolated world): answers the page's alert/confirm/prompt for
-// dialogs-main.js while an agent drives the tab, tells dialogs-main.js until when the tab is
-// driven (its beforeunload guard keeps leaving the page from stopping at a prompt meanwhile),
-// and tells the service worker (dialogs.js) what happened.
+// Dialogs, one frame's part (isolated world): answers the page's alert/confirm/prompt for the
+// page world (page/document-start.js) while an agent drives the tab, tells it until when the
+// tab is driven (its beforeunload guard keeps leaving the page from stopping at a prompt
+// meanwhile), and tells the service worker (dialogs.js) what happened.
 //
 // It stands alone, at document_start in every frame that starts while an agent drives a tab
 // (a dialog may open before any tool has touched the frame), in a top frame that starts while
@@ -69,7 +69,7 @@
     document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
   });
 
-  // The beforeunload guard lives in the page's world (dialogs-main.js), where it is registered
+  // The beforeunload guard lives in the page's world (page/document-start.js), registered
   // before any page script whether or not this script is in the frame yet: it is told the
   // deadline, and takes the word by cancelling the event. Not taken means that world's script
   // has not run yet (an order between the worlds at document_start is not promised): once

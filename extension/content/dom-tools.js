@@ -71,7 +71,7 @@ globalThis.browserMcpDom ??= (() => {
   const BOXES = 'p, div, section, article, ul, ol, li, table, form, main, nav, header, footer, aside, h1, h2, h3, h4, h5, h6, dl, pre, blockquote';
 
   // The elements the page listens on for presses (bit 1) and drops (bit 2), as the page world
-  // (page/input-main.js) tells on request: asked once per snapshot, by one synchronous
+  // (page/document-start.js) tells on request: asked once per snapshot, by one synchronous
   // event, each element answering with one of its own.
   const ASK_LISTENERS = 'browser-mcp:listeners';
   const LISTENS = 'browser-mcp:listens';

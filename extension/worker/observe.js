@@ -109,7 +109,7 @@ export function held() {
 async function ensureConsoleCapture(tabId) {
   if (consoleLog.knows(tabId)) return;
   try {
-    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/console-capture.js'], world: 'MAIN' });
+    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/document-start.js'], world: 'MAIN' });
   } catch (e) {
     console.debug('browser-mcp: console capture', tabId, e.message);
   }
@@ -249,7 +249,7 @@ async function flushConsole(tabId) {
     // By chrome.scripting: the relay has no message listener (content.js).
     // A frame without the relay (a subframe, a top frame that loaded while no agent was at
     // work) gets it the first time its log is read (issue 30); until then its page's world
-    // keeps what was logged (console-capture.js).
+    // keeps what was logged (page/document-start.js).
     const target = { tabId, frameIds: [f.frameId] };
     const take = () => chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpConsole?.take() ?? 'no relay' });
     const accepted = take()
@@ -274,7 +274,7 @@ async function flushConsole(tabId) {
 // (driven now, whose console it has read, that it opened, or any tab of a browser the daemon
 // launched), a subframe document gets its relay as it starts, as a top frame does while a daemon
 // says an agent is at work (watch.js), and its lines flow as they come (within ~150 ms:
-// console-capture.js, console-relay.js).
+// page/document-start.js, console-relay.js).
 const watched = new Set();
 const agentWorksIn = async (tabId) => watched.has(tabId) || isDriven(tabId) || isManagedBrowser() || isAgentTab(tabId);
 async function subframeStarted(d) {

@@ -1,0 +1,691 @@
+// The page's own (MAIN) world, every frame, at document_start, before any page script: what has
+// to be in place before the page's own code runs, and nothing more (issue 30). Everything else
+// (the bridge, the DOM kit, the isolated halves of these parts) comes only while an agent is at
+// work (worker/watch.js).
+//
+// One file, not one per part: each content script costs a page a compile and a run of its own.
+// And at load each part only keeps originals and installs its hooks; what it needs of the
+// bigger interfaces (Element, KeyboardEvent, Document, Navigator) it reaches when it is used, as
+// the first touch of such an interface costs a fresh page a fraction of a millisecond. The
+// parts share nothing but the guard: each is a block of its own.
+(() => {
+  const GUARD = Symbol.for('browser-mcp.page');
+  if (window[GUARD]) return; // injected twice (manifest + on-demand injection)
+  Object.defineProperty(window, GUARD, { value: true });
+
+  // --- Dialogs --------------------------------------------------------------------------------
+  // alert/confirm/prompt ask the extension first (content/dom-dialogs.js, isolated world) through
+  // synchronous DOM events. While an agent drives the tab the extension answers at once by its
+  // dialog policy, so a native dialog never blocks a call; otherwise (the person's own browsing)
+  // the native dialog opens as usual.
+  (() => {
+    const ASK = 'browser-mcp:dialog';
+    const ANSWER = 'browser-mcp:dialog-answer';
+    const UNTIL = 'browser-mcp:dialog-until';
+    // Kept from before any page script runs, so a page that replaces them does not break us.
+    const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
+    const { addEventListener, removeEventListener, dispatchEvent } = EventTarget.prototype;
+    const { preventDefault, stopImmediatePropagation } = Event.prototype;
+    const { parse, stringify } = JSON;
+    const Custom = CustomEvent;
+    const detailOf = Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get;
+    const now = Date.now;
+    const toNumber = Number;
+    const isTop = window === window.top;
+
+    // While driven, the page's own beforeunload handlers are not run, so a navigation the agent
+    // asked for never stops at "Leave site?". (Chromium only shows that prompt after real user
+    // input; the agent's input is synthetic, a person's is not.) The guard has to be the first
+    // listener: Chromium runs a target's listeners in the order they were added, and one added
+    // once the tab was driven ran after the page's own, and the prompt stopped the agent (seen in
+    // CI). So it is added here, before any page script, in the top frame. A subframe gets it only
+    // once it hears that its tab is driven (at document_start when the worker's word was there
+    // first, worker/dialogs.js): a beforeunload listener in every frame would make each of them a
+    // stop on every navigation of the person's pages. It reads no storage: leaving a page must
+    // not cost every page either.
+    let drivenUntil = 0;
+    let guarding = false;
+    function guard() {
+      if (guarding) return;
+      guarding = true;
+      addEventListener.call(window, 'beforeunload', (event) => {
+        if (now() < drivenUntil) stopImmediatePropagation.call(event);
+      }, true);
+    }
+    if (isTop) guard();
+    // dom-dialogs.js says until when the tab is driven (a string: only strings cross between the
+    // worlds), and is told it was heard by the cancelled event. Listened for on the window in the
+    // capture phase, so that no listener of the page's hears it first. The page can forge it: then
+    // it only skips its own beforeunload handlers, which is its own business.
+    addEventListener.call(window, UNTIL, (event) => {
+      preventDefault.call(event);
+      drivenUntil = toNumber(detailOf.call(event)) || 0;
+      if (now() < drivenUntil) guard();
+    }, true);
+
+    function ask(kind, message, defaultText) {
+      let answer = null;
+      const take = (e) => {
+        answer = e.detail;
+      };
+      addEventListener.call(document, ANSWER, take);
+      try {
+        dispatchEvent.call(document, new Custom(ASK, { detail: stringify({ kind, message: message === undefined ? '' : String(message), defaultText }) }));
+      } finally {
+        removeEventListener.call(document, ANSWER, take);
+      }
+      try {
+        return typeof answer === 'string' ? parse(answer) : null;
+      } catch {
+        return null;
+      }
+    }
+
+    window.alert = function alert(message) {
+      const a = ask('alert', message);
+      if (!a || a.native) return native.alert.apply(this, arguments);
+    };
+    window.confirm = function confirm(message) {
+      const a = ask('confirm', message);
+      if (!a || a.native) return native.confirm.apply(this, arguments);
+      return a.accept === true;
+    };
+    window.prompt = function prompt(message, defaultText) {
+      const def = defaultText === undefined ? '' : String(defaultText);
+      const a = ask('prompt', message, def);
+      if (!a || a.native) return native.prompt.apply(this, arguments);
+      return a.accept === true ? (typeof a.text === 'string' ? a.text : def) : null;
+    };
+  })();
+
+  // --- Listeners and keys ---------------------------------------------------------------------
+  // The page-world half of the agent's input. Which elements the page listens on for a click, a press or a drop, and key events as old editors read
+  // them (below). A `<div>` made a button or a drop zone by addEventListener leaves no trace in
+  // the DOM, and the snapshot (content/dom-snapshot.js) should still give it a ref (issue 34).
+  // At load this only wraps addEventListener: each call costs one Map lookup, and a WeakMap add
+  // for the few types that matter. Nothing is sent anywhere until the DOM kit asks, once per
+  // snapshot, with the event below; then each such element still in the document answers with an
+  // event of its own, which the isolated world collects.
+  (() => {
+    const ASK = 'browser-mcp:listeners';
+    const MARK = 'browser-mcp:listens';
+    const KEY = 'browser-mcp:key';
+    // Bits: 1 a press or click, 2 a drop target.
+    const KINDS = new Map([
+      ['click', 1], ['dblclick', 1], ['mousedown', 1], ['mouseup', 1], ['pointerdown', 1], ['pointerup', 1], ['touchstart', 1],
+      ['dragstart', 1], ['dragenter', 2], ['dragover', 2], ['drop', 2],
+    ]);
+    const proto = EventTarget.prototype;
+    const add = proto.addEventListener;
+    const { dispatchEvent } = proto;
+    const kinds = new WeakMap(); // element -> bits
+    let held = []; // WeakRefs of the elements in `kinds`, for the answer
+    // A page that nobody snapshots may make and drop listened-on elements all day (a long list
+    // re-rendered): the dead refs are swept whenever the list has doubled since the last sweep.
+    let sweepAt = 1024;
+    function sweep() {
+      const alive = [];
+      for (let i = 0; i < held.length; i++) if (held[i].deref()) alive[alive.length] = held[i];
+      held = alive;
+      sweepAt = Math.max(1024, alive.length * 2);
+    }
+
+    function addEventListener(type, listener, options) {
+      const bit = KINDS.get(type);
+      if (bit && this?.nodeType === 1) { // an Element (not reaching for Element at load)
+        const had = kinds.get(this);
+        if (had === undefined) {
+          held[held.length] = new WeakRef(this);
+          if (held.length > sweepAt) sweep();
+        }
+        if ((had | bit) !== had) kinds.set(this, had | bit);
+      }
+      return add.call(this, type, listener, options);
+    }
+    Object.defineProperty(proto, 'addEventListener', { value: addEventListener, writable: true, configurable: true, enumerable: true });
+
+    // Key events with the legacy keyCode/which/charCode that older editors (CodeMirror 5) read:
+    // an event's fields can only be given in the world that reads them, so the isolated world
+    // (dom-actions.js) asks for each key event here: {type, init, keyCode, charCode} as JSON on
+    // a request event whose target is the element.
+    const { parse } = JSON;
+    const define = Object.defineProperty;
+    add.call(window, KEY, (e) => {
+      let req;
+      try {
+        req = parse(e.detail);
+      } catch {
+        return;
+      }
+      const target = e.composedPath()[0];
+      const ev = new KeyboardEvent(req.type, { ...req.init, view: window });
+      for (const [k, v] of [['keyCode', req.keyCode], ['which', req.keyCode], ['charCode', req.charCode]]) define(ev, k, { get: () => v });
+      dispatchEvent.call(target, ev);
+    }, true);
+
+    add.call(document, ASK, () => {
+      sweep();
+      for (let i = 0; i < held.length; i++) {
+        const el = held[i].deref();
+        if (el?.isConnected) dispatchEvent.call(el, new CustomEvent(MARK, { detail: kinds.get(el), composed: true }));
+      }
+    });
+  })();
+
+  // --- Console --------------------------------------------------------------------------------
+  // The page's console, seen from inside: wraps the console methods and listens for uncaught
+  // errors, unhandled rejections and CSP violations. Entries go in batches, through DOM events, to
+  // console-relay.js in the extension's isolated world, which forwards them to the service worker
+  // (a subframe has the relay only once the worker first reads its log: issue 30).
+  //
+  // The page can see the wrapping and can forge entries; that only ever costs it its own console
+  // log. Everything here is bounded: each text is cut to TEXT_MAX characters and at most
+  // KEEP_ERRORS errors/warnings and KEEP_OTHERS other entries wait for a flush (the newest win).
+  (() => {
+
+    const TO_RELAY = 'browser-mcp:console';
+    const FLUSH = 'browser-mcp:console-flush';
+    const TEXT_MAX = 1000;
+    const KEEP_ERRORS = 500;
+    const KEEP_OTHERS = 1000;
+    const FLUSH_MS = 50;
+
+    // The page may replace any of these later; ours are the originals.
+    const stringify = JSON.stringify;
+    const dispatch = EventTarget.prototype.dispatchEvent;
+    const listen = EventTarget.prototype.addEventListener;
+    const Custom = CustomEvent;
+    const later = setTimeout;
+    const now = Date.now;
+    const ErrorCtor = Error;
+    const doc = document;
+
+    let errors = [];
+    let others = [];
+    let dropped = 0;
+    let seq = 0;
+    let timer = null;
+    let leaving = false;
+
+    // The relay takes a batch by cancelling its event. Until one does (none in this frame yet,
+    // or it went with a reloaded extension) the entries wait here, bounded as ever, and nothing
+    // is tried again until the relay asks (FLUSH): no handshake costs a page at load (issue 30).
+    let relayMissing = false;
+    function flush() {
+      timer = null;
+      if (!errors.length && !others.length && !dropped) return;
+      const entries = errors.length && others.length ? [...errors, ...others].sort((a, b) => a.seq - b.seq) : errors.length ? errors : others;
+      let taken = false;
+      try {
+        taken = !dispatch.call(doc, new Custom(TO_RELAY, { detail: stringify({ entries, dropped }), cancelable: true }));
+      } catch {
+        // a document torn down: the page unharmed
+      }
+      relayMissing = !taken;
+      if (!taken) return;
+      errors = [];
+      others = [];
+      dropped = 0;
+    }
+
+    function push(entry) {
+      entry.seq = ++seq;
+      entry.time = now();
+      entry.text = clip(entry.text);
+      const bucket = entry.level === 'error' || entry.level === 'warn' ? errors : others;
+      bucket.push(entry);
+      if (bucket.length > (bucket === errors ? KEEP_ERRORS : KEEP_OTHERS)) {
+        bucket.shift();
+        dropped += 1;
+      }
+      if (!timer && !relayMissing) timer = later(flush, FLUSH_MS);
+      if (!leaving) {
+        // Entries logged just before a navigation still go out.
+        leaving = true;
+        listen.call(globalThis, 'pagehide', flush, true);
+      }
+    }
+
+    const clip = (s) => (s.length > TEXT_MAX ? `${s.slice(0, TEXT_MAX - 1)}…` : s);
+
+    // A short, bounded rendering of any value, the way the console would show it.
+    function preview(v, depth = 0) {
+      try {
+        switch (typeof v) {
+          case 'string':
+            return depth ? stringify(v.length > 200 ? `${v.slice(0, 199)}…` : v) : v;
+          case 'function':
+            return `ƒ ${v.name || 'anonymous'}()`;
+          case 'symbol':
+            return v.toString();
+          case 'object':
+            break;
+          default:
+            return String(v);
+        }
+        if (v === null) return 'null';
+        if (v instanceof ErrorCtor) return depth ? `${v.name}: ${v.message}` : errorWithStack(v);
+        if (typeof Node === 'function' && v instanceof Node) {
+          if (v.nodeType !== 1) return `#${v.nodeName.toLowerCase()}`;
+          return `<${v.localName}${v.id ? `#${v.id}` : ''}${typeof v.className === 'string' && v.className ? `.${v.className.trim().split(/\s+/).join('.')}` : ''}>`;
+        }
+        if (depth >= 2) return Array.isArray(v) ? `Array(${v.length})` : '{…}';
+        if (Array.isArray(v)) {
+          const items = v.slice(0, 10).map((x) => preview(x, depth + 1));
+          return `[${items.join(', ')}${v.length > 10 ? `, … ${v.length - 10} more` : ''}]`;
+        }
+        const keys = Object.keys(v);
+        const parts = keys.slice(0, 10).map((k) => `${k}: ${preview(v[k], depth + 1)}`);
+        return `{${parts.join(', ')}${keys.length > 10 ? ', …' : ''}}`;
+      } catch {
+        return '[unprintable]';
+      }
+    }
+
+    // V8's stack starts with "Name: message"; Firefox's is only the frames ("@url:line:col").
+    function errorWithStack(e) {
+      const head = `${e.name}: ${e.message}`;
+      const stack = String(e.stack || '');
+      return !stack ? head : stack.startsWith(head) ? stack : `${head}\n${stack}`;
+    }
+
+    // An uncaught exception as Chromium words it ("Uncaught TypeError: …"); Firefox says
+    // "TypeError: …", or "uncaught exception: …" for a thrown non-Error.
+    const uncaught = (message) =>
+      /^Uncaught\b/.test(message) ? message : `Uncaught ${message.replace(/^uncaught exception: /, '')}`;
+
+    // console.log('%s has %d items', a, n): the substitutions the console itself makes.
+    function format(args) {
+      if (!args.length) return '';
+      let rest = args;
+      let head = '';
+      if (typeof args[0] === 'string' && args[0].includes('%')) {
+        let i = 1;
+        head = args[0].replace(/%([sdifoOc%])/g, (m, c) => {
+          if (c === '%') return '%';
+          if (i >= args.length) return m;
+          const a = args[i++];
+          if (c === 'c') return '';
+          if (c === 'd' || c === 'i') return String(parseInt(a, 10));
+          if (c === 'f') return String(parseFloat(a));
+          return preview(a, c === 's' ? 0 : 1);
+        });
+        rest = args.slice(i);
+      } else {
+        head = preview(args[0]);
+        rest = args.slice(1);
+      }
+      let out = head;
+      for (const a of rest) {
+        if (out.length > TEXT_MAX) break;
+        out += ` ${preview(a)}`;
+      }
+      return out;
+    }
+
+    const OURS = /document-start\.js/;
+    const FRAME = /\(?((?:https?|file|blob|chrome-extension|about|data):.*?):(\d+):(\d+)\)?\s*$/;
+
+    // The first stack frame outside this file: where the page called console.*.
+    function caller(stack) {
+      const lines = String(stack || '').split('\n');
+      for (const l of lines) {
+        const m = FRAME.exec(l);
+        if (m && !OURS.test(m[1])) return { url: m[1], line: +m[2], column: +m[3] };
+      }
+      return null;
+    }
+
+    function callSite() {
+      const limit = ErrorCtor.stackTraceLimit;
+      ErrorCtor.stackTraceLimit = 4;
+      const stack = new ErrorCtor().stack;
+      ErrorCtor.stackTraceLimit = limit;
+      return caller(stack);
+    }
+
+    const LEVELS = { debug: 'debug', log: 'log', info: 'info', warn: 'warn', error: 'error', trace: 'debug', dir: 'log', dirxml: 'log', table: 'log', assert: 'error' };
+
+    for (const [method, level] of Object.entries(LEVELS)) {
+      const original = console[method];
+      if (typeof original !== 'function') continue;
+      const wrapped = {
+        [method](...args) {
+          try {
+            let text;
+            if (method === 'assert') {
+              if (args[0]) return original.apply(this, args);
+              text = `Assertion failed${args.length > 1 ? `: ${format(args.slice(1))}` : ''}`;
+            } else {
+              text = format(args);
+              if (method === 'trace') text = `console.trace${text ? `: ${text}` : ''}`;
+            }
+            push({ level, source: 'console', text, ...(callSite() || {}) });
+          } catch {
+            // never break the page's own console call
+          }
+          return original.apply(this, args);
+        },
+      }[method];
+      try {
+        Object.defineProperty(console, method, { value: wrapped, writable: true, configurable: true, enumerable: true });
+      } catch {
+        // a frozen console: nothing to capture here
+      }
+    }
+
+    listen.call(globalThis, 'error', (e) => {
+      if (!(e instanceof ErrorEvent)) return; // a resource that failed to load (network log)
+      const stack = e.error instanceof ErrorCtor ? e.error.stack : '';
+      const site = e.filename ? { url: e.filename, line: e.lineno, column: e.colno } : caller(stack);
+      push({ level: 'error', source: 'exception', text: e.message ? uncaught(e.message) : `Uncaught ${preview(e.error)}`, ...(site || {}) });
+    }, true);
+
+    listen.call(globalThis, 'unhandledrejection', (e) => {
+      const r = e.reason;
+      const site = r instanceof ErrorCtor ? caller(r.stack) : null;
+      push({ level: 'error', source: 'rejection', text: `Uncaught (in promise) ${preview(r, r instanceof ErrorCtor ? 1 : 0)}`, ...(site || {}) });
+    }, true);
+
+    listen.call(doc, 'securitypolicyviolation', (e) => {
+      const what = e.blockedURI ? `'${e.blockedURI}'` : 'a resource';
+      push({
+        level: 'error',
+        source: 'csp',
+        text: `Refused to load ${what}: it violates the Content Security Policy directive "${e.violatedDirective}"`,
+        ...(e.sourceFile ? { url: e.sourceFile, line: e.lineNumber, column: e.columnNumber } : {}),
+      });
+    }, true);
+
+    // The relay asks before a tool call reads the log (and once it is injected later): what is
+    // waiting goes out now.
+    listen.call(doc, FLUSH, () => {
+      relayMissing = false;
+      flush();
+    });
+  })();
+
+  // --- WebMCP ---------------------------------------------------------------------------------
+  // Without native WebMCP it provides the API (navigator.modelContext === document.modelContext:
+  // registerTool, unregisterTool, provideContext, clearContext, getTools, executeTool, toolchange).
+  // With Chromium's native API (document.modelContext; --enable-features=WebMCP) it keeps the
+  // native object and native executeTool, and only adds what the native one lacks: the
+  // unregisterTool/provideContext/clearContext methods, navigator.modelContext, the page's original
+  // annotations (native getTools drops idempotentHint/destructiveHint) and the page's real error
+  // messages (native executeTool reports every failure as "UnknownError").
+  // With Firefox's native API (navigator.modelContext; pref dom.modelcontext.enabled) it keeps the
+  // native object, so Firefox itself sees the page's tools too. That object has only
+  // registerTool/unregisterTool (getTools/invokeTool only with dom.modelcontext.testing.enabled),
+  // no toolchange event and ignores an AbortSignal, so the shim wraps both methods to keep its own
+  // list, honours the signal, adds provideContext/clearContext and document.modelContext, and runs
+  // a call through native invokeTool when Firefox offers it, else through the tool's execute.
+  //
+  // Either way it reports the tool list to content.js and runs calls for it (see content.js).
+  //
+  // Only the top frame's tools are offered. A page with no tools
+  // sends nothing: the worker forgets a page's tools when a new page commits (tabs.js).
+  (() => {
+    if (window !== window.top) return;
+
+    const TO_PAGE = 'browser-mcp:to-page';
+    const FROM_PAGE = 'browser-mcp:from-page';
+    const send = (msg) => document.dispatchEvent(new CustomEvent(FROM_PAGE, { detail: JSON.stringify(msg) }));
+    const json = (value) => (value === undefined ? null : JSON.parse(JSON.stringify(value)));
+    const errorMessage = (e) => String(e && e.message !== undefined ? e.message : e);
+    const nativeApi = 'modelContext' in document || 'modelContext' in navigator; // before our placeholders
+
+    // Everything else is built the first time the page (or the worker) needs it: a page that
+    // never uses WebMCP pays for two property definitions and a listener (issue 30).
+    function build() {
+      // Our placeholders go first, so the browser's own API (if any) shows through.
+      delete document.modelContext;
+      delete navigator.modelContext;
+      const native = document.modelContext && typeof document.modelContext.getTools === 'function' ? document.modelContext : null;
+      const gecko = !native && navigator.modelContext && typeof navigator.modelContext.registerTool === 'function' ? navigator.modelContext : null;
+      // Firefox's testing-only methods: tools registered before the shim ran are reachable only here.
+      const geckoTools = () => (gecko && typeof gecko.getTools === 'function' ? gecko.getTools() : []);
+      const geckoInvoke = gecko && typeof gecko.invokeTool === 'function' ? gecko.invokeTool.bind(gecko) : null;
+      const registered = new Map(); // name -> { tool, controller }: every tool registered through us
+      const lastError = new Map(); // name -> message thrown by the page's execute (native path)
+
+      function describe(tool) {
+        const d = {
+          name: tool.name,
+          description: tool.description || '',
+          inputSchema: tool.inputSchema && typeof tool.inputSchema === 'object' ? tool.inputSchema : { type: 'object', properties: {} },
+        };
+        if (tool.title) d.title = tool.title;
+        if (tool.annotations && typeof tool.annotations === 'object') d.annotations = tool.annotations;
+        return json(d);
+      }
+
+      function validate(tool) {
+        if (!tool || typeof tool.name !== 'string' || !tool.name) throw new TypeError('registerTool: tool.name must be a non-empty string');
+        if (typeof tool.execute !== 'function') throw new TypeError('registerTool: tool.execute must be a function');
+      }
+
+      // Several changes in one task (provideContext) become one report.
+      let scheduled = false;
+      let reported = false; // whether a list was sent: an empty one is news only after that
+      function changed() {
+        if (scheduled) return;
+        scheduled = true;
+        setTimeout(async () => {
+          scheduled = false;
+          const tools = await list();
+          if (!tools.length && !reported) return;
+          reported = true;
+          send({ kind: 'tools', tools });
+        }, 0);
+      }
+
+      async function list() {
+        if (gecko) {
+          const ours = [...registered.values()].map(({ tool }) => describe(tool));
+          const before = geckoTools().filter((t) => !registered.has(t.name)).map(describe);
+          return [...ours, ...before];
+        }
+        if (!native) return [...registered.values()].map(({ tool }) => describe(tool));
+        const tools = await native.getTools();
+        return tools.map((t) => {
+          const ours = registered.get(t.name);
+          return describe(ours ? { ...t, annotations: ours.tool.annotations } : t);
+        });
+      }
+
+      const client = () => ({ requestUserInteraction: async (callback) => callback() });
+
+      async function call(name, args) {
+        if (gecko) {
+          const entry = registered.get(name);
+          const known = entry || geckoTools().some((t) => t.name === name);
+          if (!known) throw Object.assign(new Error(`no tool named ${name}`), { code: 'TOOL_NOT_FOUND' });
+          return geckoInvoke ? geckoInvoke(name, args ?? {}) : entry.tool.execute(args, client());
+        }
+        if (!native) {
+          const entry = registered.get(name);
+          if (!entry) throw Object.assign(new Error(`no tool named ${name}`), { code: 'TOOL_NOT_FOUND' });
+          return entry.tool.execute(args, client());
+        }
+        const tool = (await native.getTools()).find((t) => t.name === name);
+        if (!tool) throw Object.assign(new Error(`no tool named ${name}`), { code: 'TOOL_NOT_FOUND' });
+        lastError.delete(name);
+        let out;
+        try {
+          out = await native.executeTool(tool, args);
+        } catch (e) {
+          throw lastError.has(name) ? new Error(lastError.get(name)) : e;
+        }
+        // Native executeTool returns the result JSON-encoded (or a string result as is).
+        try {
+          return typeof out === 'string' ? JSON.parse(out) : out;
+        } catch {
+          return out;
+        }
+      }
+
+
+      // --- the API the page sees -------------------------------------------------------------------
+
+      let api;
+      let notify = () => {}; // the native object fires its own toolchange
+      if (native) {
+        const nativeRegister = native.registerTool.bind(native);
+        const registerTool = (tool, options = {}) => {
+          validate(tool);
+          const controller = new AbortController();
+          const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+          const execute = async (args, c) => {
+            try {
+              return await tool.execute(args, c);
+            } catch (e) {
+              lastError.set(tool.name, errorMessage(e));
+              throw e;
+            }
+          };
+          // Remembered before the native call: its toolchange may be reported before it resolves.
+          const previous = registered.get(tool.name);
+          registered.set(tool.name, { tool, controller });
+          const forget = () => {
+            if (registered.get(tool.name)?.controller === controller) {
+              if (previous) registered.set(tool.name, previous);
+              else registered.delete(tool.name);
+            }
+          };
+          signal.addEventListener('abort', forget);
+          try {
+            return Promise.resolve(nativeRegister({ ...tool, execute }, { ...options, signal })).catch((e) => {
+              forget();
+              throw e;
+            });
+          } catch (e) {
+            forget();
+            throw e;
+          }
+        };
+        api = native;
+        Object.defineProperty(native, 'registerTool', { value: registerTool, configurable: true, writable: true });
+        native.addEventListener('toolchange', changed);
+      } else if (gecko) {
+        const nativeRegister = gecko.registerTool.bind(gecko);
+        const nativeUnregister = gecko.unregisterTool.bind(gecko);
+        notify = changed;
+        api = gecko;
+        const registerTool = (tool, options = {}) => {
+          validate(tool);
+          if (options?.signal?.aborted) return undefined;
+          const result = nativeRegister(tool); // Firefox's own checks first; it replaces a duplicate
+          registered.get(tool.name)?.controller.abort();
+          const controller = new AbortController();
+          registered.set(tool.name, { tool, controller });
+          options?.signal?.addEventListener('abort', () => registered.get(tool.name)?.controller === controller && api.unregisterTool(tool.name), { once: true });
+          notify();
+          return result;
+        };
+        const unregisterTool = (name) => {
+          nativeUnregister(name);
+          const entry = registered.get(name);
+          if (!entry) return;
+          registered.delete(name);
+          entry.controller.abort();
+          notify();
+        };
+        Object.defineProperty(gecko, 'registerTool', { value: registerTool, configurable: true, writable: true });
+        Object.defineProperty(gecko, 'unregisterTool', { value: unregisterTool, configurable: true, writable: true });
+        if (!('modelContext' in document)) Object.defineProperty(document, 'modelContext', { value: gecko, configurable: true, enumerable: true });
+      } else {
+        const target = new EventTarget();
+        let ontoolchange = null;
+        notify = () => {
+          target.dispatchEvent(new Event('toolchange'));
+          changed();
+        };
+        api = {
+          registerTool(tool, options = {}) {
+            validate(tool);
+            if (registered.has(tool.name)) throw new DOMException(`Duplicate tool name: ${tool.name}`, 'InvalidStateError');
+            const controller = new AbortController();
+            registered.set(tool.name, { tool, controller });
+            options.signal?.addEventListener('abort', () => api.unregisterTool(tool.name));
+            notify();
+            // Older WebMCP drafts return a registration handle; newer ones return nothing. Both work.
+            return { unregister: () => api.unregisterTool(tool.name) };
+          },
+          getTools: async () => list(),
+          async executeTool(toolOrName, args = {}) {
+            const result = await call(typeof toolOrName === 'string' ? toolOrName : toolOrName?.name, args);
+            return typeof result === 'string' ? result : JSON.stringify(result);
+          },
+          addEventListener: target.addEventListener.bind(target),
+          removeEventListener: target.removeEventListener.bind(target),
+          dispatchEvent: target.dispatchEvent.bind(target),
+          get ontoolchange() {
+            return ontoolchange;
+          },
+          set ontoolchange(fn) {
+            if (ontoolchange) target.removeEventListener('toolchange', ontoolchange);
+            ontoolchange = typeof fn === 'function' ? fn : null;
+            if (ontoolchange) target.addEventListener('toolchange', ontoolchange);
+          },
+        };
+        Object.defineProperty(document, 'modelContext', { value: api, configurable: true, enumerable: true });
+      }
+
+      // Methods from the WebMCP explainer that Chromium's native object does not have (yet).
+      const extra = {
+        unregisterTool(name) {
+          const entry = registered.get(name);
+          if (!entry) return;
+          registered.delete(name);
+          entry.controller.abort();
+          notify();
+        },
+        provideContext({ tools = [] } = {}) {
+          api.clearContext();
+          return Promise.all(tools.map((t) => api.registerTool(t)));
+        },
+        clearContext() {
+          for (const name of [...registered.keys()]) api.unregisterTool(name);
+        },
+      };
+      for (const [name, fn] of Object.entries(extra)) {
+        if (typeof api[name] !== 'function') Object.defineProperty(api, name, { value: fn, configurable: true, writable: true });
+      }
+      if (!('modelContext' in navigator)) {
+        Object.defineProperty(navigator, 'modelContext', { get: () => document.modelContext, configurable: true, enumerable: true });
+      }
+      return { list, call, changed };
+    }
+
+    let shim = null;
+    const built = () => (shim ??= build());
+    // The placeholders: the first read of modelContext builds the shim and answers with it.
+    for (const [target, real] of [[document, () => document.modelContext], [navigator, () => navigator.modelContext]]) {
+      Object.defineProperty(target, 'modelContext', { get: () => (built(), real()), configurable: true, enumerable: true });
+    }
+
+    // --- requests from content.js ------------------------------------------------------------------
+
+    document.addEventListener(TO_PAGE, async (event) => {
+      let msg;
+      try {
+        msg = JSON.parse(event.detail);
+      } catch {
+        return;
+      }
+      // Before the shim is built the page has registered nothing through it; a browser with its
+      // own WebMCP may hold tools the page declared without script, so it is asked.
+      if (msg?.kind === 'sync') return (shim || nativeApi) && built().changed();
+      if (msg?.kind === 'list') return send({ kind: 'reply', id: msg.id, tools: await built().list().catch(() => []) });
+      if (msg?.kind !== 'call') return;
+      try {
+        const result = json(await built().call(msg.name, msg.args));
+        send({ kind: 'reply', id: msg.id, result });
+      } catch (e) {
+        send({ kind: 'reply', id: msg.id, error: { code: e?.code || 'TOOL_ERROR', message: errorMessage(e) } });
+      }
+    });
+
+    if (nativeApi) built().changed();
+  })();
+})();

@@ -323,7 +323,8 @@
       return out;
     }
 
-    const OURS = /document-start\.js/;
+    // Our own frames, not a page's file of the same name.
+    const OURS = /^(?:chrome|moz)-extension:\/\/[^/]+\/page\/document-start\.js$/;
     const FRAME = /\(?((?:https?|file|blob|chrome-extension|about|data):.*?):(\d+):(\d+)\)?\s*$/;
 
     // The first stack frame outside this file: where the page called console.*.

@@ -104,7 +104,8 @@ export function held() {
   };
 }
 
-// Tabs that were open before the extension loaded have no capture yet: it starts now (each
+// Tabs that were open before the extension loaded have no capture yet: it starts now, with the
+// rest of the page world's file (its guard keeps a frame that has it from running it twice; each
 // frame's relay comes with the read that follows, flushConsole).
 async function ensureConsoleCapture(tabId) {
   if (consoleLog.knows(tabId)) return;

@@ -7,11 +7,16 @@
 // And at load each part only keeps originals and installs its hooks; what it needs of the
 // bigger interfaces (Element, KeyboardEvent, Document, Navigator) it reaches when it is used, as
 // the first touch of such an interface costs a fresh page a fraction of a millisecond. The
-// parts share nothing but the guard: each is a block of its own.
+// parts share the guard and the originals kept before the page's code: each is a block of its own.
 (() => {
   const GUARD = Symbol.for('browser-mcp.page');
   if (window[GUARD]) return; // injected twice (manifest + on-demand injection)
   Object.defineProperty(window, GUARD, { value: true });
+  // The originals the parts use, kept before any page script can replace them (and before the
+  // listener record below wraps addEventListener).
+  const { addEventListener: listen, removeEventListener: unlisten, dispatchEvent: dispatch } = EventTarget.prototype;
+  const { parse, stringify } = JSON;
+  const Custom = CustomEvent;
 
   // --- Dialogs --------------------------------------------------------------------------------
   // alert/confirm/prompt ask the extension first (content/dom-dialogs.js, isolated world) through
@@ -24,10 +29,7 @@
     const UNTIL = 'browser-mcp:dialog-until';
     // Kept from before any page script runs, so a page that replaces them does not break us.
     const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
-    const { addEventListener, removeEventListener, dispatchEvent } = EventTarget.prototype;
     const { preventDefault, stopImmediatePropagation } = Event.prototype;
-    const { parse, stringify } = JSON;
-    const Custom = CustomEvent;
     const detailOf = Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get;
     const now = Date.now;
     const toNumber = Number;
@@ -48,7 +50,7 @@
     function guard() {
       if (guarding) return;
       guarding = true;
-      addEventListener.call(window, 'beforeunload', (event) => {
+      listen.call(window, 'beforeunload', (event) => {
         if (now() < drivenUntil) stopImmediatePropagation.call(event);
       }, true);
     }
@@ -57,7 +59,7 @@
     // worlds), and is told it was heard by the cancelled event. Listened for on the window in the
     // capture phase, so that no listener of the page's hears it first. The page can forge it: then
     // it only skips its own beforeunload handlers, which is its own business.
-    addEventListener.call(window, UNTIL, (event) => {
+    listen.call(window, UNTIL, (event) => {
       preventDefault.call(event);
       drivenUntil = toNumber(detailOf.call(event)) || 0;
       if (now() < drivenUntil) guard();
@@ -68,11 +70,11 @@
       const take = (e) => {
         answer = e.detail;
       };
-      addEventListener.call(document, ANSWER, take);
+      listen.call(document, ANSWER, take);
       try {
-        dispatchEvent.call(document, new Custom(ASK, { detail: stringify({ kind, message: message === undefined ? '' : String(message), defaultText }) }));
+        dispatch.call(document, new Custom(ASK, { detail: stringify({ kind, message: message === undefined ? '' : String(message), defaultText }) }));
       } finally {
-        removeEventListener.call(document, ANSWER, take);
+        unlisten.call(document, ANSWER, take);
       }
       try {
         return typeof answer === 'string' ? parse(answer) : null;
@@ -116,8 +118,6 @@
       ['dragstart', 1], ['dragenter', 2], ['dragover', 2], ['drop', 2],
     ]);
     const proto = EventTarget.prototype;
-    const add = proto.addEventListener;
-    const { dispatchEvent } = proto;
     const kinds = new WeakMap(); // element -> bits
     let held = []; // WeakRefs of the elements in `kinds`, for the answer
     // A page that nobody snapshots may make and drop listened-on elements all day (a long list
@@ -140,7 +140,7 @@
         }
         if ((had | bit) !== had) kinds.set(this, had | bit);
       }
-      return add.call(this, type, listener, options);
+      return listen.call(this, type, listener, options);
     }
     Object.defineProperty(proto, 'addEventListener', { value: addEventListener, writable: true, configurable: true, enumerable: true });
 
@@ -148,9 +148,8 @@
     // an event's fields can only be given in the world that reads them, so the isolated world
     // (dom-actions.js) asks for each key event here: {type, init, keyCode, charCode} as JSON on
     // a request event whose target is the element.
-    const { parse } = JSON;
     const define = Object.defineProperty;
-    add.call(window, KEY, (e) => {
+    listen.call(window, KEY, (e) => {
       let req;
       try {
         req = parse(e.detail);
@@ -160,14 +159,14 @@
       const target = e.composedPath()[0];
       const ev = new KeyboardEvent(req.type, { ...req.init, view: window });
       for (const [k, v] of [['keyCode', req.keyCode], ['which', req.keyCode], ['charCode', req.charCode]]) define(ev, k, { get: () => v });
-      dispatchEvent.call(target, ev);
+      dispatch.call(target, ev);
     }, true);
 
-    add.call(document, ASK, () => {
+    listen.call(document, ASK, () => {
       sweep();
       for (let i = 0; i < held.length; i++) {
         const el = held[i].deref();
-        if (el?.isConnected) dispatchEvent.call(el, new CustomEvent(MARK, { detail: kinds.get(el), composed: true }));
+        if (el?.isConnected) dispatch.call(el, new Custom(MARK, { detail: kinds.get(el), composed: true }));
       }
     });
   })();
@@ -191,10 +190,6 @@
     const FLUSH_MS = 50;
 
     // The page may replace any of these later; ours are the originals.
-    const stringify = JSON.stringify;
-    const dispatch = EventTarget.prototype.dispatchEvent;
-    const listen = EventTarget.prototype.addEventListener;
-    const Custom = CustomEvent;
     const later = setTimeout;
     const now = Date.now;
     const ErrorCtor = Error;

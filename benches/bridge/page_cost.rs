@@ -160,40 +160,64 @@ pub(crate) async fn page_cost_rows(
     }
     let mut rows = Vec::new();
     for (case, (w, wo)) in cases.iter().zip(&samples) {
+        let c = Compared::of(w, wo);
+        let (target, ok) = match case.limit {
+            Limit::Added { task, script } => (
+                format!("<= +{task} ms, script <= +{script} ms"),
+                c.added <= task && c.added_script <= script,
+            ),
+            Limit::Ratio(r) => (format!("<= {r}x"), c.ratio <= r),
+        };
+        rows.push(c.row(
+            &format!("11 page cost, {}: main thread (script) ms", case.name),
+            &target,
+            Some(ok),
+        ));
+    }
+    rows
+}
+
+/// The loads of one page with the extension and without: medians, main-thread ranges and what
+/// the extension adds, as rows 11 and 11b print them.
+struct Compared {
+    with: String,
+    without: String,
+    added: f64,
+    added_script: f64,
+    ratio: f64,
+}
+
+impl Compared {
+    fn of(w: &[Cost], wo: &[Cost]) -> Compared {
         let task = |v: &[Cost]| v.iter().map(|c| c.task).collect::<Vec<_>>();
         let script = |v: &[Cost]| v.iter().map(|c| c.script).collect::<Vec<_>>();
         let (tw, two) = (task(w), task(wo));
         let (sw, swo) = (script(w), script(wo));
         let added = median(&tw) - median(&two);
         let added_script = median(&sw) - median(&swo);
-        let ratio = median(&tw) / median(&two);
-        let (target, ok) = match case.limit {
-            Limit::Added { task, script } => (
-                format!("<= +{task} ms, script <= +{script} ms"),
-                added <= task && added_script <= script,
-            ),
-            Limit::Ratio(r) => (format!("<= {r}x"), ratio <= r),
-        };
-        rows.push(row(
-            &format!("11 page cost, {}: main thread (script) ms", case.name),
-            format!(
+        Compared {
+            with: format!(
                 "{:.1} ({:.1}) [{}] +{added:.1} ({added_script:+.1})",
                 median(&tw),
                 median(&sw),
                 range(&tw)
             ),
-            format!(
+            without: format!(
                 "{:.1} ({:.1}) [{}] no extension",
                 median(&two),
                 median(&swo),
                 range(&two)
             ),
-            format!("{ratio:.2}x"),
-            &target,
-            Some(ok),
-        ));
+            added,
+            added_script,
+            ratio: median(&tw) / median(&two),
+        }
     }
-    rows
+
+    fn row(self, name: &str, target: &str, ok: Option<bool>) -> Row {
+        let ratio = format!("{:.2}x", self.ratio);
+        row(name, self.with, self.without, ratio, target, ok)
+    }
 }
 
 /// Row 11b (reported): the button page while an agent works. The daemon has told the extension
@@ -211,27 +235,8 @@ pub(crate) async fn at_work_row(
         wo.push(load(without, &url, false).await);
         w.push(load(with, &url, false).await);
     }
-    let task = |v: &[Cost]| v.iter().map(|c| c.task).collect::<Vec<_>>();
-    let script = |v: &[Cost]| v.iter().map(|c| c.script).collect::<Vec<_>>();
-    let (tw, two) = (task(&w), task(&wo));
-    let (sw, swo) = (script(&w), script(&wo));
-    row(
+    Compared::of(&w, &wo).row(
         "11b the button page while an agent works: main thread (script) ms",
-        format!(
-            "{:.1} ({:.1}) [{}] +{:.1} ({:+.1})",
-            median(&tw),
-            median(&sw),
-            range(&tw),
-            median(&tw) - median(&two),
-            median(&sw) - median(&swo)
-        ),
-        format!(
-            "{:.1} ({:.1}) [{}] no extension",
-            median(&two),
-            median(&swo),
-            range(&two)
-        ),
-        format!("{:.2}x", median(&tw) / median(&two)),
         "report",
         None,
     )

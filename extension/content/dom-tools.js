@@ -130,8 +130,8 @@ globalThis.browserMcpDom ??= (() => {
     return t.length > max ? `${t.slice(0, max - 1)}…` : t;
   };
 
-  // The accessible-name computation and ARIA roles of dom-accessibility-api (vendored; loaded by
-  // cjs-loader.js before this file).
+  // The accessible-name computation and ARIA roles of dom-accessibility-api (vendored; injected
+  // before this file).
   const lib = (id) => {
     const m = globalThis.browserMcpModules?.get(id);
     if (!m) fail('TOOL_ERROR', `the vendored module ${id} did not load`);

@@ -69,9 +69,9 @@
     document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
   });
 
-  // The beforeunload guard lives in the page's world (page/document-start.js), registered
-  // before any page script whether or not this script is in the frame yet: it is told the
-  // deadline, and takes the word by cancelling the event. Not taken means that world's script
+  // What keeps the page's beforeunload handlers from running lives in the page's world
+  // (page/document-start.js), in place before any page script whether or not this script is in
+  // the frame yet: it is told the deadline, and takes the word by cancelling the event. Not taken means that world's script
   // has not run yet (an order between the worlds at document_start is not promised): once
   // more, after the scripts of this moment.
   let pageUntil = 0; // the latest word, which a retry carries

@@ -23,38 +23,73 @@
   // synchronous DOM events. While an agent drives the tab the extension answers at once by its
   // dialog policy, so a native dialog never blocks a call; otherwise (the person's own browsing)
   // the native dialog opens as usual.
-  (() => {
+  //
+  // While driven, the page's own beforeunload handlers are not run either, so a navigation the
+  // agent asked for never stops at "Leave site?". (Chromium only shows that prompt after real
+  // user input; the agent's input is synthetic, a person's is not.) A listener of ours added
+  // once the tab is driven runs after the page's own ones added before it (Chromium runs a
+  // target's listeners in the order they were added: seen in CI), and one added at load would
+  // cost every page 0.4-0.5 ms in a new renderer and make every navigation of the person's
+  // pages stop to run it (issue 30). So nothing is added at load: the page's beforeunload
+  // listeners are wrapped as the page adds them (the listener record below calls `leaving`),
+  // each wrapper skipping the page's listener while driven; and once the tab is driven, the
+  // guard listener stops the ones added after it, and the window's handler (`onbeforeunload`,
+  // or `<body onbeforeunload>`) is wrapped in its place, and so is any the page sets later.
+  const leaving = (() => {
     const ASK = 'browser-mcp:dialog';
     const ANSWER = 'browser-mcp:dialog-answer';
     const UNTIL = 'browser-mcp:dialog-until';
     // Kept from before any page script runs, so a page that replaces them does not break us.
     const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
     const { preventDefault, stopImmediatePropagation } = Event.prototype;
-    const detailOf = Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get;
+    const { getOwnPropertyDescriptor: descriptor, defineProperty: define } = Object;
+    const detailOf = descriptor(CustomEvent.prototype, 'detail').get;
     const now = Date.now;
     const toNumber = Number;
-    const isTop = window === window.top;
 
-    // While driven, the page's own beforeunload handlers are not run, so a navigation the agent
-    // asked for never stops at "Leave site?". (Chromium only shows that prompt after real user
-    // input; the agent's input is synthetic, a person's is not.) The guard has to be the first
-    // listener: Chromium runs a target's listeners in the order they were added, and one added
-    // once the tab was driven ran after the page's own, and the prompt stopped the agent (seen in
-    // CI). So it is added here, before any page script, in the top frame. A subframe gets it only
-    // once it hears that its tab is driven (at document_start when the worker's word was there
-    // first, worker/dialogs.js): a beforeunload listener in every frame would make each of them a
-    // stop on every navigation of the person's pages. It reads no storage: leaving a page must
-    // not cost every page either.
     let drivenUntil = 0;
+    const driven = () => now() < drivenUntil;
+    const wrappers = new WeakMap(); // the page's listener -> ours, so that removing it removes ours
+    const pageOf = new WeakMap(); // ours -> the page's (what the page reads back as its handler)
+    function wrap(listener) {
+      if (!listener || (typeof listener !== 'function' && typeof listener !== 'object')) return listener;
+      let ours = wrappers.get(listener);
+      if (!ours) {
+        ours = function (event) {
+          if (driven()) return undefined;
+          return typeof listener === 'function' ? listener.call(this, event) : listener.handleEvent(event);
+        };
+        wrappers.set(listener, ours);
+        pageOf.set(ours, listener);
+      }
+      return ours;
+    }
+
     let guarding = false;
     function guard() {
       if (guarding) return;
       guarding = true;
       listen.call(window, 'beforeunload', (event) => {
-        if (now() < drivenUntil) stopImmediatePropagation.call(event);
+        if (driven()) stopImmediatePropagation.call(event);
       }, true);
+      const handler = descriptor(window, 'onbeforeunload');
+      if (!handler?.set || !handler.configurable) return;
+      // Setting a handler that is there keeps its place among the listeners (HTML's event
+      // handler attributes), so the wrapped one still runs where the page's did.
+      const current = handler.get.call(window);
+      if (typeof current === 'function' && !pageOf.has(current)) handler.set.call(window, wrap(current));
+      define(window, 'onbeforeunload', {
+        get() {
+          const h = handler.get.call(window);
+          return pageOf.get(h) ?? h;
+        },
+        set(h) {
+          handler.set.call(window, typeof h === 'function' ? wrap(h) : h);
+        },
+        configurable: true,
+        enumerable: handler.enumerable,
+      });
     }
-    if (isTop) guard();
     // dom-dialogs.js says until when the tab is driven (a string: only strings cross between the
     // worlds), and is told it was heard by the cancelled event. Listened for on the window in the
     // capture phase, so that no listener of the page's hears it first. The page can forge it: then
@@ -62,7 +97,7 @@
     listen.call(window, UNTIL, (event) => {
       preventDefault.call(event);
       drivenUntil = toNumber(detailOf.call(event)) || 0;
-      if (now() < drivenUntil) guard();
+      if (driven()) guard();
     }, true);
 
     function ask(kind, message, defaultText) {
@@ -98,11 +133,17 @@
       if (!a || a.native) return native.prompt.apply(this, arguments);
       return a.accept === true ? (typeof a.text === 'string' ? a.text : def) : null;
     };
+
+    // For the listener record: a page's beforeunload listener on the window, and its removal.
+    return {
+      add: (target, type, listener) => (type === 'beforeunload' && target === window ? wrap(listener) : listener),
+      remove: (target, type, listener) => (type === 'beforeunload' && target === window && listener ? wrappers.get(listener) ?? listener : listener),
+    };
   })();
 
   // --- Listeners and keys ---------------------------------------------------------------------
-  // The page-world half of the agent's input. Which elements the page listens on for a click, a press or a drop, and key events as old editors read
-  // them (below). A `<div>` made a button or a drop zone by addEventListener leaves no trace in
+  // The page-world half of the agent's input. Which elements the page listens on for a click, a
+  // press or a drop, and key events as old editors read them (below). A `<div>` made a button or a drop zone by addEventListener leaves no trace in
   // the DOM, and the snapshot (content/dom-snapshot.js) should still give it a ref (issue 34).
   // At load this only wraps addEventListener: each call costs one Map lookup, and a WeakMap add
   // for the few types that matter. Nothing is sent anywhere until the DOM kit asks, once per
@@ -140,9 +181,14 @@
         }
         if ((had | bit) !== had) kinds.set(this, had | bit);
       }
-      return listen.call(this, type, listener, options);
+      return listen.call(this, type, leaving.add(this, type, listener), options);
+    }
+    // The page removes what it added: for a beforeunload listener, that is our wrapper (above).
+    function removeEventListener(type, listener, options) {
+      return unlisten.call(this, type, leaving.remove(this, type, listener), options);
     }
     Object.defineProperty(proto, 'addEventListener', { value: addEventListener, writable: true, configurable: true, enumerable: true });
+    Object.defineProperty(proto, 'removeEventListener', { value: removeEventListener, writable: true, configurable: true, enumerable: true });
 
     // Key events with the legacy keyCode/which/charCode that older editors (CodeMirror 5) read:
     // an event's fields can only be given in the world that reads them, so the isolated world

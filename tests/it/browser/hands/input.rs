@@ -114,6 +114,33 @@ pub(super) fn dialogs(h: &mut Hands) {
     }
     let snap = h.snapshot();
     assert!(snap.contains("beforeunload demo."), "{snap}");
+
+    // The window's handler, which no addEventListener shows: the body's attribute, and the one
+    // the page sets in the person's click, in the attribute's place. The page reads back its own.
+    for leave in ["navigate", "reload"] {
+        h.goto("hands-leave.html");
+        h.o.person_clicks(20.0, 20.0);
+        h.wait(
+            "the page's own handler",
+            "typeof window.pageHandler === 'function'",
+        );
+        assert_eq!(
+            h.eval("window.onbeforeunload === window.pageHandler"),
+            json!(true)
+        );
+        let started = Instant::now();
+        if leave == "navigate" {
+            h.goto("playwright/empty.html");
+        } else {
+            h.call("browser_reload", json!({}));
+            h.settle();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{leave} away from a page with an onbeforeunload handler took {:?}",
+            started.elapsed()
+        );
+    }
 }
 
 pub(super) fn uploads(h: &mut Hands) {

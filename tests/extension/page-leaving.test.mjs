@@ -1,0 +1,142 @@
+// The page world's beforeunload handling (extension/page/document-start.js, the dialogs part):
+// the page's own listeners and handler are skipped while its tab is driven and run as ever
+// otherwise, and the page still removes and reads back what it added. The file runs here on a
+// window made of Node's EventTarget; the browsers' own ordering of listeners is the e2e tests'
+// business (tests/it/browser/hands/input.rs).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+
+const SOURCE = readFileSync(new URL('../../extension/page/document-start.js', import.meta.url), 'utf8');
+const UNTIL = 'browser-mcp:dialog-until';
+const LEVELS = ['debug', 'log', 'info', 'warn', 'error', 'trace', 'dir', 'dirxml', 'table', 'assert'];
+
+// A fresh window with document-start.js run in it, as at document_start. The file wraps
+// EventTarget.prototype's methods; `done` puts Node's back.
+function pageWorld() {
+  const proto = EventTarget.prototype;
+  const kept = { add: proto.addEventListener, remove: proto.removeEventListener };
+  const window = new EventTarget();
+  window.top = window;
+  for (const name of ['alert', 'confirm', 'prompt']) window[name] = () => undefined;
+  // The window's beforeunload handler as HTML defines it: one listener, added when a handler is
+  // first set, that keeps its place when the handler is set again.
+  let handler = null;
+  let added = false;
+  Object.defineProperty(window, 'onbeforeunload', {
+    get: () => handler,
+    set(h) {
+      handler = typeof h === 'function' ? h : null;
+      if (!handler || added) return;
+      added = true;
+      kept.add.call(window, 'beforeunload', (event) => {
+        if (handler?.call(window, event) != null) event.preventDefault();
+      });
+    },
+    configurable: true,
+    enumerable: true,
+  });
+  const console = Object.fromEntries(LEVELS.map((level) => [level, () => undefined]));
+  new Function('window', 'globalThis', 'document', 'navigator', 'console', SOURCE)(window, window, new EventTarget(), {}, console);
+  return {
+    window,
+    // What dom-dialogs.js tells the page: driven until then (ms since the epoch); says whether
+    // the page world heard it.
+    drivenUntil: (until) => !window.dispatchEvent(new CustomEvent(UNTIL, { detail: String(until), cancelable: true })),
+    // A beforeunload event: whether anything asked to stay.
+    leave: () => !window.dispatchEvent(new Event('beforeunload', { cancelable: true })),
+    done() {
+      Object.assign(proto, { addEventListener: kept.add, removeEventListener: kept.remove });
+    },
+  };
+}
+
+const stay = (event) => event.preventDefault();
+
+test('the page\'s beforeunload listeners run while the tab is not driven, and not while it is', () => {
+  const page = pageWorld();
+  try {
+    const seen = [];
+    page.window.addEventListener('beforeunload', (event) => {
+      seen.push('function');
+      stay(event);
+    });
+    page.window.addEventListener('beforeunload', { handleEvent: (event) => seen.push(`object ${event.type}`) });
+    assert.equal(page.leave(), true);
+    assert.deepEqual(seen, ['function', 'object beforeunload']);
+
+    assert.equal(page.drivenUntil(Date.now() + 60_000), true, 'the page world takes the word');
+    assert.equal(page.leave(), false, 'nothing asks to stay while driven');
+    assert.equal(seen.length, 2);
+
+    page.drivenUntil(0);
+    assert.equal(page.leave(), true);
+    assert.equal(seen.length, 4);
+  } finally {
+    page.done();
+  }
+});
+
+test('the page removes a beforeunload listener it added, once per capture flag', () => {
+  const page = pageWorld();
+  try {
+    let calls = 0;
+    const count = () => calls++;
+    page.window.addEventListener('beforeunload', count);
+    page.window.addEventListener('beforeunload', count); // the same listener twice: once
+    page.window.addEventListener('beforeunload', count, { capture: true });
+    page.leave();
+    assert.equal(calls, 2);
+    page.window.removeEventListener('beforeunload', count, { capture: true }); // Node's EventTarget takes no bare boolean here
+    page.leave();
+    assert.equal(calls, 3);
+    page.window.removeEventListener('beforeunload', count);
+    page.leave();
+    assert.equal(calls, 3);
+  } finally {
+    page.done();
+  }
+});
+
+test('other targets and types keep the page\'s own listener', () => {
+  const page = pageWorld();
+  try {
+    const other = new EventTarget();
+    let calls = 0;
+    const count = () => calls++;
+    other.addEventListener('beforeunload', count);
+    other.removeEventListener('beforeunload', count);
+    page.window.addEventListener('pagehide', count);
+    page.window.removeEventListener('pagehide', count);
+    other.dispatchEvent(new Event('beforeunload'));
+    page.window.dispatchEvent(new Event('pagehide'));
+    assert.equal(calls, 0);
+  } finally {
+    page.done();
+  }
+});
+
+test('the window\'s handler, set before or after the tab is driven, is skipped while driven and reads back as the page\'s', () => {
+  const page = pageWorld();
+  try {
+    const early = () => 'Leave?';
+    page.window.onbeforeunload = early;
+    assert.equal(page.leave(), true, 'a handler that returns a string asks to stay');
+    page.drivenUntil(Date.now() + 60_000);
+    assert.equal(page.leave(), false);
+    assert.equal(page.window.onbeforeunload, early);
+
+    const later = (event) => stay(event);
+    page.window.onbeforeunload = later; // in the first one's place, before the guard
+    assert.equal(page.window.onbeforeunload, later);
+    assert.equal(page.leave(), false);
+
+    page.drivenUntil(0);
+    assert.equal(page.leave(), true, 'the page\'s handler runs again once the tab is not driven');
+    page.window.onbeforeunload = null;
+    assert.equal(page.window.onbeforeunload, null);
+    assert.equal(page.leave(), false);
+  } finally {
+    page.done();
+  }
+});

@@ -96,10 +96,12 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
     let d = Daemon::start();
     let mut with = connected_chromium(&exe, &d).await;
     let mut without = Chromium::launch(&exe, None, |_| {}).await;
+    let floor_ext = floor_extension();
+    let mut floor = Chromium::launch(&exe, Some(floor_ext.path()), |_| {}).await;
     // Each browser keeps a page open throughout, as a person's browser does (with the
     // extension, the page that holds the worker's lifeline); a first load of every page warms
     // the browsers' caches alike.
-    for c in [&mut with, &mut without] {
+    for c in [&mut with, &mut without, &mut floor] {
         open(c, &pages.url("/child?home")).await;
         for case in CASES {
             load(c, &pages.url(case.path), false).await;
@@ -109,7 +111,8 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(if quick { 3 } else { 7 });
-    let mut rows = page_cost_rows(&mut with, &mut without, &pages, runs).await;
+    let mut rows = page_cost_rows(&mut with, &mut without, &mut floor, &pages, runs).await;
+    drop(floor);
     // An agent's first request: from now on the extension watches its pages.
     let (status, _) = control(&d, "GET", "/v1/tabs", None).await;
     assert_eq!(status, 200, "GET /v1/tabs");

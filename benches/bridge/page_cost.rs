@@ -1,8 +1,10 @@
-//! Row 11: what our extension costs the person's pages (issue 30). Two headless Chromiums of the
+//! Row 11: what our extension costs the person's pages (issue 30). Headless Chromiums of the
 //! same run, one with the extension (connected to a daemon through its native host, as README
-//! sets it up) and one without, load the same pages in turn, five times each; the renderer's
-//! main-thread time (`TaskDuration`) and script time (`ScriptDuration`) of each load come from
-//! DevTools' `Performance.getMetrics`. Medians, ranges and what the extension adds.
+//! sets it up) and one without, load the same pages in turn; the renderer's main-thread time
+//! (`TaskDuration`) and script time (`ScriptDuration`) of each load come from DevTools'
+//! `Performance.getMetrics`. Medians, ranges and what the extension adds. A third Chromium, with
+//! the floor extension (one statement at `document_start`, nothing else), loads the pages that
+//! have a target in milliseconds: what any extension with a content script costs them.
 
 use crate::prelude::*;
 
@@ -131,10 +133,39 @@ fn range(v: &[f64]) -> String {
     format!("{lo:.1}–{hi:.1}")
 }
 
-/// Row 11 for every case: `runs` alternating loads with and without the extension.
+/// The floor of row 11: an extension of one statement in the page's world at `document_start`,
+/// in every frame as ours, and nothing else (no worker, no permissions). Whatever an extension
+/// with a content script does, the browser charges a page this much for it.
+pub(crate) fn floor_extension() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = json!({
+        "manifest_version": 3,
+        "name": "floor",
+        "version": "1.0",
+        "content_scripts": [{
+            "matches": ["http://*/*", "https://*/*"],
+            "js": ["floor.js"],
+            "run_at": "document_start",
+            "all_frames": true,
+            "match_origin_as_fallback": true,
+            "world": "MAIN",
+        }],
+    });
+    std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("floor.js"),
+        "globalThis.benchFloor = true;\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Row 11 for every case: `runs` alternating loads with and without the extension, and with the
+/// floor extension for the cases with a target in milliseconds.
 pub(crate) async fn page_cost_rows(
     with: &mut Chromium,
     without: &mut Chromium,
+    floor: &mut Chromium,
     pages: &PageServer,
     runs: usize,
 ) -> Vec<Row> {
@@ -148,18 +179,21 @@ pub(crate) async fn page_cost_rows(
                 .is_none_or(|o| o.split(',').any(|w| c.name.contains(w)))
         })
         .collect();
-    let mut samples: Vec<(Vec<Cost>, Vec<Cost>)> =
-        cases.iter().map(|_| Default::default()).collect();
+    // with, without, floor
+    let mut samples: Vec<[Vec<Cost>; 3]> = cases.iter().map(|_| Default::default()).collect();
     for _ in 0..runs {
         for (i, case) in cases.iter().enumerate() {
             let url = pages.url(case.path);
             let idle = case.path == "/idle";
-            samples[i].1.push(load(without, &url, idle).await);
-            samples[i].0.push(load(with, &url, idle).await);
+            samples[i][1].push(load(without, &url, idle).await);
+            if matches!(case.limit, Limit::Added { .. }) {
+                samples[i][2].push(load(floor, &url, idle).await);
+            }
+            samples[i][0].push(load(with, &url, idle).await);
         }
     }
     let mut rows = Vec::new();
-    for (case, (w, wo)) in cases.iter().zip(&samples) {
+    for (case, [w, wo, fl]) in cases.iter().zip(&samples) {
         let c = Compared::of(w, wo);
         let (target, ok) = match case.limit {
             Limit::Added { task, script } => (
@@ -168,11 +202,28 @@ pub(crate) async fn page_cost_rows(
             ),
             Limit::Ratio(r) => (format!("<= {r}x"), c.ratio <= r),
         };
+        let ours = (c.added, c.added_script);
         rows.push(c.row(
             &format!("11 page cost, {}: main thread (script) ms", case.name),
             &target,
             Some(ok),
         ));
+        if !fl.is_empty() {
+            let f = Compared::of(fl, wo);
+            let over = format!(
+                "ours {:+.1} ({:+.1}) over it",
+                ours.0 - f.added,
+                ours.1 - f.added_script
+            );
+            rows.push(row(
+                &format!("11 floor, {}: any extension's one statement", case.name),
+                f.with,
+                f.without,
+                over,
+                "report",
+                None,
+            ));
+        }
     }
     rows
 }
@@ -197,7 +248,7 @@ impl Compared {
         let added_script = median(&sw) - median(&swo);
         Compared {
             with: format!(
-                "{:.1} ({:.1}) [{}] +{added:.1} ({added_script:+.1})",
+                "{:.1} ({:.1}) [{}] {added:+.1} ({added_script:+.1})",
                 median(&tw),
                 median(&sw),
                 range(&tw)

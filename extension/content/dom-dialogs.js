@@ -71,9 +71,9 @@
 
   // What keeps the page's beforeunload handlers from running lives in the page's world
   // (page/document-start.js), in place before any page script whether or not this script is in
-  // the frame yet: it is told the deadline, and takes the word by cancelling the event. Not taken means that world's script
-  // has not run yet (an order between the worlds at document_start is not promised): once
-  // more, after the scripts of this moment.
+  // the frame yet: it is told the deadline, and takes the word by cancelling the event. Not
+  // taken means that world's script has not run yet (an order between the worlds at
+  // document_start is not promised): once more, after the scripts of this moment.
   let pageUntil = 0; // the latest word, which a retry carries
   const told = () => !document.dispatchEvent(new CustomEvent(UNTIL, { detail: String(pageUntil), cancelable: true }));
   function tellPage(until) {

@@ -143,10 +143,11 @@
 
   // --- Listeners and keys ---------------------------------------------------------------------
   // The page-world half of the agent's input. Which elements the page listens on for a click, a
-  // press or a drop, and key events as old editors read them (below). A `<div>` made a button or a drop zone by addEventListener leaves no trace in
-  // the DOM, and the snapshot (content/dom-snapshot.js) should still give it a ref (issue 34).
-  // At load this only wraps addEventListener: each call costs one Map lookup, and a WeakMap add
-  // for the few types that matter. Nothing is sent anywhere until the DOM kit asks, once per
+  // press or a drop, and key events as old editors read them (below). A `<div>` made a button or
+  // a drop zone by addEventListener leaves no trace in the DOM, and the snapshot
+  // (content/dom-snapshot.js) should still give it a ref (issue 34). At load this only wraps
+  // addEventListener (and removeEventListener, for the dialogs part's beforeunload wrappers):
+  // each call costs one Map lookup, and a WeakMap add for the few types that matter. Nothing is sent anywhere until the DOM kit asks, once per
   // snapshot, with the event below; then each such element still in the document answers with an
   // event of its own, which the isolated world collects.
   (() => {

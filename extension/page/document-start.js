@@ -1,13 +1,9 @@
 // The page's own (MAIN) world, every frame, at document_start, before any page script: what has
-// to be in place before the page's own code runs, and nothing more (issue 30). Everything else
-// (the bridge, the DOM kit, the isolated halves of these parts) comes only while an agent is at
-// work (worker/watch.js).
-//
-// One file, not one per part: each content script costs a page a compile and a run of its own.
-// And at load each part only keeps originals and installs its hooks; what it needs of the
-// bigger interfaces (Element, KeyboardEvent, Document, Navigator) it reaches when it is used, as
-// the first touch of such an interface costs a fresh page a fraction of a millisecond. The
-// parts share the guard and the originals kept before the page's code: each is a block of its own.
+// to be there before the page's code runs, and nothing more (issue 30); the rest comes while an
+// agent is at work (worker/watch.js). One file, as each content script costs a page a compile
+// and a run. At load each part only keeps originals (before the page can replace them) and
+// installs its hooks; the bigger interfaces (Element, KeyboardEvent, Document, Navigator) it
+// reaches when used, as their first touch costs a fresh page a fraction of a millisecond.
 (() => {
   const GUARD = Symbol.for('browser-mcp.page');
   if (window[GUARD]) return; // injected twice (manifest + on-demand injection)
@@ -20,26 +16,18 @@
 
   // --- Dialogs --------------------------------------------------------------------------------
   // alert/confirm/prompt ask the extension first (content/dom-dialogs.js, isolated world) through
-  // synchronous DOM events. While an agent drives the tab the extension answers at once by its
-  // dialog policy, so a native dialog never blocks a call; otherwise (the person's own browsing)
-  // the native dialog opens as usual.
-  //
-  // While driven, the page's own beforeunload handlers are not run either, so a navigation the
-  // agent asked for never stops at "Leave site?". (Chromium only shows that prompt after real
-  // user input; the agent's input is synthetic, a person's is not.) A listener of ours added
-  // once the tab is driven runs after the page's own ones added before it (Chromium runs a
-  // target's listeners in the order they were added: seen in CI), and one added at load would
-  // cost every page 0.4-0.5 ms in a new renderer and make every navigation of the person's
-  // pages stop to run it (issue 30). So nothing is added at load: the page's beforeunload
-  // listeners are wrapped as the page adds them (the listener record below calls `leaving`),
-  // each wrapper skipping the page's listener while driven; and once the tab is driven, the
-  // guard listener stops the ones added after it, and the window's handler (`onbeforeunload`,
-  // or `<body onbeforeunload>`) is wrapped in its place, and so is any the page sets later.
+  // synchronous DOM events: while an agent drives the tab it answers at once by its dialog
+  // policy, so a native dialog never blocks a call; otherwise the native dialog opens as usual.
+  // While driven, the page's beforeunload handlers do not run either, so the agent's navigation
+  // never stops at "Leave site?" (shown only after a person's real input). No listener of ours
+  // at load (it cost every page 0.4-0.5 ms in a new renderer), and one added later runs after
+  // the page's own (seen in CI): the listener record below wraps the page's listeners as it adds
+  // them (`leaving`), and once the tab is driven a guard stops those added after it and the
+  // window's handler (`onbeforeunload`, `<body onbeforeunload>`) is wrapped, as is any set later.
   const leaving = (() => {
     const ASK = 'browser-mcp:dialog';
     const ANSWER = 'browser-mcp:dialog-answer';
     const UNTIL = 'browser-mcp:dialog-until';
-    // Kept from before any page script runs, so a page that replaces them does not break us.
     const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
     const { preventDefault, stopImmediatePropagation } = Event.prototype;
     const { getOwnPropertyDescriptor: descriptor, defineProperty: define } = Object;
@@ -142,14 +130,12 @@
   })();
 
   // --- Listeners and keys ---------------------------------------------------------------------
-  // The page-world half of the agent's input. Which elements the page listens on for a click, a
-  // press or a drop, and key events as old editors read them (below). A `<div>` made a button or
-  // a drop zone by addEventListener leaves no trace in the DOM, and the snapshot
-  // (content/dom-snapshot.js) should still give it a ref (issue 34). At load this only wraps
-  // addEventListener (and removeEventListener, for the dialogs part's beforeunload wrappers):
-  // each call costs one Map lookup, and a WeakMap add for the few types that matter. Nothing is sent anywhere until the DOM kit asks, once per
-  // snapshot, with the event below; then each such element still in the document answers with an
-  // event of its own, which the isolated world collects.
+  // The page-world half of the agent's input: which elements the page listens on for a press or
+  // a drop (a `<div>` made a button by addEventListener leaves no trace in the DOM, and the
+  // snapshot should still give it a ref, issue 34), and key events as old editors read them. At
+  // load this only wraps addEventListener (one Map lookup a call, a WeakMap add for the few types
+  // that matter) and removeEventListener (for the dialogs part's wrappers). Elements are told to
+  // the DOM kit only when it asks, once per snapshot, each by an event of its own.
   (() => {
     const ASK = 'browser-mcp:listeners';
     const MARK = 'browser-mcp:listens';
@@ -192,9 +178,8 @@
     Object.defineProperty(proto, 'removeEventListener', { value: removeEventListener, writable: true, configurable: true, enumerable: true });
 
     // Key events with the legacy keyCode/which/charCode that older editors (CodeMirror 5) read:
-    // an event's fields can only be given in the world that reads them, so the isolated world
-    // (dom-actions.js) asks for each key event here: {type, init, keyCode, charCode} as JSON on
-    // a request event whose target is the element.
+    // only the world that reads an event can give it those, so dom-actions.js asks for each key
+    // event here ({type, init, keyCode, charCode} as JSON, the element as the event's target).
     const define = Object.defineProperty;
     listen.call(window, KEY, (e) => {
       let req;
@@ -221,14 +206,11 @@
   // --- Console --------------------------------------------------------------------------------
   // The page's console, seen from inside: wraps the console methods and listens for uncaught
   // errors, unhandled rejections and CSP violations. Entries go in batches, through DOM events, to
-  // console-relay.js in the extension's isolated world, which forwards them to the service worker
-  // (a subframe has the relay only once the worker first reads its log: issue 30).
-  //
-  // The page can see the wrapping and can forge entries; that only ever costs it its own console
-  // log. Everything here is bounded: each text is cut to TEXT_MAX characters and at most
-  // KEEP_ERRORS errors/warnings and KEEP_OTHERS other entries wait for a flush (the newest win).
+  // console-relay.js (isolated world; in a subframe only once its log is first read, issue 30).
+  // The page can see the wrapping and forge entries: that only costs it its own log. All of it
+  // is bounded: texts cut to TEXT_MAX, at most KEEP_ERRORS errors/warnings and KEEP_OTHERS
+  // others waiting for a flush (the newest win).
   (() => {
-
     const TO_RELAY = 'browser-mcp:console';
     const FLUSH = 'browser-mcp:console-flush';
     const TEXT_MAX = 1000;
@@ -236,7 +218,6 @@
     const KEEP_OTHERS = 1000;
     const FLUSH_MS = 50;
 
-    // The page may replace any of these later; ours are the originals.
     const later = setTimeout;
     const now = Date.now;
     const ErrorCtor = Error;
@@ -440,8 +421,7 @@
       });
     }, true);
 
-    // The relay asks before a tool call reads the log (and once it is injected later): what is
-    // waiting goes out now.
+    // The relay asks before a tool call reads the log (and once injected): what waits goes now.
     listen.call(doc, FLUSH, () => {
       relayMissing = false;
       flush();
@@ -449,24 +429,10 @@
   })();
 
   // --- WebMCP ---------------------------------------------------------------------------------
-  // Without native WebMCP it provides the API (navigator.modelContext === document.modelContext:
-  // registerTool, unregisterTool, provideContext, clearContext, getTools, executeTool, toolchange).
-  // With Chromium's native API (document.modelContext; --enable-features=WebMCP) it keeps the
-  // native object and native executeTool, and only adds what the native one lacks: the
-  // unregisterTool/provideContext/clearContext methods, navigator.modelContext, the page's original
-  // annotations (native getTools drops idempotentHint/destructiveHint) and the page's real error
-  // messages (native executeTool reports every failure as "UnknownError").
-  // With Firefox's native API (navigator.modelContext; pref dom.modelcontext.enabled) it keeps the
-  // native object, so Firefox itself sees the page's tools too. That object has only
-  // registerTool/unregisterTool (getTools/invokeTool only with dom.modelcontext.testing.enabled),
-  // no toolchange event and ignores an AbortSignal, so the shim wraps both methods to keep its own
-  // list, honours the signal, adds provideContext/clearContext and document.modelContext, and runs
-  // a call through native invokeTool when Firefox offers it, else through the tool's execute.
-  //
-  // Either way it reports the tool list to content.js and runs calls for it (see content.js).
-  //
-  // Only the top frame's tools are offered. A page with no tools
-  // sends nothing: the worker forgets a page's tools when a new page commits (tabs.js).
+  // The page's navigator.modelContext and document.modelContext, top frame only: our shim where
+  // the browser has no WebMCP, else an adapter over Chromium's or Firefox's own object (what each
+  // lacks and what we add: extension/README.md, "Page tools"). It reports the tool list to
+  // content.js and runs calls for it; a page with no tools sends nothing.
   (() => {
     if (window !== window.top) return;
 
@@ -566,7 +532,6 @@
           return out;
         }
       }
-
 
       // --- the API the page sees -------------------------------------------------------------------
 

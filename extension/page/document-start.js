@@ -125,7 +125,7 @@
     // For the listener record: a page's beforeunload listener on the window, and its removal.
     return {
       add: (target, type, listener) => (type === 'beforeunload' && target === window ? wrap(listener) : listener),
-      remove: (target, type, listener) => (type === 'beforeunload' && target === window && listener ? wrappers.get(listener) ?? listener : listener),
+      remove: (target, type, listener) => (type === 'beforeunload' && target === window ? wrappers.get(listener) ?? listener : listener),
     };
   })();
 

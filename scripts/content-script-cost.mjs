@@ -34,6 +34,9 @@ const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium
 const loads = Number(process.env.LOADS || 30);
 const rounds = Number(process.env.ROUNDS || 2);
 const newTab = process.env.NEW_TAB === '1';
+// CLOCK=thread: the main thread's CPU time (each event's `tdur`), not its wall-clock time: a
+// thread that waits for a core on a busy machine is not charged for the wait.
+const cost = process.env.CLOCK === 'thread' ? (e) => e.tdur ?? 0 : (e) => e.dur;
 const NONE = 'none';
 const FLOOR = 'floor';
 const dirs = process.argv.slice(2).map((d) => ([NONE, FLOOR].includes(d) ? d : resolve(d)));
@@ -148,11 +151,11 @@ async function measure(name) {
     const scripts = new Map();
     for (const e of events) {
       if (e.ph !== 'X' || !main.has(`${e.pid}:${e.tid}`)) continue;
-      if (e.name === 'ScriptInjection::InjectJs') inject += e.dur / 1000;
+      if (e.name === 'ScriptInjection::InjectJs') inject += cost(e) / 1000;
       const src = e.args?.data?.url || '';
       if (e.name === 'EvaluateScript' && src.startsWith('chrome-extension://')) {
         const file = src.replace(/^chrome-extension:\/\/[a-z]+\//, '');
-        scripts.set(file, (scripts.get(file) || 0) + e.dur / 1000);
+        scripts.set(file, (scripts.get(file) || 0) + cost(e) / 1000);
       }
     }
     const { busy, self } = pageMainThread(events, main, url);
@@ -177,11 +180,11 @@ function pageMainThread(events, mainThreads, pageUrl) {
     const t = thread(e);
     if (!page.has(t)) continue;
     if (!spans.has(t)) spans.set(t, []);
-    if (e.ph === 'X' && e.dur > 0) spans.get(t).push({ name: e.name, ts: e.ts, dur: e.dur });
+    if (e.ph === 'X' && e.dur > 0) spans.get(t).push({ name: e.name, ts: e.ts, dur: e.dur, cost: cost(e) });
     else if (e.ph === 'B') (open.get(t) || open.set(t, []).get(t)).push(e);
     else if (e.ph === 'E') {
       const b = open.get(t)?.pop();
-      if (b && e.ts > b.ts) spans.get(t).push({ name: b.name, ts: b.ts, dur: e.ts - b.ts });
+      if (b && e.ts > b.ts) spans.get(t).push({ name: b.name, ts: b.ts, dur: e.ts - b.ts, cost: cost({ dur: e.ts - b.ts, tdur: e.tts - b.tts }) });
     }
   }
   let busy = 0;
@@ -192,13 +195,13 @@ function pageMainThread(events, mainThreads, pageUrl) {
     const close = (until) => {
       while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= until) {
         const done = stack.pop();
-        self.set(done.name, (self.get(done.name) || 0) + (done.dur - done.children) / 1000);
+        self.set(done.name, (self.get(done.name) || 0) + (done.cost - done.children) / 1000);
       }
     };
     for (const s of list) {
       close(s.ts);
-      if (stack.length) stack.at(-1).children += Math.min(s.dur, stack.at(-1).ts + stack.at(-1).dur - s.ts);
-      else busy += s.dur / 1000;
+      if (stack.length) stack.at(-1).children += s.cost;
+      else busy += s.cost / 1000;
       stack.push({ ...s, children: 0 });
     }
     close(Infinity);

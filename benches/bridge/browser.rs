@@ -98,9 +98,9 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
     let mut without = Chromium::launch(&exe, None, |_| {}).await;
     let floor_ext = floor_extension();
     let mut floor = Chromium::launch(&exe, Some(floor_ext.path()), |_| {}).await;
-    // Each browser keeps a page open throughout, as a person's browser does (with the
-    // extension, the page that holds the worker's lifeline); a first load of every page warms
-    // the browsers' caches alike.
+    // Each browser keeps a page open throughout, as a person's browser does (where pages carry
+    // the extension's lifeline, this one would; Chromium's is an offscreen document); a first
+    // load of every page warms the browsers' caches alike.
     for c in [&mut with, &mut without, &mut floor] {
         open(c, &pages.url("/child?home")).await;
         for case in CASES {

@@ -77,25 +77,33 @@
   let pageUntil = 0; // the latest word, which a retry carries
   const told = () => !document.dispatchEvent(new CustomEvent(UNTIL, { detail: String(pageUntil), cancelable: true }));
   function tellPage(until) {
+    keepOnLeave();
     pageUntil = until;
     if (!told()) setTimeout(told, 0);
   }
 
   // The tab's sessionStorage carries "driven until" to the next document of the same origin in
   // this tab, which reads it synchronously at document_start: a page the agent's click opens may
-  // alert while it loads, before any message from the service worker can arrive.
+  // alert while it loads, before any message from the service worker can arrive. Written as
+  // the page is left (beforeunload, which comes before the next document is even asked for),
+  // not each time the worker tells it: the first touch of sessionStorage is a synchronous trip
+  // to the browser, 1-2 ms that the first tool call on every page would pay (issue 30).
   const KEY = 'browser-mcp:driven-until';
-  let forget = null;
-  function remember(until) {
-    try {
-      clearTimeout(forget);
-      if (until > Date.now()) {
-        sessionStorage.setItem(KEY, String(until));
-        forget = setTimeout(() => sessionStorage.removeItem(KEY), until - Date.now());
-      } else sessionStorage.removeItem(KEY);
-    } catch {
-      // no storage here (opaque origin, storage off)
-    }
+  let keeping = false;
+  function keepOnLeave() {
+    if (keeping) return;
+    keeping = true;
+    // Before the page world's guard (document-start.js), which stops the later listeners of a
+    // driven tab's beforeunload: it is added once told, after this.
+    addEventListener('beforeunload', () => {
+      try {
+        const until = Math.max(state.until, inherited || 0);
+        if (until > Date.now()) sessionStorage.setItem(KEY, String(until));
+        else sessionStorage.removeItem(KEY);
+      } catch {
+        // no storage here (opaque origin, storage off)
+      }
+    }, true);
   }
   function recalled() {
     try {
@@ -108,7 +116,6 @@
   function setState(next) {
     state = { until: Number(next.until) || 0, policy: next.policy === 'accept' ? 'accept' : 'dismiss', callPolicy: !!next.callPolicy, armed: Array.isArray(next.armed) ? next.armed : [] };
     inherited = 0; // the worker's word replaces the last page's
-    remember(state.until);
     tellPage(state.until);
   }
 

@@ -2,6 +2,7 @@
 // frame that has none yet, and word a frame or page that went away. It knows no tab-level rules
 // (page.js) and no refs (frames.js), so both may use it.
 import * as proto from '../shared/protocol.js';
+import { isFirefox } from '../shared/platform.js';
 
 // The isolated-world scripts of a frame an agent may use: dialogs, the console relay and the
 // bridge. No longer in the manifest (issue 30: creating an isolated world costs a page 4-5 ms
@@ -42,16 +43,18 @@ chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
   else ready.get(tabId)?.delete(frameId);
 });
 
-async function prepare(tabId, frameId, documentId) {
+async function prepare(tabId, frameId) {
   const target = { tabId, frameIds: [frameId] };
   let [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/listen.js'] });
+  // The document the kit went into, as the injection names it (no webNavigation.getFrame first).
+  const documentId = answer?.documentId;
   if (answer?.result !== true) {
     // A frame without the bridge (no agent watched it load, or it is from before the
     // extension): its content scripts first, then listen.
     await inject(tabId, frameId);
     [answer] = await chrome.scripting.executeScript({ target, files: ['content/listen.js'] });
   }
-  if (answer?.result !== true) return;
+  if (answer?.result !== true || !documentId) return;
   if (!ready.has(tabId)) ready.set(tabId, new Map());
   ready.get(tabId).set(frameId, documentId);
 }
@@ -113,8 +116,7 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 export async function warmFrame(tabId, frameId, documentId) {
   const known = ready.get(tabId)?.get(frameId);
   if (known && (!documentId || documentId === known)) return;
-  const doc = documentId ?? (await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null))?.documentId;
-  if (doc) await prepare(tabId, frameId, doc).catch(() => {});
+  if (!isFirefox) await prepare(tabId, frameId).catch(() => {});
 }
 
 // One request to one frame's content script. With `documentId`, only that document may answer:

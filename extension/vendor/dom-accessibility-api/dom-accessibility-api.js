@@ -15,7 +15,7 @@
   const module = (id, body) => body(exportsOf(id), require);
 
 // dist/getRole.js
-module("getRole", function (exports, require) {
+module("getRole", (function (exports, require) {
 "use strict";
 
 exports.__esModule = true;
@@ -208,10 +208,10 @@ function getExplicitRole(element) {
   return null;
 }
 //# sourceMappingURL=getRole.js.map
-});
+}));
 
 // dist/util.js
-module("util", function (exports, require) {
+module("util", (function (exports, require) {
 "use strict";
 
 function _typeof(o) { "@babel/helpers - typeof"; return _typeof = "function" == typeof Symbol && "symbol" == typeof Symbol.iterator ? function (o) { return typeof o; } : function (o) { return o && "function" == typeof Symbol && o.constructor === Symbol && o !== Symbol.prototype ? "symbol" : typeof o; }, _typeof(o); }
@@ -316,10 +316,10 @@ function hasAnyConcreteRoles(node, roles) {
   return false;
 }
 //# sourceMappingURL=util.js.map
-});
+}));
 
 // dist/polyfills/array.from.js
-module("polyfills/array.from", function (exports, require) {
+module("polyfills/array.from", (function (exports, require) {
 "use strict";
 
 exports.__esModule = true;
@@ -411,10 +411,10 @@ function arrayFrom(arrayLike, mapFn) {
   return A;
 }
 //# sourceMappingURL=array.from.js.map
-});
+}));
 
 // dist/polyfills/SetLike.js
-module("polyfills/SetLike", function (exports, require) {
+module("polyfills/SetLike", (function (exports, require) {
 "use strict";
 
 exports.__esModule = true;
@@ -478,10 +478,10 @@ var SetLike = /*#__PURE__*/function () {
 }();
 var _default = exports.default = typeof Set === "undefined" ? Set : SetLike;
 //# sourceMappingURL=SetLike.js.map
-});
+}));
 
 // dist/accessible-name-and-description.js
-module("accessible-name-and-description", function (exports, require) {
+module("accessible-name-and-description", (function (exports, require) {
 "use strict";
 
 exports.__esModule = true;
@@ -1044,10 +1044,10 @@ function computeTextAlternative(root) {
   }));
 }
 //# sourceMappingURL=accessible-name-and-description.js.map
-});
+}));
 
 // dist/accessible-name.js
-module("accessible-name", function (exports, require) {
+module("accessible-name", (function (exports, require) {
 "use strict";
 
 exports.__esModule = true;
@@ -1075,7 +1075,7 @@ function computeAccessibleName(root) {
   return (0, _accessibleNameAndDescription.computeTextAlternative)(root, options);
 }
 //# sourceMappingURL=accessible-name.js.map
-});
+}));
 
   globalThis.browserMcpModules = { get: (id) => modules.get(id) };
 })();

@@ -1,0 +1,264 @@
+#!/usr/bin/env -S node --experimental-websocket
+// Where the first tool call on a page spends its time: the bench's row 12 (issue 30) with the
+// page taken apart. A daemon, and a headless Chromium whose extension reaches it through the
+// native host (README's way), with agents allowed everywhere and an agent at work; for each
+// tool, PAGES fresh tabs (default 5), a first call and a later one on each, over the control
+// socket. It prints the medians of both and their difference, as row 12 does, and:
+//
+//   TRACE=1    the page renderer's main-thread CPU time of each call (a trace around the call,
+//              each top-level task's `tdur`): what the page itself spends, apart from the IPC
+//              and the worker, and much steadier than the round trip;
+//   PROFILE=1  DevTools' sampling profile of the page around each call: the largest self times
+//              of the first and the later calls, a mean a page (STACKS=1: with three callers).
+//              "(program)" is the renderer's own work: compiling, injecting, style and layout.
+//
+//   node --experimental-websocket scripts/first-call-cost.mjs [EXTENSION_DIR]
+//
+// Binaries from target/release (BROWSER_MCP_BIN=DIR for others), Chromium from
+// BROWSER_MCP_CHROMIUM or /usr/lib/chromium/chromium. TOOLS='[[tool, page, args], ...]' picks
+// the calls (pages under tests/e2e/third_party/playwright).
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const extension = resolve(process.argv[2] || join(root, 'extension'));
+const bin = process.env.BROWSER_MCP_BIN || join(root, 'target/release');
+const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
+const pages = Number(process.env.PAGES || 5);
+const traced = process.env.TRACE === '1';
+const profiled = process.env.PROFILE === '1';
+const stacks = process.env.STACKS === '1';
+const TOOLS = process.env.TOOLS ? JSON.parse(process.env.TOOLS) : [
+  ['browser_snapshot', '/input/button.html', {}],
+  ['browser_click', '/input/button.html', { selector: 'button' }],
+  ['browser_type', '/evals/fill-form.html', { selector: '#name', text: 'Ada' }],
+  ['browser_hover', '/input/button.html', { selector: 'button' }],
+];
+// The extension's id, from the manifest's key (the options page sets "Allow everywhere").
+const OPTIONS = 'chrome-extension://jldadifenendlhihnlmegbljijfhnffa/ui/options.html';
+
+for (const [what, path] of [['Chromium', chromium], ['browser-mcpd', join(bin, 'browser-mcpd')], ['browserctl', join(bin, 'browserctl')]]) {
+  if (!existsSync(path)) {
+    console.error(`no ${what} at ${path} (cargo build --release; apt-get install chromium; or BROWSER_MCP_BIN / BROWSER_MCP_CHROMIUM)`);
+    process.exit(2);
+  }
+}
+if (typeof WebSocket !== 'function') {
+  console.error('needs a WebSocket: run with node --experimental-websocket (Node 20), or Node 22');
+  process.exit(2);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const site = join(root, 'tests/e2e/third_party/playwright');
+const server = createServer((req, res) => {
+  const file = join(site, decodeURIComponent(req.url.split('?')[0]));
+  if (!file.startsWith(site) || !existsSync(file)) {
+    res.writeHead(404);
+    return res.end();
+  }
+  res.writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'text/html' });
+  res.end(readFileSync(file));
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+const dir = mkdtempSync(join(tmpdir(), 'first-call-cost-'));
+const socket = join(dir, 'ctl.sock');
+const discovery = join(dir, 'discovery');
+const profile = join(dir, 'profile');
+const daemon = spawn(join(bin, 'browser-mcpd'), ['--port', '0', '--log-level', 'error', '--socket', socket, '--discovery-dir', discovery], { stdio: ['ignore', 'ignore', 'inherit'] });
+let browser = null;
+try {
+  for (let i = 0; i < 200 && !existsSync(socket); i++) await sleep(50);
+  execFileSync(join(bin, 'browserctl'), ['--json', 'install-native-host', '--user-data-dir', profile, '--discovery-dir', discovery], { stdio: 'ignore' });
+  browser = spawn(chromium, ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
+    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`, 'about:blank'], { stdio: 'ignore' });
+  await run();
+} finally {
+  browser?.kill();
+  daemon.kill();
+  server.close();
+  await sleep(500);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+// One request on the control socket: [status, JSON].
+function control(method, path, body) {
+  return new Promise((done, fail) => {
+    const req = request({ socketPath: socket, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => done([res.statusCode, JSON.parse(text || 'null')]));
+    });
+    req.on('error', fail);
+    if (body) req.write(JSON.stringify(body));
+    req.end();
+  });
+}
+
+async function devtools() {
+  let port;
+  for (let i = 0; i < 400 && !port; i++) {
+    await sleep(50);
+    const f = join(profile, 'DevToolsActivePort');
+    if (existsSync(f)) port = readFileSync(f, 'utf8').split('\n')[0];
+  }
+  if (!port) throw new Error('Chromium did not open its DevTools port in 20 s');
+  const { webSocketDebuggerUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
+  const ws = new WebSocket(webSocketDebuggerUrl);
+  await new Promise((r, j) => {
+    ws.onopen = r;
+    ws.onerror = j;
+  });
+  let id = 0;
+  const waiting = new Map();
+  const cdp = { loaded: null, events: [], complete: null, close: () => ws.close() };
+  ws.onmessage = ({ data }) => {
+    const m = JSON.parse(data);
+    if (m.id) waiting.get(m.id)?.(m.result ?? m.error);
+    else if (m.method === 'Page.loadEventFired') cdp.loaded?.();
+    else if (m.method === 'Tracing.dataCollected') cdp.events.push(...m.params.value);
+    else if (m.method === 'Tracing.tracingComplete') cdp.complete?.();
+  };
+  cdp.send = (method, params = {}, sessionId) => new Promise((r) => {
+    waiting.set(++id, r);
+    ws.send(JSON.stringify({ id, method, params, sessionId }));
+  });
+  cdp.open = async (url) => {
+    const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
+    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
+    await cdp.send('Page.enable', {}, sessionId);
+    const loaded = new Promise((r) => (cdp.loaded = r));
+    await cdp.send('Page.navigate', { url }, sessionId);
+    await loaded;
+    return { targetId, sessionId };
+  };
+  return cdp;
+}
+
+// The page renderers' main-thread CPU time (ms) while `fn` runs, and its result.
+async function rendererCpu(cdp, fn) {
+  cdp.events = [];
+  await cdp.send('Tracing.start', { categories: 'toplevel', transferMode: 'ReportEvents' });
+  const result = await fn();
+  const complete = new Promise((r) => (cdp.complete = r));
+  await cdp.send('Tracing.end');
+  await complete;
+  const main = new Set(cdp.events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  let ms = 0;
+  for (const e of cdp.events) if (e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`)) ms += (e.tdur ?? e.dur) / 1000;
+  return [ms, result];
+}
+
+// Self time (ms) by function (and, with STACKS, its callers) from a sampling profile of the page.
+async function sampled(cdp, session, fn, into) {
+  await cdp.send('Profiler.enable', {}, session);
+  await cdp.send('Profiler.setSamplingInterval', { interval: 50 }, session);
+  await cdp.send('Profiler.start', {}, session);
+  const result = await fn();
+  const { profile: p } = await cdp.send('Profiler.stop', {}, session);
+  const self = new Map();
+  p.samples.forEach((node, i) => self.set(node, (self.get(node) || 0) + (p.timeDeltas[i + 1] ?? 0) / 1000));
+  const parent = new Map();
+  for (const n of p.nodes) for (const c of n.children || []) parent.set(c, n);
+  const name = (n) => `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\//, '')}${n.callFrame.lineNumber >= 0 ? `:${n.callFrame.lineNumber + 1}` : ''}`.trim();
+  for (const n of p.nodes) {
+    let key = name(n);
+    for (let up = parent.get(n.id), k = 0; stacks && up && k < 3; up = parent.get(up.id), k++) key += ` <- ${name(up)}`;
+    into.set(key, (into.get(key) || 0) + (self.get(n.id) || 0));
+  }
+  return result;
+}
+
+async function call(tab, tool, args) {
+  const t = performance.now();
+  const [status, body] = await control('POST', '/v1/call', { tool, tab, args, retries: 0 });
+  if (status !== 200) throw new Error(`${tool}: ${status} ${JSON.stringify(body)}`);
+  return performance.now() - t;
+}
+
+async function run() {
+  const cdp = await devtools();
+  // The person's choice in the options page: allow everywhere (issue 31), so that calls are
+  // measured, not a consent prompt nobody answers.
+  const options = await cdp.open('about:blank');
+  for (let i = 0; ; i++) {
+    await cdp.send('Page.navigate', { url: OPTIONS }, options.sessionId);
+    await sleep(300);
+    const up = await cdp.send('Runtime.evaluate', { expression: "!!document.getElementById('default-mode')", returnByValue: true }, options.sessionId);
+    if (up.result?.value) break;
+    if (i > 100) throw new Error('the extension\'s options page did not come up');
+  }
+  const allowed = await cdp.send('Runtime.evaluate', {
+    expression: `(async () => {
+      for (let i = 0; i < 200 && document.readyState !== 'complete'; i++) await new Promise((r) => setTimeout(r, 50));
+      const select = document.getElementById('default-mode');
+      select.value = 'allow';
+      select.dispatchEvent(new Event('change'));
+      for (let i = 0; i < 200; i++) {
+        if ((await chrome.storage.local.get('defaultMode')).defaultMode === 'allow') return true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    })()`,
+    awaitPromise: true,
+    returnByValue: true,
+  }, options.sessionId);
+  if (allowed.result?.value !== true) throw new Error('could not choose "Allow everywhere"');
+  await cdp.send('Target.closeTarget', { targetId: options.targetId });
+  // A page kept open, as in a person's browser; the first listing makes an agent at work.
+  await cdp.open(`${origin}/input/button.html?home`);
+  for (let i = 0; ; i++) {
+    const [status, v] = await control('GET', '/v1/tabs');
+    if (status === 200 && v.tabs?.length) break;
+    if (i > 300) throw new Error('the extension never reached the daemon');
+    await sleep(100);
+  }
+  for (const [tool, path, args] of TOOLS) {
+    const times = { first: [], later: [] };
+    const cpu = { first: [], later: [] };
+    const profiles = { first: new Map(), later: new Map() };
+    for (let i = 0; i < pages; i++) {
+      const url = `${origin}${path}?${tool}-${i}`;
+      const { targetId, sessionId } = await cdp.open(url);
+      let tab;
+      for (let k = 0; !tab; k++) {
+        const [, v] = await control('GET', '/v1/tabs');
+        tab = v.tabs?.find((t) => t.url === url && t.tools?.some((x) => x.name === tool))?.ref;
+        if (k > 3000) throw new Error(`no tab at ${url} offering ${tool}`);
+        if (!tab) await sleep(10);
+      }
+      for (const which of ['first', 'later']) {
+        let once = () => call(tab, tool, args);
+        if (profiled) {
+          const inner = once;
+          once = () => sampled(cdp, sessionId, inner, profiles[which]);
+        }
+        if (traced) {
+          const [ms, took] = await rendererCpu(cdp, once);
+          cpu[which].push(ms);
+          times[which].push(took);
+        } else times[which].push(await once());
+      }
+      await cdp.send('Target.closeTarget', { targetId });
+    }
+    const [f, l] = [median(times.first), median(times.later)];
+    console.log(`${tool}: first ${f.toFixed(1)} ms, later ${l.toFixed(1)} ms, +${(f - l).toFixed(1)} (firsts ${times.first.map((x) => x.toFixed(1)).join(' ')})`);
+    if (traced) console.log(`  page main-thread CPU: first ${median(cpu.first).toFixed(2)} ms, later ${median(cpu.later).toFixed(2)} ms (medians)`);
+    for (const which of profiled ? ['first', 'later'] : []) {
+      console.log(`  profile, ${which} call (ms a page):`);
+      for (const [k, ms] of [...profiles[which]].sort((a, b) => b[1] - a[1]).filter(([k]) => !k.startsWith('(idle)')).slice(0, 14)) {
+        console.log(`    ${(ms / pages).toFixed(2).padStart(6)}  ${k}`);
+      }
+    }
+  }
+  cdp.close();
+}

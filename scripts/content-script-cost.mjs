@@ -28,6 +28,7 @@ import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { devToolsPort } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
@@ -89,13 +90,7 @@ async function measure(name) {
     ...extension, 'about:blank'];
   const browser = spawn(chromium, args, { stdio: 'ignore' });
   try {
-    let port;
-    for (let i = 0; i < 400 && !port; i++) {
-      await sleep(50);
-      const f = join(profile, 'DevToolsActivePort');
-      if (existsSync(f)) port = readFileSync(f, 'utf8').split('\n')[0];
-    }
-    if (!port) throw new Error('Chromium did not open its DevTools port in 20 s');
+    const port = await devToolsPort(profile);
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
     const { webSocketDebuggerUrl: browserUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
     const ws = new WebSocket(browserUrl);

@@ -22,6 +22,7 @@ import { createServer, request } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
+import { devToolsPort } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const extension = resolve(process.argv[2] || join(root, 'extension'));
@@ -105,13 +106,7 @@ function control(method, path, body) {
 }
 
 async function devtools() {
-  let port;
-  for (let i = 0; i < 400 && !port; i++) {
-    await sleep(50);
-    const f = join(profile, 'DevToolsActivePort');
-    if (existsSync(f)) port = readFileSync(f, 'utf8').split('\n')[0];
-  }
-  if (!port) throw new Error('Chromium did not open its DevTools port in 20 s');
+  const port = await devToolsPort(profile);
   const { webSocketDebuggerUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
   const ws = new WebSocket(webSocketDebuggerUrl);
   await new Promise((r, j) => {
@@ -187,7 +182,7 @@ async function call(tab, tool, args) {
 
 async function run() {
   const cdp = await devtools();
-  // The person's choice in the options page: allow everywhere (issue 31), so that calls are
+  // The person's choice in the options page, "Allow everywhere" (issue 31), so that calls are
   // measured, not a consent prompt nobody answers.
   const options = await cdp.open('about:blank');
   for (let i = 0; ; i++) {
@@ -198,17 +193,7 @@ async function run() {
     if (i > 100) throw new Error('the extension\'s options page did not come up');
   }
   const allowed = await cdp.send('Runtime.evaluate', {
-    expression: `(async () => {
-      for (let i = 0; i < 200 && document.readyState !== 'complete'; i++) await new Promise((r) => setTimeout(r, 50));
-      const select = document.getElementById('default-mode');
-      select.value = 'allow';
-      select.dispatchEvent(new Event('change'));
-      for (let i = 0; i < 200; i++) {
-        if ((await chrome.storage.local.get('defaultMode')).defaultMode === 'allow') return true;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      return false;
-    })()`,
+    expression: readFileSync(join(root, 'tests/e2e/allow-everywhere.js'), 'utf8'),
     awaitPromise: true,
     returnByValue: true,
   }, options.sessionId);

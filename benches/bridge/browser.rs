@@ -12,18 +12,7 @@ pub(crate) async fn connected_chromium(exe: &Path, d: &Daemon) -> Chromium {
 
 /// The person's choice in the extension's options page: *Allow everywhere* (issue 31), so that
 /// the rows measure calls, not a consent prompt nobody answers.
-const ALLOW_EVERYWHERE: &str = r#"(async () => {
-    // Once the page is up (its module script, which listens for the choice, runs after parsing).
-    for (let i = 0; i < 200 && document.readyState !== 'complete'; i++) await new Promise((r) => setTimeout(r, 50));
-    const select = document.getElementById('default-mode');
-    select.value = 'allow';
-    select.dispatchEvent(new Event('change'));
-    for (let i = 0; i < 200; i++) {
-        if ((await chrome.storage.local.get('defaultMode')).defaultMode === 'allow') return true;
-        await new Promise((r) => setTimeout(r, 50));
-    }
-    return false;
-})()"#;
+const ALLOW_EVERYWHERE: &str = include_str!("../../tests/e2e/allow-everywhere.js");
 
 /// A Chromium whose extension looks for daemons in `disco` through its native host, with
 /// agents allowed everywhere. BENCH_EXTENSION=DIR loads another build of the extension (a

@@ -89,7 +89,7 @@ fn times() -> &'static str {
 const SETTLE: Duration = Duration::from_millis(300);
 const IDLE_WINDOW: Duration = Duration::from_secs(3);
 
-fn ms_of(m: &std::collections::HashMap<String, f64>) -> Cost {
+pub(crate) fn ms_of(m: &std::collections::HashMap<String, f64>) -> Cost {
     Cost {
         task: m.get("TaskDuration").copied().unwrap_or_default() * 1e3,
         script: m.get("ScriptDuration").copied().unwrap_or_default() * 1e3,
@@ -101,9 +101,10 @@ pub(crate) async fn open(c: &mut Chromium, url: &str) -> (String, String) {
     open_in(c, url, false).await
 }
 
-/// As `open`, with DevTools' metrics on from before the page starts. Only row 11 turns them on:
-/// the other rows time calls, and a person's browser runs without DevTools' instrumentation.
-async fn open_in(c: &mut Chromium, url: &str, metrics: bool) -> (String, String) {
+/// As `open`, with DevTools' metrics on from before the page starts. Only rows 11 and 12b turn
+/// them on: the other rows time calls, and a person's browser runs without DevTools'
+/// instrumentation.
+pub(crate) async fn open_in(c: &mut Chromium, url: &str, metrics: bool) -> (String, String) {
     let (target, session) = c.new_tab().await;
     if metrics {
         let domain = if wall_clock() {

@@ -92,12 +92,7 @@ pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageSe
         let args: Value = serde_json::from_str(args).unwrap();
         let (mut first, mut later) = (Vec::new(), Vec::new());
         for i in 0..6 {
-            let url = pages.url(path);
-            let (target, _) = open(c, &url).await;
-            let tab = tab_ref(d, &url, tool).await;
-            let f = timed_call(d, &tab, tool, &args).await.as_secs_f64() * 1e3;
-            let l = timed_call(d, &tab, tool, &args).await.as_secs_f64() * 1e3;
-            c.close_tab(&target).await;
+            let (f, l) = first_and_later(c, d, &pages.url(path), tool, &args, false).await;
             if i > 0 {
                 first.push(f);
                 later.push(l);
@@ -132,17 +127,9 @@ async fn page_work_row(
 ) -> Row {
     let (mut first, mut later) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        let url = pages.url(path);
-        let (target, session) = open_in(c, &url, true).await;
-        let tab = tab_ref(d, &url, tool).await;
-        let before = ms_of(&c.metrics(&session).await).task;
-        timed_call(d, &tab, tool, args).await;
-        let between = ms_of(&c.metrics(&session).await).task;
-        timed_call(d, &tab, tool, args).await;
-        let after = ms_of(&c.metrics(&session).await).task;
-        c.close_tab(&target).await;
-        first.push(between - before);
-        later.push(after - between);
+        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, true).await;
+        first.push(f);
+        later.push(l);
     }
     let (f, l) = (median(&first), median(&later));
     row(
@@ -153,6 +140,41 @@ async fn page_work_row(
         "report",
         None,
     )
+}
+
+/// A fresh tab at `url`, a first and a later call of `tool` there, the tab closed: the two
+/// calls' round trips in ms, or with `page_cpu` (DevTools' metrics on in the page) the page's
+/// main-thread CPU ms during each.
+async fn first_and_later(
+    c: &mut Chromium,
+    d: &Daemon,
+    url: &str,
+    tool: &str,
+    args: &Value,
+    page_cpu: bool,
+) -> (f64, f64) {
+    let (target, session) = open_in(c, url, page_cpu).await;
+    let tab = tab_ref(d, url, tool).await;
+    let before = cpu_ms(c, &session, page_cpu).await;
+    let first = timed_call(d, &tab, tool, args).await;
+    let between = cpu_ms(c, &session, page_cpu).await;
+    let later = timed_call(d, &tab, tool, args).await;
+    let after = cpu_ms(c, &session, page_cpu).await;
+    c.close_tab(&target).await;
+    if page_cpu {
+        (between - before, after - between)
+    } else {
+        (first.as_secs_f64() * 1e3, later.as_secs_f64() * 1e3)
+    }
+}
+
+/// The page's main-thread CPU time so far, in ms (0 when its metrics are off).
+async fn cpu_ms(c: &mut Chromium, session: &str, on: bool) -> f64 {
+    if on {
+        ms_of(&c.metrics(session).await).task
+    } else {
+        0.0
+    }
 }
 
 /// Row 14: browser_screenshot of a whole 5,000 px page, in seconds (median of 3), on the

@@ -28,7 +28,7 @@ import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { devToolsPort } from './devtools.mjs';
+import { connect, devToolsPort, rendererMainThreads, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
@@ -92,22 +92,10 @@ async function measure(name) {
   try {
     const port = await devToolsPort(profile);
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-    const { webSocketDebuggerUrl: browserUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
-    const ws = new WebSocket(browserUrl);
-    await new Promise((r, j) => { ws.onopen = r; ws.onerror = j; });
-    let id = 0;
-    const waiting = new Map();
-    const events = [];
+    const cdp = await connect(port);
+    const { send } = cdp;
     let loaded = null;
-    let complete = null;
-    ws.onmessage = ({ data }) => {
-      const m = JSON.parse(data);
-      if (m.id) waiting.get(m.id)?.(m.result);
-      else if (m.method === 'Tracing.dataCollected') events.push(...m.params.value);
-      else if (m.method === 'Tracing.tracingComplete') complete?.();
-      else if (m.method === 'Page.loadEventFired') loaded?.();
-    };
-    const send = (method, params = {}, sessionId) => new Promise((r) => { waiting.set(++id, r); ws.send(JSON.stringify({ id, method, params, sessionId })); });
+    cdp.on('Page.loadEventFired', () => loaded?.());
     const attach = async (targetId) => {
       const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
       await send('Page.enable', {}, sessionId);
@@ -137,13 +125,11 @@ async function measure(name) {
     if (process.env.KEPT !== '0') await send('Target.createTarget', { url: `${url}?kept` });
     await sleep(1500);
     await load();
-    await send('Tracing.start', { categories: 'toplevel,devtools.timeline,v8.execute,extensions', transferMode: 'ReportEvents' });
-    for (let i = 0; i < loads; i++) await load();
-    const traced = new Promise((r) => (complete = r));
-    await send('Tracing.end');
-    await traced;
-    ws.close();
-    const main = new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+    const [events] = await traced(cdp, 'toplevel,devtools.timeline,v8.execute,extensions', async () => {
+      for (let i = 0; i < loads; i++) await load();
+    });
+    cdp.close();
+    const main = rendererMainThreads(events);
     let inject = 0;
     const scripts = new Map();
     for (const e of events) {

@@ -14,3 +14,47 @@ export async function devToolsPort(profile, timeoutMs = 20_000) {
   }
   throw new Error(`Chromium did not open its DevTools port in ${timeoutMs / 1000} s`);
 }
+
+// A DevTools connection to the whole browser (flat sessions): `send` resolves with a command's
+// result (or its error), `on` sets the one handler of an event.
+export async function connect(port) {
+  const { webSocketDebuggerUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
+  const ws = new WebSocket(webSocketDebuggerUrl);
+  await new Promise((r, j) => {
+    ws.onopen = r;
+    ws.onerror = j;
+  });
+  let id = 0;
+  const waiting = new Map();
+  const handlers = new Map();
+  ws.onmessage = ({ data }) => {
+    const m = JSON.parse(data);
+    if (!m.id) return handlers.get(m.method)?.(m.params);
+    waiting.get(m.id)?.(m.result ?? m.error);
+    waiting.delete(m.id);
+  };
+  return {
+    send: (method, params = {}, sessionId) => new Promise((r) => {
+      waiting.set(++id, r);
+      ws.send(JSON.stringify({ id, method, params, sessionId }));
+    }),
+    on: (method, handler) => handlers.set(method, handler),
+    close: () => ws.close(),
+  };
+}
+
+// The trace events (`categories`) of everything the browser does while `fn` runs, and its result.
+export async function traced(cdp, categories, fn) {
+  const events = [];
+  cdp.on('Tracing.dataCollected', ({ value }) => events.push(...value));
+  const complete = new Promise((r) => cdp.on('Tracing.tracingComplete', r));
+  await cdp.send('Tracing.start', { categories, transferMode: 'ReportEvents' });
+  const result = await fn();
+  await cdp.send('Tracing.end');
+  await complete;
+  return [events, result];
+}
+
+// The renderers' main threads in a trace ("pid:tid"): the extension's own renderer has one too.
+export const rendererMainThreads = (events) =>
+  new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));

@@ -22,14 +22,14 @@ import { createServer, request } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
-import { devToolsPort } from './devtools.mjs';
+import { connect, devToolsPort, rendererMainThreads, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const extension = resolve(process.argv[2] || join(root, 'extension'));
 const bin = process.env.BROWSER_MCP_BIN || join(root, 'target/release');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
 const pages = Number(process.env.PAGES || 5);
-const traced = process.env.TRACE === '1';
+const tracing = process.env.TRACE === '1';
 const profiled = process.env.PROFILE === '1';
 const stacks = process.env.STACKS === '1';
 const TOOLS = process.env.TOOLS ? JSON.parse(process.env.TOOLS) : [
@@ -106,34 +106,16 @@ function control(method, path, body) {
 }
 
 async function devtools() {
-  const port = await devToolsPort(profile);
-  const { webSocketDebuggerUrl } = await (await fetch(`http://127.0.0.1:${port}/json/version`)).json();
-  const ws = new WebSocket(webSocketDebuggerUrl);
-  await new Promise((r, j) => {
-    ws.onopen = r;
-    ws.onerror = j;
-  });
-  let id = 0;
-  const waiting = new Map();
-  const cdp = { loaded: null, events: [], complete: null, close: () => ws.close() };
-  ws.onmessage = ({ data }) => {
-    const m = JSON.parse(data);
-    if (m.id) waiting.get(m.id)?.(m.result ?? m.error);
-    else if (m.method === 'Page.loadEventFired') cdp.loaded?.();
-    else if (m.method === 'Tracing.dataCollected') cdp.events.push(...m.params.value);
-    else if (m.method === 'Tracing.tracingComplete') cdp.complete?.();
-  };
-  cdp.send = (method, params = {}, sessionId) => new Promise((r) => {
-    waiting.set(++id, r);
-    ws.send(JSON.stringify({ id, method, params, sessionId }));
-  });
+  const cdp = await connect(await devToolsPort(profile));
+  let loaded = null;
+  cdp.on('Page.loadEventFired', () => loaded?.());
   cdp.open = async (url) => {
     const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
     await cdp.send('Page.enable', {}, sessionId);
-    const loaded = new Promise((r) => (cdp.loaded = r));
+    const done = new Promise((r) => (loaded = r));
     await cdp.send('Page.navigate', { url }, sessionId);
-    await loaded;
+    await done;
     return { targetId, sessionId };
   };
   return cdp;
@@ -141,15 +123,10 @@ async function devtools() {
 
 // The page renderers' main-thread CPU time (ms) while `fn` runs, and its result.
 async function rendererCpu(cdp, fn) {
-  cdp.events = [];
-  await cdp.send('Tracing.start', { categories: 'toplevel', transferMode: 'ReportEvents' });
-  const result = await fn();
-  const complete = new Promise((r) => (cdp.complete = r));
-  await cdp.send('Tracing.end');
-  await complete;
-  const main = new Set(cdp.events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const [events, result] = await traced(cdp, 'toplevel', fn);
+  const main = rendererMainThreads(events);
   let ms = 0;
-  for (const e of cdp.events) if (e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`)) ms += (e.tdur ?? e.dur) / 1000;
+  for (const e of events) if (e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`)) ms += (e.tdur ?? e.dur) / 1000;
   return [ms, result];
 }
 
@@ -227,7 +204,7 @@ async function run() {
           const inner = once;
           once = () => sampled(cdp, sessionId, inner, profiles[which]);
         }
-        if (traced) {
+        if (tracing) {
           const [ms, took] = await rendererCpu(cdp, once);
           cpu[which].push(ms);
           times[which].push(took);
@@ -237,7 +214,7 @@ async function run() {
     }
     const [f, l] = [median(times.first), median(times.later)];
     console.log(`${tool}: first ${f.toFixed(1)} ms, later ${l.toFixed(1)} ms, +${(f - l).toFixed(1)} (firsts ${times.first.map((x) => x.toFixed(1)).join(' ')})`);
-    if (traced) console.log(`  page main-thread CPU: first ${median(cpu.first).toFixed(2)} ms, later ${median(cpu.later).toFixed(2)} ms (medians)`);
+    if (tracing) console.log(`  page main-thread CPU: first ${median(cpu.first).toFixed(2)} ms, later ${median(cpu.later).toFixed(2)} ms (medians)`);
     for (const which of profiled ? ['first', 'later'] : []) {
       console.log(`  profile, ${which} call (ms a page):`);
       for (const [k, ms] of [...profiles[which]].sort((a, b) => b[1] - a[1]).filter(([k]) => !k.startsWith('(idle)')).slice(0, 14)) {

@@ -7,7 +7,7 @@ import globals from 'globals';
 const webext = { chrome: 'readonly', browser: 'readonly' };
 
 export default [
-  { ignores: ['extension/vendor/**', 'target/**', 'node_modules/**', 'fuzz/**', 'tests/e2e/**'] },
+  { ignores: ['extension/vendor/**', 'extension/**/*.min.js', 'target/**', 'node_modules/**', 'fuzz/**', 'tests/e2e/**'] },
   js.configs.recommended,
   {
     linterOptions: { reportUnusedDisableDirectives: 'error' },

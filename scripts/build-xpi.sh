@@ -17,7 +17,8 @@ case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 command -v zip >/dev/null || { echo "build-xpi: needs zip (apt-get install zip)" >&2; exit 1; }
 mkdir -p "$(dirname "$out")"
 rm -f "$out"
-# What the browser loads; not the notes and the icon generator.
+# What the browser loads, and the readable sources of its minified files
+# (scripts/minify-extension.mjs); not the notes and the icon generator.
 cd "$ext"
 zip -q -X -r "$out" . -x 'README.md' 'icons/make-icons.mjs' '.*'
 echo "$out"

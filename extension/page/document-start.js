@@ -1,10 +1,12 @@
 // The page's own (MAIN) world, every frame, at document_start, before any page script: what has
 // to be there before the page's code runs, and nothing more (issue 30); the rest comes while an
 // agent is at work (worker/watch.js). One file, as each content script costs a page a compile
-// and a run. At load each part only keeps originals (before the page can replace them) and
-// installs its hooks; the interfaces (Event, CustomEvent, Element, KeyboardEvent, Document,
-// Navigator) it reaches when used, as their first touch costs each frame a fraction of a
-// millisecond (0.17-0.19 ms for Event or CustomEvent alone).
+// and a run. The browser runs document-start.min.js, made from this file by
+// scripts/minify-extension.mjs, as every frame parses it first. At load each part only keeps
+// originals (before the page can replace them) and installs its hooks; the interfaces (Event,
+// CustomEvent, Element, KeyboardEvent, Document, Navigator) it reaches when used, as their first
+// touch costs each frame a fraction of a millisecond (0.17-0.19 ms for Event or CustomEvent
+// alone).
 (() => {
   const GUARD = Symbol.for('browser-mcp.page');
   if (window[GUARD]) return; // injected twice (manifest + on-demand injection)
@@ -345,8 +347,8 @@
       return out;
     }
 
-    // Our own frames, not a page's file of the same name.
-    const OURS = /^(?:chrome|moz)-extension:\/\/[^/]+\/page\/document-start\.js$/;
+    // Our own frames (the minified file or this one), not a page's file of the same name.
+    const OURS = /^(?:chrome|moz)-extension:\/\/[^/]+\/page\/document-start(?:\.min)?\.js$/;
     const FRAME = /\(?((?:https?|file|blob|chrome-extension|about|data):.*?):(\d+):(\d+)\)?\s*$/;
 
     // The first stack frame outside this file: where the page called console.*.

@@ -110,7 +110,7 @@ export function held() {
 async function ensureConsoleCapture(tabId) {
   if (consoleLog.knows(tabId)) return;
   try {
-    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/document-start.js'], world: 'MAIN' });
+    await chrome.scripting.executeScript({ target: { tabId, allFrames: true }, files: ['page/document-start.min.js'], world: 'MAIN' });
   } catch (e) {
     console.debug('browser-mcp: console capture', tabId, e.message);
   }

@@ -7,13 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-const SOURCE = readFileSync(new URL('../../extension/page/document-start.js', import.meta.url), 'utf8');
+// The source and the file the browser runs, made from it by scripts/minify-extension.mjs: each
+// test runs on both.
+const FILES = ['document-start.js', 'document-start.min.js'].map((file) => [file, readFileSync(new URL(`../../extension/page/${file}`, import.meta.url), 'utf8')]);
 const UNTIL = 'browser-mcp:dialog-until';
 const LEVELS = ['debug', 'log', 'info', 'warn', 'error', 'trace', 'dir', 'dirxml', 'table', 'assert'];
 
-// A fresh window with document-start.js run in it, as at document_start. The file wraps
+// A fresh window with the file run in it, as at document_start. The file wraps
 // EventTarget.prototype's methods; `done` puts Node's back.
-function pageWorld() {
+function pageWorld(source) {
   const proto = EventTarget.prototype;
   const kept = { add: proto.addEventListener, remove: proto.removeEventListener };
   const window = new EventTarget();
@@ -37,7 +39,7 @@ function pageWorld() {
     enumerable: true,
   });
   const console = Object.fromEntries(LEVELS.map((level) => [level, () => undefined]));
-  new Function('window', 'globalThis', 'document', 'navigator', 'console', SOURCE)(window, window, new EventTarget(), {}, console);
+  new Function('window', 'globalThis', 'document', 'navigator', 'console', source)(window, window, new EventTarget(), {}, console);
   return {
     window,
     // What dom-dialogs.js tells the page: driven until then (ms since the epoch); says whether
@@ -51,13 +53,18 @@ function pageWorld() {
   };
 }
 
-// Runs `body` with a fresh page world, and puts Node's EventTarget back after.
+// Runs `body` with a fresh page world of each file, and puts Node's EventTarget back after.
 function inPage(body) {
-  const page = pageWorld();
-  try {
-    body(page);
-  } finally {
-    page.done();
+  for (const [file, source] of FILES) {
+    const page = pageWorld(source);
+    try {
+      body(page);
+    } catch (e) {
+      e.message = `${file}: ${e.message}`;
+      throw e;
+    } finally {
+      page.done();
+    }
   }
 }
 

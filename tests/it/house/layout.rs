@@ -173,3 +173,40 @@ fn the_reader_sees_every_kind_of_import() {
         ]
     );
 }
+
+/// Each minified file the browser runs (extension/**/*.min.js) names, on its first line, the
+/// sha256 of each source scripts/minify-extension.mjs made it from: a source edited since fails
+/// here, before a browser test runs the old file. (scripts/check-js.sh checks the making itself.)
+#[test]
+fn each_minified_file_is_made_from_its_sources_as_they_are() {
+    use sha2::{Digest, Sha256};
+    let mut made = Vec::new();
+    files(&root().join("extension"), &[".min.js"], NOT_OURS, &mut made);
+    assert!(!made.is_empty(), "no .min.js under extension/");
+    for file in made {
+        let rel = file.strip_prefix(root()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let header = text.lines().next().unwrap_or_default();
+        let sources = header
+            .split_once("sources: ")
+            .map(|(_, list)| list)
+            .unwrap_or_else(|| panic!("{rel}: no list of sources on its first line"));
+        for source in sources.split(", ") {
+            let (path, sum) = source
+                .strip_suffix(')')
+                .and_then(|s| s.split_once(" (sha256 "))
+                .unwrap_or_else(|| panic!("{rel}: cannot read {source:?}"));
+            let bytes = std::fs::read(root().join("extension").join(path))
+                .unwrap_or_else(|e| panic!("{rel}: its source extension/{path}: {e}"));
+            let now: String = Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(
+                now, sum,
+                "{rel} was made from another extension/{path}: run `node scripts/minify-extension.mjs` \
+                 (scripts/check-js.sh installs terser)"
+            );
+        }
+    }
+}

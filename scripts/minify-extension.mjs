@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// Writes the extension's minified files from their sources: what a page parses, written small.
+// Comments and spaces go and local names are shortened, by terser at the version check-js.sh
+// installs; the sources stay the files to read and edit. Each frame parses the page world's
+// file before the page's own scripts run, and that parse was the larger part of what the file
+// costs a page load (issue 30, docs/performance.md: "The page world, minified").
+//
+//   node scripts/minify-extension.mjs          # writes the files
+//   node scripts/minify-extension.mjs --check  # exits 1 if a file is not what its sources make
+//
+// A written file's first line names the sha256 of each source it was made from: the house tests
+// (tests/it/house/layout.rs) fail when a source has changed since, without needing terser.
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { minify } from 'terser';
+
+const extension = fileURLToPath(new URL('../extension/', import.meta.url));
+// Each file the browser runs (paths from extension/), from its sources, in order.
+const MADE = {
+  'page/document-start.min.js': ['page/document-start.js'],
+};
+// Names and spaces only: no rewriting of the code (terser's compress), so the file runs as its
+// source does.
+const OPTIONS = {
+  compress: false,
+  // The page can read a function's name (window.alert.name): ours keep theirs.
+  keep_fnames: true,
+  keep_classnames: true,
+  // ASCII only (other characters escaped): V8 reads a source with any other character as
+  // two bytes a character.
+  format: { comments: false, ascii_only: true },
+};
+
+async function make(sources) {
+  const parts = [];
+  const sums = [];
+  for (const file of sources) {
+    const text = readFileSync(extension + file, 'utf8');
+    sums.push(`${file} (sha256 ${createHash('sha256').update(text).digest('hex')})`);
+    parts.push((await minify(text, OPTIONS)).code);
+  }
+  return `// Made by scripts/minify-extension.mjs, to be run again after an edit of its sources: ${sums.join(', ')}\n${parts.join('\n')}\n`;
+}
+
+const check = process.argv.includes('--check');
+let stale = 0;
+for (const [target, sources] of Object.entries(MADE)) {
+  const made = await make(sources);
+  if (!check) {
+    writeFileSync(extension + target, made);
+    console.log(`extension/${target}: ${made.length} bytes`);
+    continue;
+  }
+  let current = '';
+  try {
+    current = readFileSync(extension + target, 'utf8');
+  } catch {
+    // missing: not what its sources make
+  }
+  if (current !== made) {
+    console.error(`extension/${target} is not what ${sources.map((s) => `extension/${s}`).join(', ')} make: run node scripts/minify-extension.mjs`);
+    stale += 1;
+  }
+}
+process.exit(stale ? 1 : 0);

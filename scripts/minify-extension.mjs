@@ -19,6 +19,20 @@ const extension = fileURLToPath(new URL('../extension/', import.meta.url));
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
+  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it: in the
+  // order its files use each other.
+  'content/dom-kit.min.js': [
+    'vendor/dom-accessibility-api/dom-accessibility-api.js',
+    'content/dom-tools.js',
+    'content/dom-snapshot.js',
+    'content/dom-actions.js',
+    'content/dom-hover-css.js',
+    'content/dom-drag.js',
+  ],
+};
+// What a file must say of a source whose comments go (its license).
+const NOTICE = {
+  'vendor/dom-accessibility-api/dom-accessibility-api.js': 'dom-accessibility-api 0.7.1 is MIT-licensed: vendor/dom-accessibility-api/LICENSE.md',
 };
 // Names and spaces only: no rewriting of the code (terser's compress), so the file runs as its
 // source does.
@@ -31,16 +45,22 @@ const OPTIONS = {
   // two bytes a character.
   format: { comments: false, ascii_only: true },
 };
+// Where the source wraps a function argument in parentheses (the vendored library's modules,
+// which run at once), V8 compiles it as it reads it instead of pre-parsing it and parsing it
+// again; the printer keeps them only when told.
+const KEEP_PARENS = new Set(['vendor/dom-accessibility-api/dom-accessibility-api.js']);
 
 async function make(sources) {
   const parts = [];
   const sums = [];
+  const notices = sources.filter((file) => NOTICE[file]).map((file) => `// ${NOTICE[file]}\n`);
   for (const file of sources) {
     const text = readFileSync(extension + file, 'utf8');
     sums.push(`${file} (sha256 ${createHash('sha256').update(text).digest('hex')})`);
-    parts.push((await minify(text, OPTIONS)).code);
+    const format = { ...OPTIONS.format, wrap_func_args: KEEP_PARENS.has(file) };
+    parts.push((await minify(text, { ...OPTIONS, format })).code);
   }
-  return `// Made by scripts/minify-extension.mjs, to be run again after an edit of its sources: ${sums.join(', ')}\n${parts.join('\n')}\n`;
+  return `// Made by scripts/minify-extension.mjs, to be run again after an edit of its sources: ${sums.join(', ')}\n${notices.join('')}${parts.join('\n')}\n`;
 }
 
 const check = process.argv.includes('--check');

@@ -17,16 +17,11 @@ const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManif
 
 // The DOM tools (snapshot, actions, accessible names): put into a frame the first time a tool
 // needs them, and kept for that document, so that a page no agent touches never pays for them
-// (issue 30). In this order: each file uses what the ones before it define. Each file costs
-// the frame a compile and a run of its own, so the vendored library is one file.
-export const DOM_KIT = [
-  'vendor/dom-accessibility-api/dom-accessibility-api.js',
-  'content/dom-tools.js',
-  'content/dom-snapshot.js',
-  'content/dom-actions.js',
-  'content/dom-hover-css.js',
-  'content/dom-drag.js',
-];
+// (issue 30). One file, as each file costs the frame a compile and a run of its own, minified,
+// as the frame parses all of it in the first call: content/dom-kit.min.js is the vendored
+// library and content/dom-{tools,snapshot,actions,hover-css,drag}.js, made by
+// scripts/minify-extension.mjs.
+export const DOM_KIT = ['content/dom-kit.min.js'];
 
 // The frames whose current document has the DOM tools and a listening bridge, per tab: a DOM
 // tool's first call on a document puts both in with one injection instead of finding out by

@@ -3,7 +3,8 @@
 // Comments and spaces go and local names are shortened, by terser at the version check-js.sh
 // installs; the sources stay the files to read and edit. Each frame parses the page world's
 // file before the page's own scripts run, and that parse was the larger part of what the file
-// costs a page load (issue 30, docs/performance.md: "The page world, minified").
+// costs a page load; the first tool call on a page parses the whole DOM kit (issue 30,
+// docs/performance.md: "The page world and the DOM kit, minified").
 //
 //   node scripts/minify-extension.mjs          # writes the files
 //   node scripts/minify-extension.mjs --check  # exits 1 if a file is not what its sources make

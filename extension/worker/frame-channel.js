@@ -18,9 +18,8 @@ const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManif
 // The DOM tools (snapshot, actions, accessible names): put into a frame the first time a tool
 // needs them, and kept for that document, so that a page no agent touches never pays for them
 // (issue 30). One file, as each file costs the frame a compile and a run of its own, minified,
-// as the frame parses all of it in the first call: content/dom-kit.min.js is the vendored
-// library and content/dom-{tools,snapshot,actions,hover-css,drag}.js, made by
-// scripts/minify-extension.mjs.
+// as the frame parses all of it in the first call: scripts/minify-extension.mjs makes it from
+// the vendored library and the content/dom-*.js files it lists, in their order.
 export const DOM_KIT = ['content/dom-kit.min.js'];
 
 // The frames whose current document has the DOM tools and a listening bridge, per tab: a DOM

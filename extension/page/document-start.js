@@ -1,12 +1,10 @@
 // The page's own (MAIN) world, every frame, at document_start, before any page script: what has
 // to be there before the page's code runs, and nothing more (issue 30); the rest comes while an
 // agent is at work (worker/watch.js). One file, as each content script costs a page a compile
-// and a run. The browser runs document-start.min.js, made from this file by
-// scripts/minify-extension.mjs, as every frame parses it first. At load each part only keeps
-// originals (before the page can replace them) and installs its hooks; the interfaces (Event,
-// CustomEvent, Element, KeyboardEvent, Document, Navigator) it reaches when used, as their first
-// touch costs each frame a fraction of a millisecond (0.17-0.19 ms for Event or CustomEvent
-// alone).
+// and a run; the browser runs document-start.min.js, made from it by scripts/minify-extension.mjs.
+// At load each part keeps originals (before the page can replace them) and installs its hooks;
+// what a first touch makes costly (0.17-0.19 ms for Event or CustomEvent alone, more for
+// navigator) it reaches when used.
 (() => {
   const GUARD = Symbol.for('browser-mcp.page');
   if (window[GUARD]) return; // injected twice (manifest + on-demand injection)
@@ -16,6 +14,19 @@
   const { addEventListener: listen, removeEventListener: unlisten, dispatchEvent: dispatch } = EventTarget.prototype;
   const { parse, stringify } = JSON;
   const custom = (type, init) => new CustomEvent(type, init);
+  const define = Object.defineProperty;
+  // A part hooks navigator or console when the page first reads it: that read costs a frame a
+  // few tenths of a millisecond (navigator's interface is built then; console has ten methods to
+  // wrap), and many pages never make it. Until then the window's property is a getter of ours,
+  // named as the browser's, that puts the browser's own back before anything else.
+  const onFirstRead = (name, hook) => {
+    const own = Object.getOwnPropertyDescriptor(window, name);
+    if (!own?.configurable) return void hook(window[name]);
+    const read = () => (define(window, name, own), hook(own.get ? own.get.call(window) : own.value));
+    const set = own.get ? own.set : (value) => define(window, name, { ...own, value }); // `console = x`
+    const { get } = Object.getOwnPropertyDescriptor({ get [name]() { return read(); } }, name);
+    define(window, name, { get, set, enumerable: own.enumerable, configurable: true });
+  };
 
   // --- Dialogs --------------------------------------------------------------------------------
   // alert/confirm/prompt ask the extension first (content/dom-dialogs.js, isolated world) through
@@ -32,7 +43,7 @@
     const ANSWER = 'browser-mcp:dialog-answer';
     const UNTIL = 'browser-mcp:dialog-until';
     const native = { alert: window.alert, confirm: window.confirm, prompt: window.prompt };
-    const { getOwnPropertyDescriptor: descriptor, defineProperty: define } = Object;
+    const descriptor = Object.getOwnPropertyDescriptor;
     const now = Date.now;
     const toNumber = Number;
 
@@ -58,9 +69,7 @@
     function guard() {
       if (guarding) return;
       guarding = true;
-      listen.call(window, 'beforeunload', (event) => {
-        if (driven()) event.stopImmediatePropagation();
-      }, true);
+      listen.call(window, 'beforeunload', (event) => driven() && event.stopImmediatePropagation(), true);
       const handler = descriptor(window, 'onbeforeunload');
       if (!handler?.set || !handler.configurable) return;
       // Setting a handler that is there keeps its place among the listeners (HTML's event
@@ -68,15 +77,9 @@
       const current = handler.get.call(window);
       if (typeof current === 'function' && !pageOf.has(current)) handler.set.call(window, wrap(current));
       define(window, 'onbeforeunload', {
-        get() {
-          const h = handler.get.call(window);
-          return pageOf.get(h) ?? h;
-        },
-        set(h) {
-          handler.set.call(window, typeof h === 'function' ? wrap(h) : h);
-        },
-        configurable: true,
-        enumerable: handler.enumerable,
+        get() { const h = handler.get.call(window); return pageOf.get(h) ?? h; },
+        set(h) { handler.set.call(window, typeof h === 'function' ? wrap(h) : h); },
+        configurable: true, enumerable: handler.enumerable,
       });
     }
     // dom-dialogs.js says until when the tab is driven (a string: only strings cross between the
@@ -91,9 +94,7 @@
 
     function ask(kind, message, defaultText) {
       let answer = null;
-      const take = (e) => {
-        answer = e.detail;
-      };
+      const take = (e) => void (answer = e.detail);
       listen.call(document, ANSWER, take);
       try {
         dispatch.call(document, custom(ASK, { detail: stringify({ kind, message: message === undefined ? '' : String(message), defaultText }) }));
@@ -122,7 +123,6 @@
       if (!a || a.native) return native.prompt.apply(this, arguments);
       return a.accept === true ? (typeof a.text === 'string' ? a.text : def) : null;
     };
-
     // For the listener record: a page's beforeunload listener on the window, and its removal.
     return {
       add: (target, type, listener) => (type === 'beforeunload' && target === window ? wrap(listener) : listener),
@@ -132,11 +132,10 @@
 
   // --- Listeners and keys ---------------------------------------------------------------------
   // The page-world half of the agent's input: which elements the page listens on for a press or
-  // a drop (a `<div>` made a button by addEventListener leaves no trace in the DOM, and the
-  // snapshot should still give it a ref, issue 34), and key events as old editors read them. At
-  // load this only wraps addEventListener (one Map lookup a call, a WeakMap add for the few types
-  // that matter) and removeEventListener (for the dialogs part's wrappers). Elements are told to
-  // the DOM kit only when it asks, once per snapshot, each by an event of its own.
+  // a drop (a `<div>` made a button by addEventListener leaves no trace in the DOM, yet deserves
+  // a ref, issue 34), and key events as old editors read them. At load this only wraps
+  // addEventListener (a Map lookup a call; a WeakMap add for the few types that matter) and
+  // removeEventListener (for the dialogs' wrappers); the DOM kit asks for the elements.
   (() => {
     const ASK = 'browser-mcp:listeners';
     const MARK = 'browser-mcp:listens';
@@ -181,7 +180,6 @@
     // Key events with the legacy keyCode/which/charCode that older editors (CodeMirror 5) read:
     // only the world that reads an event can give it those, so dom-actions.js asks for each key
     // event here ({type, init, keyCode, charCode} as JSON, the element as the event's target).
-    const define = Object.defineProperty;
     listen.call(window, KEY, (e) => {
       let req;
       try {
@@ -205,12 +203,12 @@
   })();
 
   // --- Console --------------------------------------------------------------------------------
-  // The page's console, seen from inside: wraps the console methods and listens for uncaught
-  // errors, unhandled rejections and CSP violations. Entries go in batches, through DOM events, to
-  // console-relay.js (isolated world; in a subframe only once its log is first read, issue 30).
-  // The page can see the wrapping and forge entries: that only costs it its own log. All of it
-  // is bounded: texts cut to TEXT_MAX, at most KEEP_ERRORS errors/warnings and KEEP_OTHERS
-  // others waiting for a flush (the newest win).
+  // The page's console, seen from inside: wraps its methods (once the page reads console) and
+  // listens for uncaught errors, unhandled rejections and CSP violations. Entries go in batches,
+  // through DOM events, to console-relay.js (isolated world; in a subframe once its log is first
+  // read). The page can see the wrapping and forge entries: that only costs it its own log. All
+  // is bounded: texts cut to TEXT_MAX, at most KEEP_ERRORS errors/warnings and KEEP_OTHERS others
+  // waiting for a flush (the newest win).
   (() => {
     const TO_RELAY = 'browser-mcp:console';
     const FLUSH = 'browser-mcp:console-flush';
@@ -218,12 +216,10 @@
     const KEEP_ERRORS = 500;
     const KEEP_OTHERS = 1000;
     const FLUSH_MS = 50;
-
     const later = setTimeout;
     const now = Date.now;
     const ErrorCtor = Error;
     const doc = document;
-
     let errors = [];
     let others = [];
     let dropped = 0;
@@ -371,9 +367,13 @@
 
     const LEVELS = { debug: 'debug', log: 'log', info: 'info', warn: 'warn', error: 'error', trace: 'debug', dir: 'log', dirxml: 'log', table: 'log', assert: 'error' };
 
-    for (const [method, level] of Object.entries(LEVELS)) {
+    onFirstRead('console', (console) => {
+      for (const [method, level] of Object.entries(LEVELS)) wrap(console, method, level);
+      return console;
+    });
+    function wrap(console, method, level) {
       const original = console[method];
-      if (typeof original !== 'function') continue;
+      if (typeof original !== 'function') return;
       const wrapped = {
         [method](...args) {
           try {
@@ -393,7 +393,7 @@
         },
       }[method];
       try {
-        Object.defineProperty(console, method, { value: wrapped, writable: true, configurable: true, enumerable: true });
+        define(console, method, { value: wrapped, writable: true, configurable: true, enumerable: true });
       } catch {
         // a frozen console: nothing to capture here
       }
@@ -442,10 +442,10 @@
     const send = (msg) => document.dispatchEvent(new CustomEvent(FROM_PAGE, { detail: JSON.stringify(msg) }));
     const json = (value) => (value === undefined ? null : JSON.parse(JSON.stringify(value)));
     const errorMessage = (e) => String(e && e.message !== undefined ? e.message : e);
-    const nativeApi = 'modelContext' in document || 'modelContext' in navigator; // before our placeholders
+    const nativeInDocument = 'modelContext' in document; // before our placeholder
 
     // Everything else is built the first time the page (or the worker) needs it: a page that
-    // never uses WebMCP pays for two property definitions and a listener (issue 30).
+    // never uses WebMCP pays for document's placeholder, navigator's getter and a listener.
     function build() {
       // Our placeholders go first, so the browser's own API (if any) shows through.
       delete document.modelContext;
@@ -628,9 +628,7 @@
           addEventListener: target.addEventListener.bind(target),
           removeEventListener: target.removeEventListener.bind(target),
           dispatchEvent: target.dispatchEvent.bind(target),
-          get ontoolchange() {
-            return ontoolchange;
-          },
+          get ontoolchange() { return ontoolchange; },
           set ontoolchange(fn) {
             if (ontoolchange) target.removeEventListener('toolchange', ontoolchange);
             ontoolchange = typeof fn === 'function' ? fn : null;
@@ -657,25 +655,27 @@
           for (const name of [...registered.keys()]) api.unregisterTool(name);
         },
       };
-      for (const [name, fn] of Object.entries(extra)) {
-        if (typeof api[name] !== 'function') Object.defineProperty(api, name, { value: fn, configurable: true, writable: true });
-      }
-      if (!('modelContext' in navigator)) {
-        Object.defineProperty(navigator, 'modelContext', { get: () => document.modelContext, configurable: true, enumerable: true });
-      }
+      for (const [name, fn] of Object.entries(extra)) if (typeof api[name] !== 'function') define(api, name, { value: fn, configurable: true, writable: true });
+      if (!('modelContext' in navigator)) define(navigator, 'modelContext', { get: () => document.modelContext, configurable: true, enumerable: true });
       return { list, call, changed };
     }
 
     let shim = null;
     const built = () => (shim ??= build());
     // The placeholders: the first read of modelContext builds the shim and answers with it.
-    for (const [target, real] of [[document, () => document.modelContext], [navigator, () => navigator.modelContext]]) {
-      Object.defineProperty(target, 'modelContext', { get: () => (built(), real()), configurable: true, enumerable: true });
-    }
+    const placeholder = (target, real) => define(target, 'modelContext', { get: () => (built(), real()), configurable: true, enumerable: true });
+    placeholder(document, () => document.modelContext);
+    let nativeInNavigator; // set as navigator's placeholder goes on: when navigator is first read
+    onFirstRead('navigator', (nav) => {
+      nativeInNavigator = 'modelContext' in nav;
+      placeholder(nav, () => navigator.modelContext);
+      return nav;
+    });
+    const nativeApi = () => nativeInDocument || ('modelContext' in navigator && nativeInNavigator);
 
     // --- requests from content.js ------------------------------------------------------------------
 
-    document.addEventListener(TO_PAGE, async (event) => {
+    listen.call(document, TO_PAGE, async (event) => {
       let msg;
       try {
         msg = JSON.parse(event.detail);
@@ -684,7 +684,7 @@
       }
       // Before the shim is built the page has registered nothing through it; a browser with its
       // own WebMCP may hold tools the page declared without script, so it is asked.
-      if (msg?.kind === 'sync') return (shim || nativeApi) && built().changed();
+      if (msg?.kind === 'sync') return (shim || nativeApi()) && built().changed();
       if (msg?.kind === 'list') return send({ kind: 'reply', id: msg.id, tools: await built().list().catch(() => []) });
       if (msg?.kind !== 'call') return;
       try {
@@ -695,6 +695,6 @@
       }
     });
 
-    if (nativeApi) built().changed();
+    if (nativeInDocument) built().changed(); // tools the page declared without script
   })();
 })();

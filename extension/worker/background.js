@@ -162,7 +162,11 @@ class Connection {
       watch.forget(ws);
       if (this.ws !== ws) return;
       this.ws = null;
-      const retryInMs = !this.closed && this.source === 'native host' ? this.retryDelay : null;
+      // Closed on purpose, or replaced by a newer connection to the port (a pairing, new servers
+      // from the native host): the port's entry in the list is the newer one's now, and a late
+      // close of this socket (the daemon's 4000 among them) must not mark it lost.
+      if (this.closed || conns.get(this.port) !== this) return;
+      const retryInMs = this.source === 'native host' ? this.retryDelay : null;
       daemons.closed(this.port, event, { wasOpen: true, retryInMs });
       console.info(`browser-mcp: daemon on port ${this.port} went away`);
       this.lost();

@@ -113,6 +113,16 @@ export function forget(tabId) {
   tabs.delete(tabId);
 }
 
+// What a tab holds goes when its site is hidden (observe.js): shown again, its log starts with
+// what came after. Its numbering stays, so a reader's cursor still means what it meant.
+export function clear(tabId) {
+  const t = tabs.get(tabId);
+  if (!t) return;
+  t.errors = new Ring(ERRORS_KEPT);
+  t.others = new Ring(OTHERS_KEPT);
+  t.droppedInPage = 0;
+}
+
 export const knows = (tabId) => tabs.has(tabId);
 
 // Tabs holding messages, and how many in all (an empty state per tab is a few bytes).

@@ -205,6 +205,12 @@ function onPolicyChanged(keys, before, now) {
   const t = Date.now();
   const hidden = (p) => p.mode === 'off' || !p.builtins;
   if (keys.includes('builtinsByDefault') || (keys.includes('defaultMode') && before.defaultMode === 'off')) defaultsChangedAt = t;
+  // The console of a page whose site goes hidden goes with it, as what it logs meanwhile is not
+  // recorded: entries the worker had are dropped here, those still in the page as they arrive.
+  for (const [tabId, url] of topUrls) {
+    const site = siteOf(url);
+    if (site && !hidden(sitePolicy(site, before)) && hidden(sitePolicy(site, now))) consoleLog.clear(tabId);
+  }
   if (!keys.includes('sites')) return;
   for (const site of new Set([...Object.keys(before.sites), ...Object.keys(now.sites)])) {
     if (JSON.stringify(before.sites[site]) !== JSON.stringify(now.sites[site]) && hidden(sitePolicy(site, before))) policyChangedAt.set(site, t);

@@ -47,8 +47,16 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     ));
     scan_only(&mut b, &options, d.port);
 
-    // Two calls, so the popup has something to show.
+    // Calls, so the popup has something to show. The console read makes the worker hold the
+    // search's error before the site's built-ins go off below (they take it with them).
     d.ctl_json(&search_args(&tab_ref, "eggs"));
+    let log = d.ctl_json(&["call", "browser_console_messages", "--tab", &tab_ref]);
+    assert!(
+        log["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("searched for eggs")),
+        "{log}"
+    );
     d.ctl_json(&["call", "browser_snapshot", "--tab", &tab_ref]);
 
     let popup = b.open(&format!(
@@ -102,7 +110,8 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let calls = shown["calls"].as_array().unwrap();
     assert_eq!(calls[0][0], "browser_snapshot", "newest first: {shown}");
     assert_eq!(calls[0][2], "ok");
-    assert_eq!(calls[1][0], "search_recipes");
+    assert_eq!(calls[1][0], "browser_console_messages");
+    assert_eq!(calls[2][0], "search_recipes");
 
     for dark in [false, true] {
         b.color_scheme(&popup, dark);

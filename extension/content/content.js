@@ -12,7 +12,9 @@
 //
 // It touches no extension API at load (issue 30: the first use of `chrome` in a frame costs the
 // page about a millisecond): the worker's requests find no listener in a frame it has not
-// spoken to, and it then calls `listen()` (worker/frame-channel.js), once per document.
+// spoken to, and it then calls `listen()` (worker/frame-channel.js), once per document. The
+// DOM tools do not come through here: the worker calls them with an injected function, so a
+// page whose agent only reads and acts on it never listens.
 (() => {
   if (globalThis.browserMcpBridge) return; // injected twice (registered + on-demand injection)
 
@@ -71,16 +73,6 @@
       (e) => ({ error: { code: e?.code || 'TOOL_ERROR', message: String(e?.message ?? e) } }),
     );
 
-  // The DOM tools are not in every page: the worker puts them in on DOM_NOT_LOADED and asks
-  // again.
-  async function dom(req) {
-    const dialogs = globalThis.browserMcpDialogs;
-    if (dialogs && typeof req.frame === 'string') dialogs.prefix = req.frame;
-    const kit = globalThis.browserMcpDom;
-    if (!kit?.run) throw Object.assign(new Error('the DOM tools are not in this frame yet'), { code: 'DOM_NOT_LOADED' });
-    return kit.run(req.name, req.args, req.frame);
-  }
-
   function onRequest(req, sender, sendResponse) {
     if (sender.id !== chrome.runtime.id) return false;
     let work;
@@ -92,8 +84,6 @@
         if (r.error) throw r.error;
         return r.result;
       });
-    } else if (req?.op === 'dom') {
-      work = dom(req);
     } else {
       return false;
     }

@@ -230,6 +230,30 @@ globalThis.browserMcpDom ??= (() => {
 
   const tools = {};
 
+  // This document's name for the worker. A call with a ref says which document gave the ref,
+  // and a frame that shows another one refuses it rather than find a stranger with the same
+  // number: chrome.scripting may run a call meant for a document in the back/forward cache in
+  // the frame's next one, and Firefox names no documents.
+  const documentToken = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join('.');
+
+  // `frame` is this frame's ref prefix.
+  async function run({ name, args, frame, document: expected }) {
+    try {
+      if (expected !== undefined && expected !== documentToken) fail('FRAME_GONE', 'the frame shows another document');
+      const fn = Object.hasOwn(tools, name) ? tools[name] : null;
+      if (!fn) fail('TOOL_NOT_FOUND', `no built-in tool browser_${name}`);
+      const dialogs = globalThis.browserMcpDialogs;
+      if (typeof frame === 'string') {
+        prefix = frame;
+        if (dialogs) dialogs.prefix = frame;
+      }
+      const result = await (dialogs ? dialogs.around(() => fn(args || {})) : fn(args || {}));
+      return { result: result ?? null };
+    } catch (e) {
+      return { error: { code: e?.code || 'TOOL_ERROR', message: String(e?.message ?? e) } };
+    }
+  }
+
   return {
     fail,
     ref,
@@ -254,13 +278,19 @@ globalThis.browserMcpDom ??= (() => {
     get prefix() {
       return prefix;
     },
-    // The service worker's entry point (content.js relays): `frame` is this frame's ref prefix.
-    async run(name, args, frame) {
-      if (typeof frame === 'string') prefix = frame;
-      const fn = tools[name];
-      if (!fn) fail('TOOL_NOT_FOUND', `no built-in tool browser_${name}`);
-      const dialogs = globalThis.browserMcpDialogs;
-      return dialogs ? dialogs.around(() => fn(args || {})) : fn(args || {});
+    // The service worker's entry point, called by a function it injects (worker/frame-channel.js):
+    // the answer is a value, as an injection's result is, and names this document.
+    answer(req) {
+      // An injection whose promise is pending as its document goes (a navigation, the
+      // back/forward cache, a removed frame) would never settle: it answers that it went.
+      return new Promise((resolve) => {
+        const gone = () => resolve({ gone: true });
+        addEventListener('pagehide', gone, { once: true });
+        run(req || {}).then((reply) => {
+          removeEventListener('pagehide', gone);
+          resolve({ ...reply, document: documentToken });
+        });
+      });
     },
   };
 })();

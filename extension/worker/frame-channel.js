@@ -22,7 +22,7 @@ const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManif
 // the vendored library and the content/dom-*.js files it lists, in their order.
 export const DOM_KIT = ['content/dom-kit.min.js'];
 
-// The frames whose current document has the DOM tools and a listening bridge, per tab: a DOM
+// The frames whose current document has the DOM tools and its isolated scripts, per tab: a DOM
 // tool's first call on a document puts both in with one injection instead of finding out by
 // failed messages, and later calls ask nothing first. A frame that commits another document
 // leaves (a top frame takes its tab's subframes with it). Chromium names documents; elsewhere
@@ -37,18 +37,15 @@ chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
   else ready.get(tabId)?.delete(frameId);
 });
 
+// The DOM tools into the frame's current document, with the frame's isolated scripts if it has
+// none yet (no agent watched it load, or it is from before the extension).
 async function prepare(tabId, frameId) {
   const target = { tabId, frameIds: [frameId] };
-  let [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/listen.js'] });
+  const [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/has-bridge.js'] });
   // The document the kit went into, as the injection names it (no webNavigation.getFrame first).
   const documentId = answer?.documentId;
-  if (answer?.result !== true) {
-    // A frame without the bridge (no agent watched it load, or it is from before the
-    // extension): its content scripts first, then listen.
-    await inject(tabId, frameId);
-    [answer] = await chrome.scripting.executeScript({ target, files: ['content/listen.js'] });
-  }
-  if (answer?.result !== true || !documentId) return;
+  if (answer?.result !== true) await addFrameScripts(target);
+  if (!documentId) return;
   if (!ready.has(tabId)) ready.set(tabId, new Map());
   ready.get(tabId).set(frameId, documentId);
 }
@@ -74,14 +71,20 @@ export async function inject(tabId, frameId, { add = true } = {}) {
   const listen = () => run({ func: () => globalThis.browserMcpBridge?.listen() === true });
   if (!add) return (await run({ world: 'MAIN', func: bridged })) && listen();
   if (await listen()) return true;
+  return addFrameScripts(target, { listen: true });
+}
+
+// What a frame that has none of ours gets. The page's world may have had its WebMCP adapter, and
+// tools, from before (a page loaded while no agent was at work, an extension reloaded): it says
+// what it holds now that a bridge hears it. With `listen`, the bridge listens first; says
+// whether it does.
+async function addFrameScripts(target, { listen = false } = {}) {
+  const run = async (func) => (await chrome.scripting.executeScript({ target, func }))[0]?.result === true;
   for (const cs of frameScripts()) {
     await chrome.scripting.executeScript({ target, files: cs.js, ...(cs.world === 'MAIN' ? { world: 'MAIN' } : {}) });
   }
-  const listening = await listen();
-  // The page's world may have had its WebMCP adapter, and tools, from before (a page loaded
-  // while no agent was at work, an extension reloaded): it says what it holds now that a
-  // bridge hears it.
-  await chrome.scripting.executeScript({ target, func: () => globalThis.browserMcpBridge?.sync() === true });
+  const listening = listen && (await run(() => globalThis.browserMcpBridge?.listen() === true));
+  await run(() => globalThis.browserMcpBridge?.sync() === true);
   return listening;
 }
 
@@ -92,49 +95,92 @@ function bridged() {
   return !globalThis.document.dispatchEvent(new CustomEvent('browser-mcp:bridge', { cancelable: true }));
 }
 
-// The DOM tools into one frame; its document keeps them.
-async function injectKit(tabId, frameId) {
-  try {
-    await chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, files: DOM_KIT });
-  } catch (e) {
-    if (noReceiver(e)) throw e; // gone: the caller words it
-    throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot put the DOM tools into ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${e.message}`);
-  }
-}
-
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
 // Puts the DOM tools into the frame's current document if it has none yet (Chromium). A call
-// may start this early, beside its other preparations; the message that follows words anything
+// may start this early, beside its other preparations; the call that follows words anything
 // that went wrong.
-export async function warmFrame(tabId, frameId, documentId) {
-  const known = ready.get(tabId)?.get(frameId);
-  if (known && (!documentId || documentId === known)) return;
+export async function warmFrame(tabId, frameId) {
+  if (ready.get(tabId)?.has(frameId)) return;
   if (!isFirefox) await prepare(tabId, frameId).catch(() => {});
 }
 
-// One request to one frame's content script. With `documentId`, only that document may answer:
-// when the frame has moved on, the error has code FRAME_GONE. A DOM tool that finds the frame
-// without the DOM tools puts them in and asks again. With `inject: false` nothing is put into
-// the frame: only a bridge it already has is asked (a page no agent needs keeps paying nothing).
-export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs = 300_000, inject: mayInject = true } = {}) {
-  if (msg.op === 'dom' && mayInject) await warmFrame(tabId, frameId, documentId);
-  const send = () => chrome.tabs.sendMessage(tabId, msg, documentId ? { frameId, documentId } : { frameId });
-  const what = msg.op === 'dom' ? `browser_${msg.name}` : msg.op;
-  const frameGone = async () => {
-    const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
-    if (!frame || (documentId && frame.documentId !== documentId)) {
-      throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
+// A DOM tool in one frame: a function injected into the frame's isolated world calls the DOM
+// tools there (content/dom-tools.js `answer`), put in first if the frame's document has none,
+// and its value is the answer: `{value, document}`, the document's name for later calls with its
+// refs. No message listener takes it: a frame's first use of the extension API would cost the
+// page 1-2 ms in the call (issue 30). With `document`, only that document may answer: a frame
+// that shows another one refuses with code FRAME_GONE.
+export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = {}) {
+  // A ref's document has the tools already; another one is not worth them.
+  if (req.document === undefined) await warmFrame(tabId, frameId);
+  const target = { tabId, frameIds: [frameId] };
+  const where = `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}`;
+  const failed = async (e) => {
+    if (e instanceof proto.ToolError) return e; // timed out
+    if (unscriptable(e)) return new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${where}: ${e.message}`);
+    await frameGone(tabId, frameId);
+    return pageGone(tabId, e);
+  };
+  const ask = async () => {
+    try {
+      const run = chrome.scripting.executeScript({ target, func: answerIn, args: [req], injectImmediately: true });
+      return (await withTimeout(run, timeoutMs, `browser_${req.name}`))[0]?.result;
+    } catch (e) {
+      throw await failed(e);
     }
   };
+  let reply = await ask();
+  if (reply?.error?.code === 'DOM_NOT_LOADED') {
+    try {
+      await prepare(tabId, frameId);
+    } catch (e) {
+      throw await failed(e);
+    }
+    reply = await ask();
+  }
+  if (!reply || reply.gone) {
+    // The document went before the tools could answer (a navigation, a close), or Chromium
+    // resolved the injection with nothing. That is the page going away, for call-watch.js to
+    // word once it shows.
+    await frameGone(tabId, frameId);
+    throw goneError(`page in tab ${tabId} went away: ${frameId ? `frame ${frameId} ` : ''}did not answer`);
+  }
+  if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);
+  return { value: reply.result, document: reply.document };
+}
+
+// Runs in the frame's isolated world (chrome.scripting serializes it): the DOM tools' answer.
+// A frame without them is not showing the document a ref came from, which had them.
+function answerIn(req) {
+  const kit = globalThis.browserMcpDom;
+  if (kit?.answer) return kit.answer(req);
+  const missing = req.document === undefined;
+  return { error: { code: missing ? 'DOM_NOT_LOADED' : 'FRAME_GONE', message: missing ? 'the DOM tools are not in this frame yet' : 'the frame shows another document' } };
+}
+
+// What the browser refuses to script, whichever document the frame shows: its own pages, other
+// extensions', error pages, a site the extension may not reach.
+const unscriptable = (e) => /Cannot access|cannot be scripted|error page|permission/i.test(e?.message || '');
+
+async function frameGone(tabId, frameId) {
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+  if (!frame) throw new proto.ToolError('FRAME_GONE', `frame ${frameId} of tab ${tabId} is gone`);
+}
+
+// One request to one frame's content script (not the DOM tools: domToFrame). With
+// `inject: false` nothing is put into the frame: only a bridge it already has is asked (a page
+// no agent needs keeps paying nothing).
+export async function sendToFrame(tabId, frameId, msg, { timeoutMs = 300_000, inject: mayInject = true } = {}) {
+  const send = () => chrome.tabs.sendMessage(tabId, msg, { frameId });
   // The frame's bridge made to listen, and put in first if the frame has none (unless
   // `inject` is false).
   const reach = async () => {
     try {
-      return await withTimeout(send(), timeoutMs, what);
+      return await withTimeout(send(), timeoutMs, msg.op);
     } catch (e) {
       if (!noReceiver(e)) throw pageGone(tabId, e);
-      await frameGone();
+      await frameGone(tabId, frameId);
       let listening;
       try {
         listening = await inject(tabId, frameId, { add: mayInject });
@@ -142,26 +188,17 @@ export async function sendToFrame(tabId, frameId, msg, { documentId, timeoutMs =
         throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
       }
       if (!listening && !mayInject) throw new proto.ToolError(proto.Code.TOOL_ERROR, `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId} has no bridge to the extension`);
-      return withTimeout(send(), timeoutMs, what).catch((e2) => {
+      return withTimeout(send(), timeoutMs, msg.op).catch((e2) => {
         throw pageGone(tabId, e2);
       });
     }
   };
-  let reply = await reach();
-  if (reply?.error?.code === 'DOM_NOT_LOADED') {
-    try {
-      await injectKit(tabId, frameId);
-    } catch (e) {
-      await frameGone();
-      throw pageGone(tabId, e);
-    }
-    reply = await reach();
-  }
+  const reply = await reach();
   if (!reply) {
     // Our listener always answers, so the document that took the request was not the one that
     // runs it: it was on its way out (a navigation, a close) and Chromium resolved the message
     // with nothing. That is the page going away, for call-watch.js to word once it shows.
-    await frameGone();
+    await frameGone(tabId, frameId);
     throw goneError(`page in tab ${tabId} went away: ${frameId ? `frame ${frameId} ` : ''}did not answer`);
   }
   if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);

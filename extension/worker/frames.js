@@ -3,7 +3,7 @@
 // stands; a ref names its frame ("f12e7" is e7 of frame 12, "e7" is the top frame's), so every
 // DOM tool is routed to the frame that owns its element.
 import { Code, ToolError } from '../shared/protocol.js';
-import { forgetTabDocuments, sendToFrame } from './frame-channel.js';
+import { domToFrame, forgetTabDocuments } from './frame-channel.js';
 import { frameBlock } from '../shared/policy.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
@@ -14,9 +14,10 @@ const MARKER_ROOM = 400;
 // A frame that does not answer in this time (busy, or blocked by a dialog) is named, not waited for.
 const FRAME_ANSWER_MS = 3000;
 
-// The document each frame showed in the latest snapshot, per tab: a ref used after its frame has
-// moved to another document is refused instead of finding a stranger with the same number.
-const documents = new Map(); // tabId -> Map(frameId -> documentId)
+// The document each frame showed in the latest snapshot, per tab (the DOM tools' name for it): a
+// ref used after its frame has moved to another document is refused instead of finding a
+// stranger with the same number.
+const documents = new Map(); // tabId -> Map(frameId -> document)
 
 export function forgetTab(tabId) {
   documents.delete(tabId);
@@ -58,15 +59,14 @@ function unreachableWhy(frame, error) {
 // A DOM tool in one frame, with that frame's ref prefix; refs in `args` are local by now. With
 // `byRef`, only the document the refs came from may answer.
 async function inFrame(tabId, frameId, name, args, { timeoutMs, byRef = false } = {}) {
-  const documentId = byRef ? documents.get(tabId)?.get(frameId) : undefined;
+  const document = byRef ? documents.get(tabId)?.get(frameId) : undefined;
   try {
-    return await sendToFrame(tabId, frameId, { op: 'dom', name, args, frame: framePrefix(frameId) }, { documentId, timeoutMs });
+    return (await domToFrame(tabId, frameId, { name, args, frame: framePrefix(frameId), document }, { timeoutMs })).value;
   } catch (e) {
     if (e.code !== 'FRAME_GONE') throw e;
     const now = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
     const where = frameId === 0 ? 'the page' : `frame f${frameId}`;
-    const moved = now && documentId && now.documentId !== documentId;
-    throw new ToolError(Code.ELEMENT_NOT_FOUND, `${where} ${now ? (moved ? 'has loaded another document' : 'cannot be reached') : 'is gone'} since the snapshot that gave this ref; take a new browser_snapshot`);
+    throw new ToolError(Code.ELEMENT_NOT_FOUND, `${where} ${now ? 'has loaded another document' : 'is gone'} since the snapshot that gave this ref; take a new browser_snapshot`);
   }
 }
 
@@ -209,9 +209,9 @@ export async function snapshot(tabId, args) {
     if (f.frameId === rootId && scope) frameArgs.scopeRef = scope.local;
     if (f.frameId === 0 && !scope && args.selector) frameArgs.scopeSelector = args.selector;
     try {
-      const value = await sendToFrame(tabId, f.frameId, { op: 'dom', name: 'snapshot', args: frameArgs, frame: framePrefix(f.frameId) }, { timeoutMs: FRAME_ANSWER_MS, inject: true });
+      const { value, document } = await domToFrame(tabId, f.frameId, { name: 'snapshot', args: frameArgs, frame: framePrefix(f.frameId) }, { timeoutMs: FRAME_ANSWER_MS });
       answers.set(f.frameId, { value });
-      docs.set(f.frameId, f.documentId);
+      docs.set(f.frameId, document);
     } catch (e) {
       if (f.frameId === rootId) throw e; // the page itself (or the scope) must answer
       answers.set(f.frameId, { why: unreachableWhy(f, e) });

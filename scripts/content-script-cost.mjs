@@ -88,7 +88,8 @@ async function measure(name) {
   const extension = dir === NONE ? [] : [`--load-extension=${dir}`, `--disable-extensions-except=${dir}`];
   const args = ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
     ...extension, 'about:blank'];
-  const browser = spawn(chromium, args, { stdio: 'ignore' });
+  // TMPDIR in the profile: a Chromium killed before it exits leaves its singleton socket's directory there.
+  const browser = spawn(chromium, args, { stdio: 'ignore', env: { ...process.env, TMPDIR: profile } });
   try {
     const port = await devToolsPort(profile);
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();

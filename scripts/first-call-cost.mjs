@@ -81,7 +81,7 @@ try {
   for (let i = 0; i < 200 && !existsSync(socket); i++) await sleep(50);
   execFileSync(join(bin, 'browserctl'), ['--json', 'install-native-host', '--user-data-dir', profile, '--discovery-dir', discovery], { stdio: 'ignore' });
   browser = spawn(chromium, ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
-    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`, 'about:blank'], { stdio: 'ignore' });
+    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`, 'about:blank'], { stdio: 'ignore', env: { ...process.env, TMPDIR: dir } });
   await run();
 } finally {
   browser?.kill();

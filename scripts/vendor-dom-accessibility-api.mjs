@@ -19,6 +19,15 @@ const VERSION = '0.7.1';
 const SHA256 = 'fd2555decfa04412a33cf4af0edc341a10ac84419827cfa4cef0f5c84fa48c60';
 // getRole before util: they require each other, and util copies getRole's exports when it runs.
 const MODULES = ['getRole', 'util', 'polyfills/array.from', 'polyfills/SetLike', 'accessible-name-and-description', 'accessible-name'];
+// The polyfills stand in for what old browsers lack; every browser the extension runs in has
+// both, and native ones are faster and need no compiling (each call of the polyfilled
+// Array.from ran in V8's interpreter: about a millisecond of a `browser_type` on a form page).
+// SetLike's own test is inverted (`typeof Set === "undefined" ? Set : SetLike`), so the library
+// used it everywhere. In their place, the browser's own.
+const NATIVE = {
+  'polyfills/array.from': 'Array.from',
+  'polyfills/SetLike': 'Set',
+};
 
 const tarball = process.argv[2];
 if (!tarball) {
@@ -35,6 +44,7 @@ const dir = mkdtempSync(join(tmpdir(), 'dom-accessibility-api-'));
 try {
   execFileSync('tar', ['-xzf', resolve(tarball), '-C', dir]);
   const parts = MODULES.map((id) => {
+    if (NATIVE[id]) return `// dist/${id}.js: not vendored, the browser's own ${NATIVE[id]} in its place\nmodule(${JSON.stringify(id)}, (function (exports) {\n"use strict";\nexports.__esModule = true;\nexports.default = ${NATIVE[id]};\n}));\n`;
     const text = readFileSync(join(dir, 'package/dist', `${id}.js`), 'utf8');
     // In parentheses, so that V8 compiles each module function as it reads it (it runs at once)
     // instead of pre-parsing it and parsing it again when called: about a millisecond off the
@@ -43,7 +53,8 @@ try {
   });
   const out = `// dom-accessibility-api ${VERSION} (MIT, LICENSE.md beside this file): its CommonJS files
 // dist/{${MODULES.join(',')}}.js,
-// each verbatim in a function that gives it \`exports\` and \`require\`. Written by
+// each verbatim in a function that gives it \`exports\` and \`require\`, but for the polyfills, whose
+// place the browser's own Array.from and Set take. Written by
 // scripts/vendor-dom-accessibility-api.mjs from the npm tarball (sha256 ${SHA256}); do not edit.
 // The DOM kit reads a module's exports with globalThis.browserMcpModules.get(id).
 (() => {

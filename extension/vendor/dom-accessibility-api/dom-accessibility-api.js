@@ -1,6 +1,7 @@
 // dom-accessibility-api 0.7.1 (MIT, LICENSE.md beside this file): its CommonJS files
 // dist/{getRole,util,polyfills/array.from,polyfills/SetLike,accessible-name-and-description,accessible-name}.js,
-// each verbatim in a function that gives it `exports` and `require`. Written by
+// each verbatim in a function that gives it `exports` and `require`, but for the polyfills, whose
+// place the browser's own Array.from and Set take. Written by
 // scripts/vendor-dom-accessibility-api.mjs from the npm tarball (sha256 fd2555decfa04412a33cf4af0edc341a10ac84419827cfa4cef0f5c84fa48c60); do not edit.
 // The DOM kit reads a module's exports with globalThis.browserMcpModules.get(id).
 (() => {
@@ -318,166 +319,18 @@ function hasAnyConcreteRoles(node, roles) {
 //# sourceMappingURL=util.js.map
 }));
 
-// dist/polyfills/array.from.js
-module("polyfills/array.from", (function (exports, require) {
+// dist/polyfills/array.from.js: not vendored, the browser's own Array.from in its place
+module("polyfills/array.from", (function (exports) {
 "use strict";
-
 exports.__esModule = true;
-exports.default = arrayFrom;
-/**
- * @source {https://developer.mozilla.org/en-US/docs/Web/JavaScript/Reference/Global_Objects/Array/from#Polyfill}
- * but without thisArg (too hard to type, no need to `this`)
- */
-var toStr = Object.prototype.toString;
-function isCallable(fn) {
-  return typeof fn === "function" || toStr.call(fn) === "[object Function]";
-}
-function toInteger(value) {
-  var number = Number(value);
-  if (isNaN(number)) {
-    return 0;
-  }
-  if (number === 0 || !isFinite(number)) {
-    return number;
-  }
-  return (number > 0 ? 1 : -1) * Math.floor(Math.abs(number));
-}
-var maxSafeInteger = Math.pow(2, 53) - 1;
-function toLength(value) {
-  var len = toInteger(value);
-  return Math.min(Math.max(len, 0), maxSafeInteger);
-}
-/**
- * Creates an array from an iterable object.
- * @param iterable An iterable object to convert to an array.
- */
-
-/**
- * Creates an array from an iterable object.
- * @param iterable An iterable object to convert to an array.
- * @param mapfn A mapping function to call on every element of the array.
- * @param thisArg Value of 'this' used to invoke the mapfn.
- */
-function arrayFrom(arrayLike, mapFn) {
-  // 1. Let C be the this value.
-  // edit(@eps1lon): we're not calling it as Array.from
-  var C = Array;
-
-  // 2. Let items be ToObject(arrayLike).
-  var items = Object(arrayLike);
-
-  // 3. ReturnIfAbrupt(items).
-  if (arrayLike == null) {
-    throw new TypeError("Array.from requires an array-like object - not null or undefined");
-  }
-
-  // 4. If mapfn is undefined, then let mapping be false.
-  // const mapFn = arguments.length > 1 ? arguments[1] : void undefined;
-
-  if (typeof mapFn !== "undefined") {
-    // 5. else
-    // 5. a If IsCallable(mapfn) is false, throw a TypeError exception.
-    if (!isCallable(mapFn)) {
-      throw new TypeError("Array.from: when provided, the second argument must be a function");
-    }
-  }
-
-  // 10. Let lenValue be Get(items, "length").
-  // 11. Let len be ToLength(lenValue).
-  var len = toLength(items.length);
-
-  // 13. If IsConstructor(C) is true, then
-  // 13. a. Let A be the result of calling the [[Construct]] internal method
-  // of C with an argument list containing the single item len.
-  // 14. a. Else, Let A be ArrayCreate(len).
-  var A = isCallable(C) ? Object(new C(len)) : new Array(len);
-
-  // 16. Let k be 0.
-  var k = 0;
-  // 17. Repeat, while k < len… (also steps a - h)
-  var kValue;
-  while (k < len) {
-    kValue = items[k];
-    if (mapFn) {
-      A[k] = mapFn(kValue, k);
-    } else {
-      A[k] = kValue;
-    }
-    k += 1;
-  }
-  // 18. Let putStatus be Put(A, "length", len, true).
-  A.length = len;
-  // 20. Return A.
-  return A;
-}
-//# sourceMappingURL=array.from.js.map
+exports.default = Array.from;
 }));
 
-// dist/polyfills/SetLike.js
-module("polyfills/SetLike", (function (exports, require) {
+// dist/polyfills/SetLike.js: not vendored, the browser's own Set in its place
+module("polyfills/SetLike", (function (exports) {
 "use strict";
-
 exports.__esModule = true;
-exports.default = void 0;
-function _typeof(o) { "@babel/helpers - typeof"; return _typeof = "function" == typeof Symbol && "symbol" == typeof Symbol.iterator ? function (o) { return typeof o; } : function (o) { return o && "function" == typeof Symbol && o.constructor === Symbol && o !== Symbol.prototype ? "symbol" : typeof o; }, _typeof(o); }
-function _classCallCheck(instance, Constructor) { if (!(instance instanceof Constructor)) { throw new TypeError("Cannot call a class as a function"); } }
-function _defineProperties(target, props) { for (var i = 0; i < props.length; i++) { var descriptor = props[i]; descriptor.enumerable = descriptor.enumerable || false; descriptor.configurable = true; if ("value" in descriptor) descriptor.writable = true; Object.defineProperty(target, _toPropertyKey(descriptor.key), descriptor); } }
-function _createClass(Constructor, protoProps, staticProps) { if (protoProps) _defineProperties(Constructor.prototype, protoProps); if (staticProps) _defineProperties(Constructor, staticProps); Object.defineProperty(Constructor, "prototype", { writable: false }); return Constructor; }
-function _defineProperty(obj, key, value) { key = _toPropertyKey(key); if (key in obj) { Object.defineProperty(obj, key, { value: value, enumerable: true, configurable: true, writable: true }); } else { obj[key] = value; } return obj; }
-function _toPropertyKey(t) { var i = _toPrimitive(t, "string"); return "symbol" == _typeof(i) ? i : i + ""; }
-function _toPrimitive(t, r) { if ("object" != _typeof(t) || !t) return t; var e = t[Symbol.toPrimitive]; if (void 0 !== e) { var i = e.call(t, r || "default"); if ("object" != _typeof(i)) return i; throw new TypeError("@@toPrimitive must return a primitive value."); } return ("string" === r ? String : Number)(t); }
-// for environments without Set we fallback to arrays with unique members
-var SetLike = /*#__PURE__*/function () {
-  function SetLike() {
-    var items = arguments.length > 0 && arguments[0] !== undefined ? arguments[0] : [];
-    _classCallCheck(this, SetLike);
-    _defineProperty(this, "items", void 0);
-    this.items = items;
-  }
-  return _createClass(SetLike, [{
-    key: "add",
-    value: function add(value) {
-      if (this.has(value) === false) {
-        this.items.push(value);
-      }
-      return this;
-    }
-  }, {
-    key: "clear",
-    value: function clear() {
-      this.items = [];
-    }
-  }, {
-    key: "delete",
-    value: function _delete(value) {
-      var previousLength = this.items.length;
-      this.items = this.items.filter(function (item) {
-        return item !== value;
-      });
-      return previousLength !== this.items.length;
-    }
-  }, {
-    key: "forEach",
-    value: function forEach(callbackfn) {
-      var _this = this;
-      this.items.forEach(function (item) {
-        callbackfn(item, item, _this);
-      });
-    }
-  }, {
-    key: "has",
-    value: function has(value) {
-      return this.items.indexOf(value) !== -1;
-    }
-  }, {
-    key: "size",
-    get: function get() {
-      return this.items.length;
-    }
-  }]);
-}();
-var _default = exports.default = typeof Set === "undefined" ? Set : SetLike;
-//# sourceMappingURL=SetLike.js.map
+exports.default = Set;
 }));
 
 // dist/accessible-name-and-description.js

@@ -13,6 +13,10 @@ const MAX_MAX_CHARS = 500_000;
 const MARKER_ROOM = 400;
 // A frame that does not answer in this time (busy, or blocked by a dialog) is named, not waited for.
 const FRAME_ANSWER_MS = 3000;
+// The frame a snapshot is of has no one to be named by: it is waited for longer, as a page busy
+// for a few seconds still has a snapshot to give (a Firefox test page once took over 3 s under
+// load). The daemon's deadline bounds the call as a whole.
+const ROOT_ANSWER_MS = 10_000;
 
 // The document each frame showed in the latest snapshot, per tab (the DOM tools' name for it): a
 // ref used after its frame has moved to another document is refused instead of finding a
@@ -209,7 +213,7 @@ export async function snapshot(tabId, args) {
     if (f.frameId === rootId && scope) frameArgs.scopeRef = scope.local;
     if (f.frameId === 0 && !scope && args.selector) frameArgs.scopeSelector = args.selector;
     try {
-      const { value, document } = await domToFrame(tabId, f.frameId, { name: 'snapshot', args: frameArgs, frame: framePrefix(f.frameId) }, { timeoutMs: FRAME_ANSWER_MS });
+      const { value, document } = await domToFrame(tabId, f.frameId, { name: 'snapshot', args: frameArgs, frame: framePrefix(f.frameId) }, { timeoutMs: f.frameId === rootId ? ROOT_ANSWER_MS : FRAME_ANSWER_MS });
       answers.set(f.frameId, { value });
       docs.set(f.frameId, document);
     } catch (e) {

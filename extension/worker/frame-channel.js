@@ -115,7 +115,7 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   // A ref's document has the tools already; another one is not worth them.
   if (req.document === undefined) await warmFrame(tabId, frameId);
   const target = { tabId, frameIds: [frameId] };
-  const where = `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}`;
+  const where = frameName(tabId, frameId);
   const failed = async (e) => {
     if (e instanceof proto.ToolError) return e; // timed out
     if (unscriptable(e)) return new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${where}: ${e.message}`);
@@ -139,15 +139,20 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
     }
     reply = await ask();
   }
+  return { value: await resultOf(tabId, frameId, reply), document: reply.document };
+}
+
+// A frame's answer as the call's result. Ours always answer, so no answer at all means the
+// document went before it could (a navigation, a close): Chromium resolved the message or the
+// injection with nothing, or the DOM tools saw the page hide. That is the page going away, for
+// call-watch.js to word once it shows.
+async function resultOf(tabId, frameId, reply) {
   if (!reply || reply.gone) {
-    // The document went before the tools could answer (a navigation, a close), or Chromium
-    // resolved the injection with nothing. That is the page going away, for call-watch.js to
-    // word once it shows.
     await frameGone(tabId, frameId);
     throw goneError(`page in tab ${tabId} went away: ${frameId ? `frame ${frameId} ` : ''}did not answer`);
   }
   if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);
-  return { value: reply.result, document: reply.document };
+  return reply.result;
 }
 
 // Runs in the frame's isolated world (chrome.scripting serializes it): the DOM tools' answer.
@@ -162,6 +167,8 @@ function answerIn(req) {
 // What the browser refuses to script, whichever document the frame shows: its own pages, other
 // extensions', error pages, a site the extension may not reach.
 const unscriptable = (e) => /Cannot access|cannot be scripted|error page|permission/i.test(e?.message || '');
+
+const frameName = (tabId, frameId) => `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}`;
 
 async function frameGone(tabId, frameId) {
   const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
@@ -185,24 +192,15 @@ export async function sendToFrame(tabId, frameId, msg, { timeoutMs = 300_000, in
       try {
         listening = await inject(tabId, frameId, { add: mayInject });
       } catch (injectErr) {
-        throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}: ${injectErr.message}`);
+        throw new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${frameName(tabId, frameId)}: ${injectErr.message}`);
       }
-      if (!listening && !mayInject) throw new proto.ToolError(proto.Code.TOOL_ERROR, `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId} has no bridge to the extension`);
+      if (!listening && !mayInject) throw new proto.ToolError(proto.Code.TOOL_ERROR, `${frameName(tabId, frameId)} has no bridge to the extension`);
       return withTimeout(send(), timeoutMs, msg.op).catch((e2) => {
         throw pageGone(tabId, e2);
       });
     }
   };
-  const reply = await reach();
-  if (!reply) {
-    // Our listener always answers, so the document that took the request was not the one that
-    // runs it: it was on its way out (a navigation, a close) and Chromium resolved the message
-    // with nothing. That is the page going away, for call-watch.js to word once it shows.
-    await frameGone(tabId, frameId);
-    throw goneError(`page in tab ${tabId} went away: ${frameId ? `frame ${frameId} ` : ''}did not answer`);
-  }
-  if (reply.error) throw new proto.ToolError(reply.error.code || proto.Code.TOOL_ERROR, reply.error.message);
-  return reply.result;
+  return resultOf(tabId, frameId, await reach());
 }
 
 function pageGone(tabId, e) {

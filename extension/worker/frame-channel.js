@@ -25,9 +25,9 @@ export const DOM_KIT = ['content/dom-kit.min.js'];
 // The frames whose current document has the DOM tools and its isolated scripts, per tab: a DOM
 // tool's first call on a document puts both in with one injection instead of finding out by
 // failed messages, and later calls ask nothing first. A frame that commits another document
-// leaves (a top frame takes its tab's subframes with it). Chromium names documents; elsewhere
-// (Firefox) the failures say what is missing.
-const ready = new Map(); // tabId -> Map(frameId -> documentId)
+// leaves (a top frame takes its tab's subframes with it). Kept in Chromium; in Firefox, whose
+// injections do not say which document they reached, the failures say what is missing.
+const ready = new Map(); // tabId -> Set(frameId)
 export function forgetTabDocuments(tabId) {
   ready.delete(tabId);
 }
@@ -42,12 +42,11 @@ chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
 async function prepare(tabId, frameId) {
   const target = { tabId, frameIds: [frameId] };
   const [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/has-bridge.js'] });
-  // The document the kit went into, as the injection names it (no webNavigation.getFrame first).
-  const documentId = answer?.documentId;
   if (answer?.result !== true) await addFrameScripts(target);
-  if (!documentId) return;
-  if (!ready.has(tabId)) ready.set(tabId, new Map());
-  ready.get(tabId).set(frameId, documentId);
+  // A document the injection names is one it reached (Chromium; no webNavigation.getFrame first).
+  if (!answer?.documentId) return;
+  if (!ready.has(tabId)) ready.set(tabId, new Set());
+  ready.get(tabId).add(frameId);
 }
 
 function withTimeout(promise, ms, what) {

@@ -8,6 +8,7 @@ import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
 import { initObserve } from './observe.js';
 import { initDialogs } from './dialogs.js';
+import { initKitAhead } from './kit-ahead.js';
 import { initLifeline } from './lifeline.js';
 import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from '../shared/settings.js';
@@ -536,6 +537,7 @@ onSettingsChanged((keys, before, now) => {
 tabs.initTabs(broadcast);
 initObserve(broadcast);
 initDialogs();
+initKitAhead();
 initLifeline();
 chrome.tabs.onRemoved.addListener(forgetTab);
 // No daemon hears of a tab before the site policy (and the scan range) is known.

@@ -96,12 +96,21 @@ function bridged() {
 
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
-// Puts the DOM tools into the frame's current document if it has none yet (Chromium). A call
-// may start this early, beside its other preparations; the call that follows words anything
-// that went wrong.
-export async function warmFrame(tabId, frameId) {
+// Puts the DOM tools into the frame's current document if it has none yet, unless they are on
+// their way (Firefox, which cannot tell, only waits for those). A call may start this early,
+// beside its other preparations, and so may a page's load in a tab an agent drives
+// (kit-ahead.js); the call that follows words anything that went wrong.
+const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
+export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
   if (ready.get(tabId)?.has(frameId)) return;
-  if (!isFirefox) await prepare(tabId, frameId).catch(() => {});
+  const key = `${tabId}/${frameId}`;
+  if (!warming.has(key) && (ahead || !isFirefox)) {
+    const done = prepare(tabId, frameId)
+      .catch(() => {})
+      .finally(() => warming.delete(key));
+    warming.set(key, done);
+  }
+  await warming.get(key);
 }
 
 // A DOM tool in one frame: a function injected into the frame's isolated world calls the DOM

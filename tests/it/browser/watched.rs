@@ -136,3 +136,88 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
     );
     browser.close();
 }
+
+/// Whether a world of ours in the page's top frame holds the DOM tools.
+fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
+    browser.isolated_worlds(page).iter().any(|world| {
+        let r = browser.try_send(
+            Some(&page.session),
+            "Runtime.evaluate",
+            serde_json::json!({
+                "expression": "typeof globalThis.browserMcpDom?.answer === 'function'",
+                "contextId": world["id"],
+                "returnByValue": true,
+            }),
+        );
+        r.is_ok_and(|r| r["result"]["value"] == true)
+    })
+}
+
+/// A page an agent reaches by navigating a tab it drives gets the DOM tools once it has loaded,
+/// before the agent's next call asks for them (worker/kit-ahead.js): that call does not wait
+/// for their compile. A page the person opens in another tab meanwhile gets none.
+#[test]
+fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
+    let Some(exe) = chromium_or_skip("browser::watched") else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::pages();
+    let profile = tempfile::tempdir().unwrap();
+    let mut browser = Browser::launch(&exe, profile.path(), "about:blank");
+    let d = daemon_in_scan_range(&[]);
+    pair_browser(profile.path(), &d);
+    browser.allow_everywhere();
+    wait_until(PATIENCE, "the browser to connect", || {
+        (d.status()["browsers"] == 1).then_some(())
+    });
+
+    let first = pages.url("search.html?first");
+    let page = open_search(&mut browser, &first);
+    let tab = listed_tab(&d, PATIENCE, &first, "browser_snapshot");
+    let reference = tab["ref"].as_str().unwrap().to_owned();
+    assert!(
+        !has_dom_tools(&mut browser, &page),
+        "a page no tool has used has the DOM tools"
+    );
+    let out = d.ctl(&["call", "browser_snapshot", "--tab", &reference]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        has_dom_tools(&mut browser, &page),
+        "no DOM tools after a snapshot"
+    );
+
+    // The agent drives the tab to another page: the tools are there before it asks.
+    let next = pages.url("search.html?next");
+    let out = d.ctl(&[
+        "call",
+        "browser_navigate",
+        "--tab",
+        &reference,
+        "--url",
+        &next,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    wait_until(PATIENCE, "the DOM tools in the page navigated to", || {
+        has_dom_tools(&mut browser, &page).then_some(())
+    });
+    let out = d.ctl(&["call", "browser_snapshot", "--tab", &reference]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Search test page"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A page the person opens meanwhile, in a tab no agent drives, stays without them.
+    let theirs = pages.url("search.html?theirs");
+    let other = open_search(&mut browser, &theirs);
+    listed_tab(&d, PATIENCE, &theirs, "browser_snapshot");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !has_dom_tools(&mut browser, &other),
+        "a page in a tab no agent drives got the DOM tools\n--- daemon ---\n{}",
+        d.log()
+    );
+    browser.close();
+}

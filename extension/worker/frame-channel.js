@@ -21,6 +21,9 @@ const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManif
 // as the frame parses all of it in the first call: scripts/minify-extension.mjs makes it from
 // the vendored library and the content/dom-*.js files it lists, in their order.
 export const DOM_KIT = ['content/dom-kit.min.js'];
+// The same tools, compiled whole as the frame reads them: for a page an agent will likely use
+// next (kit-ahead.js), whose calls then find them compiled.
+const DOM_KIT_AHEAD = ['content/dom-kit-ahead.min.js'];
 
 // The frames whose current document has the DOM tools and its isolated scripts, per tab: a DOM
 // tool's first call on a document puts both in with one injection instead of finding out by
@@ -39,9 +42,9 @@ chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
 
 // The DOM tools into the frame's current document, with the frame's isolated scripts if it has
 // none yet (no agent watched it load, or it is from before the extension).
-async function prepare(tabId, frameId) {
+async function prepare(tabId, frameId, kit = DOM_KIT) {
   const target = { tabId, frameIds: [frameId] };
-  const [answer] = await chrome.scripting.executeScript({ target, files: [...DOM_KIT, 'content/has-bridge.js'] });
+  const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, 'content/has-bridge.js'] });
   if (answer?.result !== true) await addFrameScripts(target);
   // A document the injection names is one it reached (Chromium; no webNavigation.getFrame first).
   if (!answer?.documentId) return;
@@ -105,7 +108,7 @@ export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
   if (ready.get(tabId)?.has(frameId)) return;
   const key = `${tabId}/${frameId}`;
   if (!warming.has(key) && (ahead || !isFirefox)) {
-    const done = prepare(tabId, frameId)
+    const done = prepare(tabId, frameId, ahead ? DOM_KIT_AHEAD : DOM_KIT)
       .catch(() => {})
       .finally(() => warming.delete(key));
     warming.set(key, done);

@@ -11,6 +11,8 @@
 //   PROFILE=1  DevTools' sampling profile of the page around each call: the largest self times
 //              of the first and the later calls, a mean a page (STACKS=1: with three callers).
 //              "(program)" is the renderer's own work: compiling, injecting, style and layout.
+//   AFTER_NAVIGATE=MS  each page reached by browser_navigate, the first call MS ms later
+//              (below);
 //
 //   node --experimental-websocket scripts/first-call-cost.mjs [EXTENSION_DIR]
 //
@@ -32,6 +34,11 @@ const pages = Number(process.env.PAGES || 5);
 const tracing = process.env.TRACE === '1';
 const profiled = process.env.PROFILE === '1';
 const stacks = process.env.STACKS === '1';
+// AFTER_NAVIGATE=MS: the page is reached the way an agent reaches one, by browser_navigate from
+// another page in the tab, and the first call follows MS ms after the navigation's answer (an
+// agent's pause, 0 for a script's next command): the DOM tools may be on their way already
+// (worker/kit-ahead.js).
+const afterNavigate = process.env.AFTER_NAVIGATE === undefined ? null : { pause: Number(process.env.AFTER_NAVIGATE) || 0 };
 const TOOLS = process.env.TOOLS ? JSON.parse(process.env.TOOLS) : [
   ['browser_snapshot', '/input/button.html', {}],
   ['browser_click', '/input/button.html', { selector: 'button' }],
@@ -190,13 +197,18 @@ async function run() {
     const profiles = { first: new Map(), later: new Map() };
     for (let i = 0; i < pages; i++) {
       const url = `${origin}${path}?${tool}-${i}`;
-      const { targetId, sessionId } = await cdp.open(url);
+      const opened = afterNavigate ? `${origin}${path}?from-${tool}-${i}` : url;
+      const { targetId, sessionId } = await cdp.open(opened);
       let tab;
       for (let k = 0; !tab; k++) {
         const [, v] = await control('GET', '/v1/tabs');
-        tab = v.tabs?.find((t) => t.url === url && t.tools?.some((x) => x.name === tool))?.ref;
-        if (k > 3000) throw new Error(`no tab at ${url} offering ${tool}`);
+        tab = v.tabs?.find((t) => t.url === opened && t.tools?.some((x) => x.name === tool))?.ref;
+        if (k > 3000) throw new Error(`no tab at ${opened} offering ${tool}`);
         if (!tab) await sleep(10);
+      }
+      if (afterNavigate) {
+        await call(tab, 'browser_navigate', { url });
+        await sleep(afterNavigate.pause);
       }
       for (const which of ['first', 'later']) {
         let once = () => call(tab, tool, args);

@@ -3,7 +3,8 @@
 //! control socket. Five fresh pages a tool, after one untimed: a browser's first call of a tool
 //! also warms the worker's and the daemon's code for it, once a session and not once a page
 //! (the session's first call read 35–62 ms in nine runs of scripts/first-call-cost.mjs, the
-//! next pages' first calls 17–35). Medians.
+//! next pages' first calls 17–35). Medians. Row 12c: the same after the agent's own
+//! browser_navigate, where the DOM tools go in ahead of the call.
 
 use crate::prelude::*;
 
@@ -92,7 +93,7 @@ pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageSe
         let args: Value = serde_json::from_str(args).unwrap();
         let (mut first, mut later) = (Vec::new(), Vec::new());
         for i in 0..6 {
-            let (f, l) = first_and_later(c, d, &pages.url(path), tool, &args, false).await;
+            let (f, l) = first_and_later(c, d, &pages.url(path), tool, &args, How::Opened).await;
             if i > 0 {
                 first.push(f);
                 later.push(l);
@@ -108,8 +109,38 @@ pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageSe
             Some(f - l <= 15.0),
         ));
         rows.push(page_work_row(c, d, pages, tool, path, &args).await);
+        rows.push(after_navigate_row(c, d, pages, tool, path, &args).await);
     }
     rows
+}
+
+/// Row 12c (reported): the first call on a page the agent reached with browser_navigate in the
+/// tab, at once after the navigation's answer, as a script's next command comes: the DOM tools
+/// go into a page of a tab an agent drives once it has loaded (worker/kit-ahead.js), so the
+/// call finds them there or on their way. Five pages a tool, as row 12.
+async fn after_navigate_row(
+    c: &mut Chromium,
+    d: &Daemon,
+    pages: &PageServer,
+    tool: &str,
+    path: &str,
+    args: &Value,
+) -> Row {
+    let (mut first, mut later) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, How::Navigated).await;
+        first.push(f);
+        later.push(l);
+    }
+    let (f, l) = (median(&first), median(&later));
+    row(
+        &format!("12c first call after the agent's browser_navigate, {tool}"),
+        format!("{f:.1} ms"),
+        format!("{l:.1} ms (a later call)"),
+        format!("+{:.1} ms", f - l),
+        "report",
+        None,
+    )
 }
 
 /// Row 12b (reported): the page's own part of row 12, its main thread's CPU time during the
@@ -127,7 +158,7 @@ async fn page_work_row(
 ) -> Row {
     let (mut first, mut later) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, true).await;
+        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, How::PageCpu).await;
         first.push(f);
         later.push(l);
     }
@@ -142,19 +173,37 @@ async fn page_work_row(
     )
 }
 
+/// How a first call's page is reached and what is measured.
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    /// A tab opened at the page (by the person, say): the calls' round trips.
+    Opened,
+    /// The same, with DevTools' metrics on in the page: its main-thread CPU during each call.
+    PageCpu,
+    /// A tab opened at another page, then browser_navigate to this one: the round trips.
+    Navigated,
+}
+
 /// A fresh tab at `url`, a first and a later call of `tool` there, the tab closed: the two
-/// calls' round trips in ms, or with `page_cpu` (DevTools' metrics on in the page) the page's
-/// main-thread CPU ms during each.
+/// calls' round trips in ms, or the page's main-thread CPU ms during each (`How::PageCpu`).
 async fn first_and_later(
     c: &mut Chromium,
     d: &Daemon,
     url: &str,
     tool: &str,
     args: &Value,
-    page_cpu: bool,
+    how: How,
 ) -> (f64, f64) {
-    let (target, session) = open_in(c, url, page_cpu).await;
-    let tab = tab_ref(d, url, tool).await;
+    let page_cpu = how == How::PageCpu;
+    let opened = match how {
+        How::Navigated => format!("{url}?from"),
+        _ => url.to_owned(),
+    };
+    let (target, session) = open_in(c, &opened, page_cpu).await;
+    let tab = tab_ref(d, &opened, tool).await;
+    if how == How::Navigated {
+        timed_call(d, &tab, "browser_navigate", &json!({ "url": url })).await;
+    }
     let before = cpu_ms(c, &session, page_cpu).await;
     let first = timed_call(d, &tab, tool, args).await;
     let between = cpu_ms(c, &session, page_cpu).await;

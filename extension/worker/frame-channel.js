@@ -3,6 +3,7 @@
 // (page.js) and no refs (frames.js), so both may use it.
 import * as proto from '../shared/protocol.js';
 import { isFirefox } from '../shared/platform.js';
+import { within } from '../shared/within.js';
 
 // The isolated-world scripts of a frame an agent may use: dialogs, the console relay and the
 // bridge. No longer in the manifest (issue 30: creating an isolated world costs a page 4-5 ms
@@ -104,6 +105,10 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 // beside its other preparations, and so may a page's load in a tab an agent drives
 // (kit-ahead.js); the call that follows words anything that went wrong.
 const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
+// The longest a call waits for an injection under way: one held up (by a native dialog, or
+// aimed at a document on its way out) must not hold the call, which then asks the frame itself
+// and words what it finds.
+const WARM_WAIT_MS = 3000;
 export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
   if (ready.get(tabId)?.has(frameId)) return;
   const key = `${tabId}/${frameId}`;
@@ -113,7 +118,7 @@ export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
       .finally(() => warming.delete(key));
     warming.set(key, done);
   }
-  await warming.get(key);
+  await within(warming.get(key), WARM_WAIT_MS);
 }
 
 // A DOM tool in one frame: a function injected into the frame's isolated world calls the DOM

@@ -101,13 +101,8 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
         "no bridge after the listing"
     );
     let reference = tab["ref"].as_str().unwrap().to_owned();
-    let out = d.ctl(&["call", "search", "--tab", &reference, "--query", "watched"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("results for watched"),
-        "{}",
-        stdout(&out)
-    );
+    let out = called(&d, &["search", "--tab", &reference, "--query", "watched"]);
+    assert!(out.contains("results for watched"), "{out}");
 
     // While the agent works, a new page gets the bridge as it starts: its tool is listed
     // without anyone asking it.
@@ -135,6 +130,13 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
         d.log()
     );
     browser.close();
+}
+
+/// `browserctl call ARGS`, which must succeed: what it printed.
+fn called(d: &TestDaemon, args: &[&str]) -> String {
+    let out = d.ctl(&[&["call"], args].concat());
+    assert!(out.status.success(), "call {args:?}: {}", stderr(&out));
+    stdout(&out)
 }
 
 /// Whether a world of ours in the page's top frame holds the DOM tools.
@@ -180,8 +182,7 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
         !has_dom_tools(&mut browser, &page),
         "a page no tool has used has the DOM tools"
     );
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &reference]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    called(&d, &["browser_snapshot", "--tab", &reference]);
     assert!(
         has_dom_tools(&mut browser, &page),
         "no DOM tools after a snapshot"
@@ -189,25 +190,15 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
 
     // The agent drives the tab to another page: the tools are there before it asks.
     let next = pages.url("search.html?next");
-    let out = d.ctl(&[
-        "call",
-        "browser_navigate",
-        "--tab",
-        &reference,
-        "--url",
-        &next,
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    called(
+        &d,
+        &["browser_navigate", "--tab", &reference, "--url", &next],
+    );
     wait_until(PATIENCE, "the DOM tools in the page navigated to", || {
         has_dom_tools(&mut browser, &page).then_some(())
     });
-    let out = d.ctl(&["call", "browser_snapshot", "--tab", &reference]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("Search test page"),
-        "{}",
-        stdout(&out)
-    );
+    let out = called(&d, &["browser_snapshot", "--tab", &reference]);
+    assert!(out.contains("Search test page"), "{out}");
 
     // A page the person opens meanwhile, in a tab no agent drives, stays without them.
     let theirs = pages.url("search.html?theirs");

@@ -91,85 +91,61 @@ pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageSe
     let mut rows = Vec::new();
     for (tool, path, args) in TOOLS {
         let args: Value = serde_json::from_str(args).unwrap();
-        let (mut first, mut later) = (Vec::new(), Vec::new());
-        for i in 0..6 {
-            let (f, l) = first_and_later(c, d, &pages.url(path), tool, &args, How::Opened).await;
-            if i > 0 {
-                first.push(f);
-                later.push(l);
-            }
-        }
-        let (f, l) = (median(&first), median(&later));
-        rows.push(row(
-            &format!("12 first call on a fresh page, {tool}"),
-            format!("{f:.1} ms"),
-            format!("{l:.1} ms (a later call)"),
-            format!("+{:.1} ms", f - l),
-            "<= +15 ms",
-            Some(f - l <= 15.0),
-        ));
-        rows.push(page_work_row(c, d, pages, tool, path, &args).await);
-        rows.push(after_navigate_row(c, d, pages, tool, path, &args).await);
+        let url = pages.url(path);
+        // The untimed page: this browser's first call of the tool (above).
+        first_and_later(c, d, &url, tool, &args, How::Opened).await;
+        let (f, l) = medians(c, d, &url, tool, &args, How::Opened, 5).await;
+        let what = format!("12 first call on a fresh page, {tool}");
+        rows.push(first_call_row(&what, f, l, Some(15.0)));
+        // Row 12b (reported): the page's own part of row 12, its main thread's CPU time during
+        // the first call against a later one (DevTools' metrics, `threadTicks`, read around
+        // each call). The round trips of row 12 stretch with the shared machine's speed (a
+        // later snapshot read 5 to 10 ms from run to run); the page's CPU time much less. Pages
+        // of its own, three a tool, as the metrics' instrumentation would lengthen row 12's
+        // round trips.
+        let (f, l) = medians(c, d, &url, tool, &args, How::PageCpu, 3).await;
+        let what = format!("12b the page's main-thread CPU in that first call, {tool}");
+        rows.push(first_call_row(&what, f, l, None));
+        // Row 12c (reported): the first call on a page the agent reached with browser_navigate
+        // in the tab, at once after the navigation's answer, as a script's next command comes:
+        // the DOM tools go into a page of a tab an agent drives once it has loaded
+        // (worker/kit-ahead.js), so the call finds them there or on their way.
+        let (f, l) = medians(c, d, &url, tool, &args, How::Navigated, 5).await;
+        let what = format!("12c first call after the agent's browser_navigate, {tool}");
+        rows.push(first_call_row(&what, f, l, None));
     }
     rows
 }
 
-/// Row 12c (reported): the first call on a page the agent reached with browser_navigate in the
-/// tab, at once after the navigation's answer, as a script's next command comes: the DOM tools
-/// go into a page of a tab an agent drives once it has loaded (worker/kit-ahead.js), so the
-/// call finds them there or on their way. Five pages a tool, as row 12.
-async fn after_navigate_row(
+/// The medians of `pages` first and later calls, a fresh page each (`first_and_later`).
+async fn medians(
     c: &mut Chromium,
     d: &Daemon,
-    pages: &PageServer,
+    url: &str,
     tool: &str,
-    path: &str,
     args: &Value,
-) -> Row {
+    how: How,
+    pages: usize,
+) -> (f64, f64) {
     let (mut first, mut later) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
-        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, How::Navigated).await;
+    for _ in 0..pages {
+        let (f, l) = first_and_later(c, d, url, tool, args, how).await;
         first.push(f);
         later.push(l);
     }
-    let (f, l) = (median(&first), median(&later));
-    row(
-        &format!("12c first call after the agent's browser_navigate, {tool}"),
-        format!("{f:.1} ms"),
-        format!("{l:.1} ms (a later call)"),
-        format!("+{:.1} ms", f - l),
-        "report",
-        None,
-    )
+    (median(&first), median(&later))
 }
 
-/// Row 12b (reported): the page's own part of row 12, its main thread's CPU time during the
-/// first call against a later one (DevTools' metrics, `threadTicks`, read around each call).
-/// The round trips of row 12 stretch with the shared machine's speed (a later snapshot read 5
-/// to 10 ms from run to run); the page's CPU time much less. Pages of its own, three a tool,
-/// as the metrics' instrumentation would lengthen row 12's round trips.
-async fn page_work_row(
-    c: &mut Chromium,
-    d: &Daemon,
-    pages: &PageServer,
-    tool: &str,
-    path: &str,
-    args: &Value,
-) -> Row {
-    let (mut first, mut later) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        let (f, l) = first_and_later(c, d, &pages.url(path), tool, args, How::PageCpu).await;
-        first.push(f);
-        later.push(l);
-    }
-    let (f, l) = (median(&first), median(&later));
+/// A first call against a later one, in ms, with a target for the difference or reported.
+fn first_call_row(what: &str, first: f64, later: f64, target: Option<f64>) -> Row {
+    let added = first - later;
     row(
-        &format!("12b the page's main-thread CPU in that first call, {tool}"),
-        format!("{f:.1} ms"),
-        format!("{l:.1} ms (a later call)"),
-        format!("+{:.1} ms", f - l),
-        "report",
-        None,
+        what,
+        format!("{first:.1} ms"),
+        format!("{later:.1} ms (a later call)"),
+        format!("{added:+.1} ms"),
+        &target.map_or("report".into(), |t| format!("<= +{t} ms")),
+        target.map(|t| added <= t),
     )
 }
 

@@ -32,16 +32,22 @@ fn open_search(browser: &mut Browser, url: &str) -> Page {
     page
 }
 
-#[test]
-fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
-    let Some(exe) = chromium_or_skip("browser::watched") else {
-        return;
-    };
-    let _lock = machine_wide_lock();
+/// A Chromium with the real extension, paired to a daemon started with `flags` and connected
+/// to it. Dropped in this order: the browser and the daemon before their directories.
+struct Connected {
+    browser: Browser,
+    d: TestDaemon,
+    pages: PageServer,
+    _profile: tempfile::TempDir,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+fn connected(exe: &std::path::Path, flags: &[&str]) -> Connected {
+    let lock = machine_wide_lock();
     let pages = PageServer::pages();
     let profile = tempfile::tempdir().unwrap();
-    let mut browser = Browser::launch(&exe, profile.path(), "about:blank");
-    let d = daemon_in_scan_range(&["--agent-idle", "1s"]);
+    let mut browser = Browser::launch(exe, profile.path(), "about:blank");
+    let d = daemon_in_scan_range(flags);
     pair_browser(profile.path(), &d);
     // Not a test of consent: the person lets agents act everywhere (issue 31).
     browser.allow_everywhere();
@@ -49,12 +55,29 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
     wait_until(PATIENCE, "the browser to connect", || {
         (d.status()["browsers"] == 1).then_some(())
     });
+    Connected {
+        browser,
+        d,
+        pages,
+        _profile: profile,
+        _lock: lock,
+    }
+}
+
+#[test]
+fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
+    let Some(exe) = chromium_or_skip("browser::watched") else {
+        return;
+    };
+    let mut c = connected(&exe, &["--agent-idle", "1s"]);
 
     // The worker's lifeline is an offscreen document of the extension's own
     // (worker/lifeline.js): no web tab carries it, not even the first that loads (which is
     // where it went when a page carried it: 3.3 ms of each cross-site navigation there).
     wait_until(PATIENCE, "the offscreen lifeline", || {
-        let targets = browser.send(None, "Target.getTargets", serde_json::json!({}));
+        let targets = c
+            .browser
+            .send(None, "Target.getTargets", serde_json::json!({}));
         let all = targets["targetInfos"]
             .as_array()
             .cloned()
@@ -67,69 +90,69 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
             })
             .then_some(())
     });
-    let first = browser.open(&pages.url("search.html?first"));
+    let first = c.browser.open(&c.pages.url("search.html?first"));
     // Past the worker's wait before it would place a lifeline in a page (PLACE_MS).
     std::thread::sleep(Duration::from_millis(2000));
     assert_eq!(
-        browser.isolated_worlds(&first),
+        c.browser.isolated_worlds(&first),
         Vec::<Value>::new(),
         "the first page carries an isolated world of ours\n--- daemon ---\n{}",
-        d.log()
+        c.d.log()
     );
-    let url = pages.url("search.html?before");
-    let before = open_search(&mut browser, &url);
+    let url = c.pages.url("search.html?before");
+    let before = open_search(&mut c.browser, &url);
     assert_eq!(
-        browser.isolated_worlds(&before),
+        c.browser.isolated_worlds(&before),
         Vec::<Value>::new(),
         "a page no agent needs has an isolated world of ours\n--- daemon ---\n{}",
-        d.log()
+        c.d.log()
     );
 
     // An agent's first listing: the page's tool is in it, with no wait of the agent's own.
     let started = Instant::now();
-    let tabs = d.ctl_json(&["tabs"]);
+    let tabs = c.d.ctl_json(&["tabs"]);
     let listed = started.elapsed();
     let tab = tab_of(&tabs, &url).unwrap_or_else(|| panic!("{url} not listed: {tabs}"));
     assert!(
         tool_names(tab).contains(&"search"),
         "the first listing lacks the page's tool: {tab}\n--- daemon ---\n{}",
-        d.log()
+        c.d.log()
     );
     eprintln!("first listing with the page's tools: {listed:?}");
     assert!(
-        !browser.isolated_worlds(&before).is_empty(),
+        !c.browser.isolated_worlds(&before).is_empty(),
         "no bridge after the listing"
     );
     let reference = tab["ref"].as_str().unwrap().to_owned();
-    let out = called(&d, &["search", "--tab", &reference, "--query", "watched"]);
+    let out = called(&c.d, &["search", "--tab", &reference, "--query", "watched"]);
     assert!(out.contains("results for watched"), "{out}");
 
     // While the agent works, a new page gets the bridge as it starts: its tool is listed
     // without anyone asking it.
-    let url = pages.url("search.html?while");
-    let during = open_search(&mut browser, &url);
+    let url = c.pages.url("search.html?while");
+    let during = open_search(&mut c.browser, &url);
     assert!(
-        !browser.isolated_worlds(&during).is_empty(),
+        !c.browser.isolated_worlds(&during).is_empty(),
         "a page loaded while an agent works has no bridge"
     );
-    let tab = listed_tab(&d, PATIENCE, &url, "search");
+    let tab = listed_tab(&c.d, PATIENCE, &url, "search");
     assert!(tool_names(&tab).contains(&"search"), "{tab}");
 
     // No agent for --agent-idle (1 s): the daemon says so, and pages that load after pay for
     // nothing again (the extension answers `watch: false` once its scripts' registration is
     // gone; the daemon does not wait for that answer, hence the margin).
     wait_until(PATIENCE, "the agent to be gone", || {
-        (d.status()["agentAtWork"] == false).then_some(())
+        (c.d.status()["agentAtWork"] == false).then_some(())
     });
     std::thread::sleep(Duration::from_millis(500));
-    let after = open_search(&mut browser, &pages.url("search.html?after"));
+    let after = open_search(&mut c.browser, &c.pages.url("search.html?after"));
     assert_eq!(
-        browser.isolated_worlds(&after),
+        c.browser.isolated_worlds(&after),
         Vec::<Value>::new(),
         "a page loaded after the agent left has an isolated world of ours\n--- daemon ---\n{}",
-        d.log()
+        c.d.log()
     );
-    browser.close();
+    c.browser.close();
 }
 
 /// `browserctl call ARGS`, which must succeed: what it printed.
@@ -163,52 +186,43 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
     let Some(exe) = chromium_or_skip("browser::watched") else {
         return;
     };
-    let _lock = machine_wide_lock();
-    let pages = PageServer::pages();
-    let profile = tempfile::tempdir().unwrap();
-    let mut browser = Browser::launch(&exe, profile.path(), "about:blank");
-    let d = daemon_in_scan_range(&[]);
-    pair_browser(profile.path(), &d);
-    browser.allow_everywhere();
-    wait_until(PATIENCE, "the browser to connect", || {
-        (d.status()["browsers"] == 1).then_some(())
-    });
+    let mut c = connected(&exe, &[]);
 
-    let first = pages.url("search.html?first");
-    let page = open_search(&mut browser, &first);
-    let tab = listed_tab(&d, PATIENCE, &first, "browser_snapshot");
+    let first = c.pages.url("search.html?first");
+    let page = open_search(&mut c.browser, &first);
+    let tab = listed_tab(&c.d, PATIENCE, &first, "browser_snapshot");
     let reference = tab["ref"].as_str().unwrap().to_owned();
     assert!(
-        !has_dom_tools(&mut browser, &page),
+        !has_dom_tools(&mut c.browser, &page),
         "a page no tool has used has the DOM tools"
     );
-    called(&d, &["browser_snapshot", "--tab", &reference]);
+    called(&c.d, &["browser_snapshot", "--tab", &reference]);
     assert!(
-        has_dom_tools(&mut browser, &page),
+        has_dom_tools(&mut c.browser, &page),
         "no DOM tools after a snapshot"
     );
 
     // The agent drives the tab to another page: the tools are there before it asks.
-    let next = pages.url("search.html?next");
+    let next = c.pages.url("search.html?next");
     called(
-        &d,
+        &c.d,
         &["browser_navigate", "--tab", &reference, "--url", &next],
     );
     wait_until(PATIENCE, "the DOM tools in the page navigated to", || {
-        has_dom_tools(&mut browser, &page).then_some(())
+        has_dom_tools(&mut c.browser, &page).then_some(())
     });
-    let out = called(&d, &["browser_snapshot", "--tab", &reference]);
+    let out = called(&c.d, &["browser_snapshot", "--tab", &reference]);
     assert!(out.contains("Search test page"), "{out}");
 
     // A page the person opens meanwhile, in a tab no agent drives, stays without them.
-    let theirs = pages.url("search.html?theirs");
-    let other = open_search(&mut browser, &theirs);
-    listed_tab(&d, PATIENCE, &theirs, "browser_snapshot");
+    let theirs = c.pages.url("search.html?theirs");
+    let other = open_search(&mut c.browser, &theirs);
+    listed_tab(&c.d, PATIENCE, &theirs, "browser_snapshot");
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
-        !has_dom_tools(&mut browser, &other),
+        !has_dom_tools(&mut c.browser, &other),
         "a page in a tab no agent drives got the DOM tools\n--- daemon ---\n{}",
-        d.log()
+        c.d.log()
     );
-    browser.close();
+    c.browser.close();
 }

@@ -178,9 +178,10 @@ fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
     })
 }
 
-/// A page an agent reaches by navigating a tab it drives gets the DOM tools once it has loaded,
-/// before the agent's next call asks for them (worker/kit-ahead.js): that call does not wait
-/// for their compile. A page the person opens in another tab meanwhile gets none.
+/// A page an agent reaches by navigating a tab it drives, or opens in a tab of its own, gets the
+/// DOM tools once it has loaded, before the agent's next call asks for them
+/// (worker/kit-ahead.js): that call does not wait for their compile. A page the person opens in
+/// another tab meanwhile gets none.
 #[test]
 fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
     let Some(exe) = chromium_or_skip("browser::watched") else {
@@ -213,6 +214,17 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
     });
     let out = called(&c.d, &["browser_snapshot", "--tab", &reference]);
     assert!(out.contains("Search test page"), "{out}");
+
+    // So does a tab the agent opens, before any call on it.
+    let opened = c.pages.url("search.html?opened");
+    let out = c.d.ctl(&["open", &opened]);
+    assert!(out.status.success(), "open: {}", stderr(&out));
+    let own = c.browser.attach(&opened);
+    wait_until(
+        PATIENCE,
+        "the DOM tools in the tab the agent opened",
+        || has_dom_tools(&mut c.browser, &own).then_some(()),
+    );
 
     // A page the person opens meanwhile, in a tab no agent drives, stays without them.
     let theirs = c.pages.url("search.html?theirs");

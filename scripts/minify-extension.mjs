@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { minify } from 'terser';
 
 const extension = fileURLToPath(new URL('../extension/', import.meta.url));
-// Each file the browser runs (paths from extension/), from its sources, in order.
+// The DOM kit's sources, in the order its files use each other.
 const KIT = [
   'vendor/dom-accessibility-api/dom-accessibility-api.js',
   'content/dom-tools.js',
@@ -26,10 +26,10 @@ const KIT = [
   'content/dom-hover-css.js',
   'content/dom-drag.js',
 ];
+// Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
-  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it: in the
-  // order its files use each other.
+  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it.
   'content/dom-kit.min.js': KIT,
   // The same kit, put into a page of a tab an agent drives once the page has loaded
   // (worker/kit-ahead.js), compiled whole (EAGER below).

@@ -227,7 +227,10 @@ fn a_snapshot_over_mcp_is_the_cli_text_and_smaller_than_playwright_mcps() {
             ])
             .arg(&exe)
             .arg("--output-dir")
-            .arg(profile.path());
+            .arg(profile.path())
+            // Its Chromium makes a singleton directory in TMPDIR and, stopped with the
+            // server, leaves it there: in the test's own directory it goes with the test.
+            .env("TMPDIR", profile.path());
         });
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())

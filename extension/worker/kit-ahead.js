@@ -17,9 +17,12 @@ function openToAgents(url) {
   return p.mode === 'allow' && p.builtins;
 }
 
+// Every top frame's load in the browser comes here: the tab is asked first (a lookup), so the
+// person's own pages cost no URL parse or policy.
 async function onCompleted({ tabId, frameId, url }) {
-  if (frameId !== 0 || !openToAgents(url)) return;
-  if (isDriven(tabId) || (await isAgentTab(tabId))) await warmFrame(tabId, 0, { ahead: true });
+  if (frameId !== 0) return;
+  if (!isDriven(tabId) && !(await isAgentTab(tabId))) return;
+  if (openToAgents(url)) await warmFrame(tabId, 0, { ahead: true });
 }
 
 export function initKitAhead() {

@@ -8,7 +8,7 @@ import * as tabs from './tabs.js';
 import { callBuiltin, isBuiltinName } from './builtins.js';
 import { initObserve } from './observe.js';
 import { initDialogs } from './dialogs.js';
-import { initKitAhead } from './kit-ahead.js';
+import { initKitAhead, warmFront } from './kit-ahead.js';
 import { initLifeline } from './lifeline.js';
 import { forgetTab } from './frames.js';
 import { loadSettings, onSettingsChanged, settings } from '../shared/settings.js';
@@ -352,6 +352,7 @@ async function handle(conn, msg) {
       const on = msg.watching === true;
       await watch.watch(ws, on);
       if (conn.ws === ws) conn.send(proto.watching(msg.requestId ?? null, on));
+      if (on) warmFront(); // after the answer: the agent's listing does not wait for it
       return;
     }
     case 'discoverTools':

@@ -9,7 +9,7 @@ import { DIALOGS_SCRIPT } from './frame-channel.js';
 import { registration } from './registrations.js';
 import { within } from '../shared/within.js';
 
-const DRIVE_MS = 30_000;
+export const DRIVE_MS = 30_000;
 const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close
 const MAX_KEPT = 20; // dialogs kept per tab until a result reports them
 export const POLICIES = ['accept', 'dismiss'];

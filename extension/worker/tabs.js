@@ -13,6 +13,7 @@ const openRequests = new Map(); // tabId -> requestId of the openTab that create
 let focusedWindowId = chrome.windows.WINDOW_ID_NONE;
 let focusedTabId = null;
 let emit = () => {};
+let focusHook = () => {};
 
 // Tab events are handled one at a time: onCreated may have to wait for an openTab's
 // chrome.tabs.create() to resolve (to learn its requestId), and the tabUpdated events
@@ -181,9 +182,16 @@ export async function closeTab(tabId) {
 
 // --- browser events ---------------------------------------------------------------------------------
 
+// The tab a call that names none goes to (the daemon's default target).
+export const focusedTab = () => focusedTabId;
+// One listener (kit-ahead.js) hears of a newly focused tab, and the one focused before (or null).
+export const onFocus = (fn) => void (focusHook = fn);
+
 async function focusChanged(tabId) {
   if (tabId === focusedTabId) return;
+  const before = focusedTabId;
   focusedTabId = tabId;
+  focusHook(tabId, before);
   const tab = await findTab(tabId);
   if (tab) emit(proto.tabFocused(tabId, offerOf(tabId, tab.url || tab.pendingUrl)));
 }

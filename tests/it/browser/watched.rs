@@ -21,9 +21,26 @@ fn tab_of<'a>(tabs: &'a Value, url: &str) -> Option<&'a Value> {
         .find(|t| t["url"].as_str() == Some(url))
 }
 
-/// Opens `url` in a tab of its own and waits until its WebMCP tool is registered.
+/// Opens `url` in a tab of its own, the focused one, and waits until its WebMCP tool is
+/// registered.
 fn open_search(browser: &mut Browser, url: &str) -> Page {
     let page = browser.open(url);
+    search_registered(browser, page)
+}
+
+/// As `open_search`, in a tab behind the focused one.
+fn open_search_behind(browser: &mut Browser, url: &str) -> Page {
+    let page = browser.open_behind(url);
+    search_registered(browser, page)
+}
+
+/// The person turns to the tab.
+fn activate(browser: &mut Browser, page: &Page) {
+    let target = serde_json::json!({ "targetId": page.target });
+    browser.send(None, "Target.activateTarget", target);
+}
+
+fn search_registered(browser: &mut Browser, page: Page) -> Page {
     browser.wait_for(
         &page,
         "the page's search tool",
@@ -123,6 +140,11 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
         !c.browser.isolated_worlds(&before).is_empty(),
         "no bridge after the listing"
     );
+    // The focused tab's page, where a call that names no tab goes, gets the DOM tools as the
+    // agent arrives (worker/kit-ahead.js).
+    wait_until(PATIENCE, "the DOM tools in the focused tab's page", || {
+        has_dom_tools(&mut c.browser, &before).then_some(())
+    });
     let reference = tab["ref"].as_str().unwrap().to_owned();
     let out = called(&c.d, &["search", "--tab", &reference, "--query", "watched"]);
     assert!(out.contains("results for watched"), "{out}");
@@ -180,17 +202,20 @@ fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
 
 /// A page an agent reaches by navigating a tab it drives, or opens in a tab of its own, gets the
 /// DOM tools once it has loaded, before the agent's next call asks for them
-/// (worker/kit-ahead.js): that call does not wait for their compile. A page the person opens in
-/// another tab meanwhile gets none.
+/// (worker/kit-ahead.js): that call does not wait for their compile. While the agent follows
+/// the person's focused tab, where a call that names no tab goes, so does the page in front. A
+/// page the person opens while the agent works in its own tabs gets none.
 #[test]
-fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
+fn the_dom_tools_go_into_the_pages_an_agent_will_use_before_its_first_call() {
     let Some(exe) = chromium_or_skip("browser::watched") else {
         return;
     };
     let mut c = connected(&exe, &[]);
 
+    // Behind the launch's blank tab: the agent's arrival (its first listing) warms the focused
+    // tab only.
     let first = c.pages.url("search.html?first");
-    let page = open_search(&mut c.browser, &first);
+    let page = open_search_behind(&mut c.browser, &first);
     let tab = listed_tab(&c.d, PATIENCE, &first, "browser_snapshot");
     let reference = tab["ref"].as_str().unwrap().to_owned();
     assert!(
@@ -215,7 +240,7 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
     let out = called(&c.d, &["browser_snapshot", "--tab", &reference]);
     assert!(out.contains("Search test page"), "{out}");
 
-    // So does a tab the agent opens, before any call on it.
+    // So does a tab the agent opens (behind the focused one: no --focus), before any call on it.
     let opened = c.pages.url("search.html?opened");
     let out = c.d.ctl(&["open", &opened]);
     assert!(out.status.success(), "open: {}", stderr(&out));
@@ -226,7 +251,8 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
         || has_dom_tools(&mut c.browser, &own).then_some(()),
     );
 
-    // A page the person opens meanwhile, in a tab no agent drives, stays without them.
+    // A page the person opens meanwhile, in a tab no agent drives, stays without them, though
+    // it is in front: the agent works in tabs of its own.
     let theirs = c.pages.url("search.html?theirs");
     let other = open_search(&mut c.browser, &theirs);
     listed_tab(&c.d, PATIENCE, &theirs, "browser_snapshot");
@@ -236,5 +262,19 @@ fn a_page_an_agent_navigates_to_has_the_dom_tools_before_its_first_call() {
         "a page in a tab no agent drives got the DOM tools\n--- daemon ---\n{}",
         c.d.log()
     );
+
+    // The person turns to the tab the agent drives, then opens another in front: the agent
+    // follows them there (its calls name no tab), and the page in front gets the tools once it
+    // has loaded; so does the page of the tab they turn to next.
+    activate(&mut c.browser, &page);
+    called(&c.d, &["browser_snapshot", "--tab", &reference]);
+    let front = open_search(&mut c.browser, &c.pages.url("search.html?front"));
+    wait_until(PATIENCE, "the DOM tools in the page in front", || {
+        has_dom_tools(&mut c.browser, &front).then_some(())
+    });
+    activate(&mut c.browser, &other);
+    wait_until(PATIENCE, "the DOM tools in the tab turned to", || {
+        has_dom_tools(&mut c.browser, &other).then_some(())
+    });
     c.browser.close();
 }

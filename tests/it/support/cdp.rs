@@ -214,10 +214,19 @@ impl Browser {
             .unwrap_or_else(|e| panic!("{e}\n--- chromium ---\n{}", self.log_tail()))
     }
 
-    /// A new tab showing `url`, attached.
+    /// A new tab showing `url`, attached, the focused one.
     pub(crate) fn open(&mut self, url: &str) -> Page {
-        let target =
-            self.send(None, "Target.createTarget", json!({"url": url}))["targetId"].clone();
+        self.open_tab(url, false)
+    }
+
+    /// As `open`, in a tab behind the focused one (as a link opened in a new tab).
+    pub(crate) fn open_behind(&mut self, url: &str) -> Page {
+        self.open_tab(url, true)
+    }
+
+    fn open_tab(&mut self, url: &str, background: bool) -> Page {
+        let params = json!({"url": url, "background": background});
+        let target = self.send(None, "Target.createTarget", params)["targetId"].clone();
         let page = self.attach_to(target.as_str().unwrap().to_owned());
         self.wait_for(
             &page,

@@ -114,9 +114,13 @@ impl Chromium {
 
     /// A new tab at about:blank, attached; returns (target, session).
     pub(crate) async fn new_tab(&mut self) -> (String, String) {
-        let target = self
-            .send(None, "Target.createTarget", json!({"url": "about:blank"}))
-            .await["targetId"]
+        self.new_tab_where(Place::Front).await
+    }
+
+    /// As `new_tab`, the focused tab or one behind it.
+    pub(crate) async fn new_tab_where(&mut self, place: Place) -> (String, String) {
+        let params = json!({"url": "about:blank", "background": place == Place::Behind});
+        let target = self.send(None, "Target.createTarget", params).await["targetId"]
             .as_str()
             .unwrap()
             .to_owned();
@@ -201,4 +205,11 @@ impl Drop for Chromium {
         );
         let _ = self.child.wait();
     }
+}
+
+/// Where a new tab opens: focused, or behind the focused one (as a link opened in a new tab).
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Place {
+    Front,
+    Behind,
 }

@@ -1,10 +1,11 @@
 //! Row 12: the first tool call on a page no tool has touched (the DOM tools are put into a frame
 //! when first needed, issue 30) against a later call of the same tool on that page, over the
-//! control socket. Five fresh pages a tool, after one untimed: a browser's first call of a tool
-//! also warms the worker's and the daemon's code for it, once a session and not once a page
-//! (the session's first call read 35–62 ms in nine runs of scripts/first-call-cost.mjs, the
-//! next pages' first calls 17–35). Medians. Row 12c: the same after the agent's own
-//! browser_navigate, where the DOM tools go in ahead of the call.
+//! control socket: a page in a tab behind the focused one, which nothing prepares
+//! (worker/kit-ahead.js may warm the focused tab). Five fresh pages a tool, after one untimed:
+//! a browser's first call of a tool also warms the worker's and the daemon's code for it, once
+//! a session and not once a page (the session's first call read 35–62 ms in nine runs of
+//! scripts/first-call-cost.mjs, the next pages' first calls 17–35). Medians. Row 12c: the same
+//! after the agent's own browser_navigate, where the DOM tools go in ahead of the call.
 
 use crate::prelude::*;
 
@@ -152,11 +153,12 @@ fn first_call_row(what: &str, first: f64, later: f64, target: Option<f64>) -> Ro
 /// How a first call's page is reached and what is measured.
 #[derive(Clone, Copy, PartialEq)]
 enum How {
-    /// A tab opened at the page (by the person, say): the calls' round trips.
+    /// A tab opened at the page behind the focused one (by the person, say): the calls' round
+    /// trips.
     Opened,
     /// The same, with DevTools' metrics on in the page: its main-thread CPU during each call.
     PageCpu,
-    /// A tab opened at another page, then browser_navigate to this one: the round trips.
+    /// A tab opened behind at another page, then browser_navigate to this one: the round trips.
     Navigated,
 }
 
@@ -175,7 +177,7 @@ async fn first_and_later(
         How::Navigated => format!("{url}?from"),
         _ => url.to_owned(),
     };
-    let (target, session) = open_in(c, &opened, page_cpu).await;
+    let (target, session) = open_in(c, &opened, page_cpu, Place::Behind).await;
     let tab = tab_ref(d, &opened, tool).await;
     if how == How::Navigated {
         timed_call(d, &tab, "browser_navigate", &json!({ "url": url })).await;

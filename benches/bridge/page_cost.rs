@@ -98,14 +98,19 @@ pub(crate) fn ms_of(m: &std::collections::HashMap<String, f64>) -> Cost {
 
 /// Opens `url` in a new tab and waits for it to load and settle; returns (target, session).
 pub(crate) async fn open(c: &mut Chromium, url: &str) -> (String, String) {
-    open_in(c, url, false).await
+    open_in(c, url, false, Place::Front).await
 }
 
-/// As `open`, with DevTools' metrics on from before the page starts. Only rows 11 and 12b turn
-/// them on: the other rows time calls, and a person's browser runs without DevTools'
-/// instrumentation.
-pub(crate) async fn open_in(c: &mut Chromium, url: &str, metrics: bool) -> (String, String) {
-    let (target, session) = c.new_tab().await;
+/// As `open`, with DevTools' metrics on from before the page starts, in the focused tab or one
+/// behind it. Only rows 11 and 12b turn the metrics on: the other rows time calls, and a
+/// person's browser runs without DevTools' instrumentation.
+pub(crate) async fn open_in(
+    c: &mut Chromium,
+    url: &str,
+    metrics: bool,
+    place: Place,
+) -> (String, String) {
+    let (target, session) = c.new_tab_where(place).await;
     if metrics {
         let domain = if wall_clock() {
             "timeTicks"
@@ -136,7 +141,7 @@ pub(crate) async fn open_in(c: &mut Chromium, url: &str, metrics: bool) -> (Stri
 /// One load of `url` in a new tab: its cost up to SETTLE after it completed (for the idle
 /// page: the cost of one second once loaded).
 pub(crate) async fn load(c: &mut Chromium, url: &str, idle: bool) -> Cost {
-    let (target, session) = open_in(c, url, true).await;
+    let (target, session) = open_in(c, url, true, Place::Front).await;
     let first = ms_of(&c.metrics(&session).await);
     let cost = if idle {
         tokio::time::sleep(IDLE_WINDOW).await;

@@ -39,12 +39,48 @@ impl Kind {
     }
 }
 
+/// A daemon of these tests, stopped in order when dropped: SIGTERM, so that it stops the
+/// browsers it launched and removes their temporary profiles before its directory goes. A
+/// SIGKILL (TestDaemon's drop) leaves a browser to its parent-death signal, and the browser,
+/// still writing its profile, raced the directory's removal: `/tmp/.tmpXXXXXX` left behind.
+struct Managed(TestDaemon);
+
+impl std::ops::Deref for Managed {
+    type Target = TestDaemon;
+    fn deref(&self) -> &TestDaemon {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Managed {
+    fn deref_mut(&mut self) -> &mut TestDaemon {
+        &mut self.0
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        let child = &mut self.0.child;
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        // The daemon gives its browsers at most twice close-grace and 10 s (20 s); past that,
+        // TestDaemon's drop kills it.
+        let start = std::time::Instant::now();
+        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 /// A daemon whose launches go to directories of `dir`, with `exe` as the browser of `kind`.
-fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> TestDaemon {
+fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> Managed {
     let managed = dir.path().join("managed");
     let profiles = dir.path().join("profiles");
     // As under the systemd user service: no display, no D-Bus session.
-    TestDaemon::builder()
+    let d = TestDaemon::builder()
         .dir(dir)
         .env("DISPLAY", "")
         .env("WAYLAND_DISPLAY", "")
@@ -57,7 +93,8 @@ fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> TestDaemon {
             "--browser-path",
             &format!("{}={}", kind.name(), exe.display()),
         ])
-        .start()
+        .start();
+    Managed(d)
 }
 
 fn managed_dir(d: &TestDaemon) -> PathBuf {

@@ -34,6 +34,18 @@ fn open_search_behind(browser: &mut Browser, url: &str) -> Page {
     search_registered(browser, page)
 }
 
+/// The person sets the policy of the site of `url` in the extension's settings: its storage, as
+/// the popup writes it (here from the service worker, so that no tab takes the focus).
+fn set_site(browser: &mut Browser, url: &str, policy: Value) {
+    let origin = url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
+    let worker = browser.worker();
+    let set = format!(
+        "chrome.storage.local.set({{ sites: {{ [{}]: {policy} }} }}).then(() => true)",
+        serde_json::json!(origin)
+    );
+    assert_eq!(browser.eval(&worker, &set), serde_json::json!(true));
+}
+
 /// The person turns to the tab.
 fn activate(browser: &mut Browser, page: &Page) {
     let target = serde_json::json!({ "targetId": page.target });
@@ -211,6 +223,16 @@ fn the_dom_tools_go_into_the_pages_an_agent_will_use_before_its_first_call() {
         return;
     };
     let mut c = connected(&exe, &[]);
+    // Another origin for the same pages, which the person wants to be asked about.
+    let asking = c
+        .pages
+        .url("search.html?asking")
+        .replace("127.0.0.1", "localhost");
+    set_site(
+        &mut c.browser,
+        &asking,
+        serde_json::json!({ "mode": "ask" }),
+    );
 
     // Behind the launch's blank tab: the agent's arrival (its first listing) warms the focused
     // tab only.
@@ -249,6 +271,22 @@ fn the_dom_tools_go_into_the_pages_an_agent_will_use_before_its_first_call() {
         PATIENCE,
         "the DOM tools in the tab the agent opened",
         || has_dom_tools(&mut c.browser, &own).then_some(()),
+    );
+
+    // Not on a site the person wants to be asked about: the same, on the other origin set to
+    // "ask", gets nothing ahead.
+    let out = c.d.ctl(&["open", &asking]);
+    assert!(out.status.success(), "open: {}", stderr(&out));
+    let asked = c.browser.attach(&asking);
+    c.browser.wait_for(
+        &asked,
+        "the page on the site set to ask",
+        "document.readyState === 'complete'",
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !has_dom_tools(&mut c.browser, &asked),
+        "a page of a site set to \"ask\" got the DOM tools ahead"
     );
 
     // A page the person opens meanwhile, in a tab no agent drives, stays without them, though

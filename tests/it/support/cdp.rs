@@ -405,6 +405,27 @@ impl Browser {
         self.attach_to(target)
     }
 
+    /// A DevTools session on the extension's service worker (it runs while a daemon is
+    /// connected).
+    pub(crate) fn worker(&mut self) -> Page {
+        let prefix = format!(
+            "chrome-extension://{}/",
+            crate::support::chromium::EXTENSION_ID
+        );
+        let targets = self.send(None, "Target.getTargets", json!({}));
+        let target = targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| {
+                t["type"] == "service_worker"
+                    && t["url"].as_str().is_some_and(|u| u.starts_with(&prefix))
+            })
+            .map(|t| t["targetId"].as_str().unwrap().to_owned())
+            .unwrap_or_else(|| panic!("no service worker of the extension: {targets}"));
+        self.attach_to(target)
+    }
+
     /// A DevTools session on this target.
     fn attach_to(&mut self, target: String) -> Page {
         let session = self.send(

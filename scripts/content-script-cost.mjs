@@ -28,7 +28,7 @@ import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { connect, devToolsPort, rendererMainThreads, traced } from './devtools.mjs';
+import { connect, devToolsPort, owned, rendererMainThreads, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
@@ -70,7 +70,7 @@ const url = `http://127.0.0.1:${server.address().port}/${frames ? 'frames' : 'in
 
 // extension/ with one statement per world in place of each document_start script list.
 function floorCopy() {
-  const dir = mkdtempSync(join(tmpdir(), 'content-script-floor-'));
+  const dir = owned(mkdtempSync(join(tmpdir(), 'content-script-floor-')));
   cpSync(join(root, 'extension'), dir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
   for (const [i, cs] of manifest.content_scripts.entries()) {
@@ -84,12 +84,12 @@ function floorCopy() {
 // One browser with `dir` loaded: InjectJs ms per load, and EvaluateScript ms per script.
 async function measure(name) {
   const dir = name === FLOOR ? floorCopy() : name;
-  const profile = mkdtempSync(join(tmpdir(), 'content-script-cost-'));
+  const profile = owned(mkdtempSync(join(tmpdir(), 'content-script-cost-')));
   const extension = dir === NONE ? [] : [`--load-extension=${dir}`, `--disable-extensions-except=${dir}`];
   const args = ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
     ...extension, 'about:blank'];
   // TMPDIR in the profile: a Chromium killed before it exits leaves its singleton socket's directory there.
-  const browser = spawn(chromium, args, { stdio: 'ignore', env: { ...process.env, TMPDIR: profile } });
+  const browser = owned(spawn(chromium, args, { stdio: 'ignore', env: { ...process.env, TMPDIR: profile } }));
   try {
     const port = await devToolsPort(profile);
     const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();

@@ -1,6 +1,26 @@
 // What the scripts here share to drive a headless Chromium over DevTools (imported, not run).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+
+// What a script must not leave behind, also when it ends early: Ctrl-C, SIGTERM, or a reader
+// that went away (`| head`: the next write fails with EPIPE, and Node exits at once). A
+// `finally` does not run then, and a daemon and a Chromium outlived their script in a test of
+// this. `owned(child)` and `owned(dir)` register; at exit the children are killed, and the
+// directories removed once the browser's helpers have had a moment to go.
+const children = new Set();
+const dirs = new Set();
+export function owned(what) {
+  (typeof what === 'string' ? dirs : children).add(what);
+  return what;
+}
+process.on('exit', () => {
+  let killed = false;
+  for (const child of children) killed = (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')) || killed;
+  if (killed) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300); // no timers at exit
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) process.on(signal, () => process.exit(code));
+process.stdout.on('error', (e) => process.exit(e.code === 'EPIPE' ? 0 : 1));
 
 // The port a Chromium started with --remote-debugging-port=0 chose, from its profile's
 // DevToolsActivePort file (written once it listens).

@@ -24,7 +24,7 @@ import { createServer, request } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, resolve } from 'node:path';
-import { connect, devToolsPort, rendererMainThreads, traced } from './devtools.mjs';
+import { connect, devToolsPort, owned, rendererMainThreads, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const extension = resolve(process.argv[2] || join(root, 'extension'));
@@ -78,17 +78,17 @@ const server = createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-const dir = mkdtempSync(join(tmpdir(), 'first-call-cost-'));
+const dir = owned(mkdtempSync(join(tmpdir(), 'first-call-cost-')));
 const socket = join(dir, 'ctl.sock');
 const discovery = join(dir, 'discovery');
 const profile = join(dir, 'profile');
-const daemon = spawn(join(bin, 'browser-mcpd'), ['--port', '0', '--log-level', 'error', '--socket', socket, '--discovery-dir', discovery], { stdio: ['ignore', 'ignore', 'inherit'] });
+const daemon = owned(spawn(join(bin, 'browser-mcpd'), ['--port', '0', '--log-level', 'error', '--socket', socket, '--discovery-dir', discovery], { stdio: ['ignore', 'ignore', 'inherit'] }));
 let browser = null;
 try {
   for (let i = 0; i < 200 && !existsSync(socket); i++) await sleep(50);
   execFileSync(join(bin, 'browserctl'), ['--json', 'install-native-host', '--user-data-dir', profile, '--discovery-dir', discovery], { stdio: 'ignore' });
-  browser = spawn(chromium, ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
-    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`, 'about:blank'], { stdio: 'ignore', env: { ...process.env, TMPDIR: dir } });
+  browser = owned(spawn(chromium, ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
+    `--load-extension=${extension}`, `--disable-extensions-except=${extension}`, 'about:blank'], { stdio: 'ignore', env: { ...process.env, TMPDIR: dir } }));
   await run();
 } finally {
   browser?.kill();

@@ -307,11 +307,25 @@ impl TestDaemon {
     }
 
     pub fn terminate(&mut self) -> std::process::ExitStatus {
+        self.stop(Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("timed out after 10s waiting for the daemon to exit"))
+    }
+
+    /// SIGTERM, and the daemon's exit status once it has exited, if within `limit`. Never
+    /// panics: a drop may call it.
+    pub fn stop(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        wait_until(Duration::from_secs(10), "the daemon to exit", || {
-            self.child.try_wait().ok().flatten()
-        })
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

@@ -52,17 +52,10 @@ impl std::ops::DerefMut for Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
-        let child = &mut self.0.child;
-        if !matches!(child.try_wait(), Ok(None)) {
-            return;
-        }
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         // The daemon gives its browsers at most twice close-grace and 10 s (20 s); past that,
         // TestDaemon's drop kills it.
-        let start = std::time::Instant::now();
-        while matches!(child.try_wait(), Ok(None)) && start.elapsed() < Duration::from_secs(30) {
-            std::thread::sleep(Duration::from_millis(20));
+        if matches!(self.0.child.try_wait(), Ok(None)) {
+            self.0.stop(Duration::from_secs(30));
         }
     }
 }

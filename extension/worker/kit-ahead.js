@@ -41,8 +41,7 @@ async function onCompleted({ tabId, frameId, url }) {
 
 // The focused tab's page, if it has loaded (a loading one is warmed by onCompleted), while an
 // agent is at work. warmFrame does nothing where the document has the tools already.
-export async function warmFront() {
-  const tabId = focusedTab();
+export async function warmFront(tabId = focusedTab()) {
   if (tabId === null || !isWatching()) return;
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (tab?.status !== 'complete' || tab.discarded || !isWebUrl(tab.url) || !openToAgents(tab.url)) return;
@@ -51,7 +50,7 @@ export async function warmFront() {
 
 function focused(tabId, before) {
   if (before !== null && isDriven(before)) followsUntil = Date.now() + DRIVE_MS;
-  if (follows()) warmFront();
+  if (follows()) warmFront(tabId);
 }
 
 export function initKitAhead() {

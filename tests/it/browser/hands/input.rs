@@ -119,6 +119,15 @@ pub(super) fn dialogs(h: &mut Hands) {
         );
         leaves_without_asking(h, leave);
     }
+
+    // A listener the page world could not wrap (added through a child frame's addEventListener,
+    // after the tab was driven): the guard listener that world adds once told stops it.
+    for leave in ["navigate", "reload"] {
+        h.goto("hands-leave-frame.html");
+        h.o.person_clicks(20.0, 20.0);
+        h.wait("the child frame's listener", "window.listening === true");
+        leaves_without_asking(h, leave);
+    }
 }
 
 /// The agent leaves the page (`navigate` to another, or `reload` it) without stopping at its

@@ -17,23 +17,26 @@ import { fileURLToPath } from 'node:url';
 import { minify } from 'terser';
 
 const extension = fileURLToPath(new URL('../extension/', import.meta.url));
-// The DOM kit's sources, in the order its files use each other.
-const KIT = [
+// The DOM kit's sources, in the order its files use each other: what reading a page needs,
+// then what acting on it needs besides (worker/frame-channel.js puts the second part in only
+// for a tool that needs it; a snapshot does not).
+const READING = [
   'vendor/dom-accessibility-api/dom-accessibility-api.js',
   'content/dom-tools.js',
   'content/dom-snapshot.js',
-  'content/dom-actions.js',
-  'content/dom-hover-css.js',
-  'content/dom-drag.js',
 ];
+const HANDS = ['content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js'];
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
-  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it.
-  'content/dom-kit.min.js': KIT,
-  // The same kit, put into a page of a tab an agent drives once the page has loaded
+  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it: the
+  // reading part, the acting part, and both in one file for a frame that has neither.
+  'content/dom-kit.min.js': READING,
+  'content/dom-kit-hands.min.js': HANDS,
+  'content/dom-kit-both.min.js': [...READING, ...HANDS],
+  // Both parts in one file, put into a page of a tab an agent drives once the page has loaded
   // (worker/kit-ahead.js), compiled whole (EAGER below).
-  'content/dom-kit-ahead.min.js': KIT,
+  'content/dom-kit-ahead.min.js': [...READING, ...HANDS],
 };
 // Files V8 compiles whole as it reads them (its `allFunctionsCalledOnLoad` hint), not function
 // by function as each is first called. The kit put in ahead of a call: there, the page's time

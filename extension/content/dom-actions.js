@@ -3,7 +3,7 @@
 // synthetic (isTrusted false); the browser's default actions that matter are done by hand.
 (() => {
   const dom = globalThis.browserMcpDom;
-  if (dom.tools.click) return;
+  if (!dom || dom.tools.click) return; // no kit: a document the worker did not mean (frame-channel.js)
   const { fail, resolve, describeShort, visible } = dom;
   const text = (s) => ({ content: [{ type: 'text', text: s }] });
 

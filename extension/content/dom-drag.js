@@ -7,7 +7,7 @@
 // tick, and ignore moves before it.
 (() => {
   const dom = globalThis.browserMcpDom;
-  if (dom.tools.drag) return;
+  if (!dom || dom.tools.drag) return;
   const { fail, resolve, describeShort, visible, pointer, mouse, dragEvent, dropPoint, center, text } = dom;
   const STEPS = 6;
   const DWELL_MS = 40;

@@ -315,7 +315,7 @@ export async function callBuiltin(tabId, name, args = {}) {
   }
   if (blocking && name !== 'browser_handle_dialog') dialogs.clearBlocking(tabId);
   // The page's DOM tools go in (first call on a page) while the frames hear of the drive.
-  const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0);
+  const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0, { hands: name !== 'browser_snapshot' });
   await Promise.all([dialogs.drive(tabId, callPolicy), warm]);
   try {
     return withDialogs(tabId, await run(tabId, name, rest));

@@ -16,22 +16,33 @@ export const ISOLATED_SCRIPTS = [DIALOGS_SCRIPT, 'content/console-relay.js', 'co
 // manifest gives every frame at load (a page from before the extension has those neither).
 const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManifest().content_scripts];
 
-// The DOM tools (snapshot, actions, accessible names): put into a frame the first time a tool
-// needs them, and kept for that document, so that a page no agent touches never pays for them
-// (issue 30). One file, as each file costs the frame a compile and a run of its own, minified,
-// as the frame parses all of it in the first call: scripts/minify-extension.mjs makes it from
-// the vendored library and the content/dom-*.js files it lists, in their order.
-export const DOM_KIT = ['content/dom-kit.min.js'];
-// The same tools, compiled whole as the frame reads them: for a page an agent will likely use
-// next (kit-ahead.js), whose calls then find them compiled.
-const DOM_KIT_AHEAD = ['content/dom-kit-ahead.min.js'];
+// The DOM tools, put into a frame the first time a tool needs them and kept for that document,
+// so that a page no agent touches never pays for them (issue 30). Two parts, minified (the frame
+// parses all of a file it is given, about 0.1 ms a KB in a new renderer): what reading the page
+// needs (the accessible-name library, the shared part, the snapshot: `kit`), and what acting on
+// it needs besides (actions, hover, drag: `hands`), which a snapshot, an agent's usual first
+// call, does without. Both at once come as one file, as each file costs the frame a compile and
+// a run of its own. scripts/minify-extension.mjs makes the files from the sources it lists.
+// Paths from the extension's root: Firefox reads one without its slash from the calling page's.
+const FILES = {
+  kit: '/content/dom-kit.min.js',
+  hands: '/content/dom-kit-hands.min.js',
+  'kit,hands': '/content/dom-kit-both.min.js',
+};
+// Both parts in one file, compiled whole as the frame reads it: for a page an agent will likely
+// use next (kit-ahead.js), whose calls then find them compiled.
+const AHEAD = '/content/dom-kit-ahead.min.js';
+const BOTH = ['kit', 'hands'];
+// The DOM tools of the first part; every other one needs both.
+const READING = new Set(['snapshot']);
+const partsFor = (name) => (READING.has(name) ? ['kit'] : BOTH);
 
-// The frames whose current document has the DOM tools and its isolated scripts, per tab: a DOM
-// tool's first call on a document puts both in with one injection instead of finding out by
-// failed messages, and later calls ask nothing first. A frame that commits another document
-// leaves (a top frame takes its tab's subframes with it). Kept in Chromium; in Firefox, whose
-// injections do not say which document they reached, the failures say what is missing.
-const ready = new Map(); // tabId -> Set(frameId)
+// The parts each frame's current document has, per tab: a DOM tool's first call on a document
+// puts them in with its isolated scripts in one injection instead of finding out by failed
+// messages, and later calls ask nothing first. A frame that commits another document leaves (a
+// top frame takes its tab's subframes with it). Kept in Chromium; in Firefox, whose injections
+// do not say which document they reached, the failures say what is missing.
+const ready = new Map(); // tabId -> Map(frameId -> Set(part))
 export function forgetTabDocuments(tabId) {
   ready.delete(tabId);
 }
@@ -40,17 +51,28 @@ chrome.webNavigation.onCommitted.addListener(({ tabId, frameId }) => {
   if (frameId === 0) ready.delete(tabId);
   else ready.get(tabId)?.delete(frameId);
 });
+// What of `parts` the frame's document lacks: all of them without the first (a document that
+// has no kit has no hands either, whatever was noted for the frame before it).
+function lacking(tabId, frameId, parts) {
+  const has = ready.get(tabId)?.get(frameId);
+  return has?.has('kit') ? parts.filter((p) => !has.has(p)) : parts;
+}
 
 // The DOM tools into the frame's current document, with the frame's isolated scripts if it has
 // none yet (no agent watched it load, or it is from before the extension).
-async function prepare(tabId, frameId, kit = DOM_KIT) {
+async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, 'content/has-bridge.js'] });
+  const files = [ahead ? AHEAD : FILES[parts.join()]];
+  const [answer] = await chrome.scripting.executeScript({ target, files: [...files, '/content/has-bridge.js'] });
+  // Firefox says in the result, not by failing, that a file did not load or threw.
+  if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
   if (answer?.result !== true) await addFrameScripts(target);
   // A document the injection names is one it reached (Chromium; no webNavigation.getFrame first).
   if (!answer?.documentId) return;
-  if (!ready.has(tabId)) ready.set(tabId, new Set());
-  ready.get(tabId).add(frameId);
+  if (!ready.has(tabId)) ready.set(tabId, new Map());
+  const frames = ready.get(tabId);
+  if (!frames.has(frameId)) frames.set(frameId, new Set());
+  for (const p of ahead ? BOTH : parts) frames.get(frameId).add(p);
 }
 
 function withTimeout(promise, ms, what) {
@@ -100,25 +122,30 @@ function bridged() {
 
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
-// Puts the DOM tools into the frame's current document if it has none yet, unless they are on
-// their way (Firefox, which cannot tell, only waits for those). A call may start this early,
-// beside its other preparations, and so may a page's load in a tab an agent drives
-// (kit-ahead.js); the call that follows words anything that went wrong.
+// Puts the DOM tools a call needs into the frame's current document if it has not got them yet
+// (both parts unless `hands` is false), unless they are on their way (Firefox, which cannot
+// tell, only waits for those). A call may start this early, beside its other preparations, and
+// so may a page's load in a tab an agent drives (kit-ahead.js, `ahead`: both parts, compiled as
+// read); the call that follows words anything that went wrong.
 const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
 // The longest a call waits for an injection under way: one held up (by a native dialog, or
 // aimed at a document on its way out) must not hold the call, which then asks the frame itself
 // and words what it finds.
 const WARM_WAIT_MS = 3000;
-export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
-  if (ready.get(tabId)?.has(frameId)) return;
+export async function warmFrame(tabId, frameId, { ahead = false, hands = true } = {}) {
+  const parts = ahead || hands ? BOTH : ['kit'];
+  if (!lacking(tabId, frameId, parts).length) return;
   const key = `${tabId}/${frameId}`;
-  if (!warming.has(key) && (ahead || !isFirefox)) {
-    const done = prepare(tabId, frameId, ahead ? DOM_KIT_AHEAD : DOM_KIT)
-      .catch(() => {})
-      .finally(() => warming.delete(key));
-    warming.set(key, done);
-  }
-  await within(warming.get(key), WARM_WAIT_MS);
+  // One under way may bring what this call needs (a snapshot's part, before a click's).
+  const under = warming.get(key);
+  if (under) await within(under, WARM_WAIT_MS);
+  const missing = lacking(tabId, frameId, parts);
+  if (!missing.length || warming.has(key) || (isFirefox && (under || !ahead))) return;
+  const done = prepare(tabId, frameId, missing, { ahead })
+    .catch(() => {})
+    .finally(() => warming.delete(key));
+  warming.set(key, done);
+  await within(done, WARM_WAIT_MS);
 }
 
 // A DOM tool in one frame: a function injected into the frame's isolated world calls the DOM
@@ -128,8 +155,11 @@ export async function warmFrame(tabId, frameId, { ahead = false } = {}) {
 // page 1-2 ms in the call (issue 30). With `document`, only that document may answer: a frame
 // that shows another one refuses with code FRAME_GONE.
 export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = {}) {
-  // A ref's document has the tools already; another one is not worth them.
-  if (req.document === undefined) await warmFrame(tabId, frameId);
+  const parts = partsFor(req.name);
+  if (req.document === undefined) await warmFrame(tabId, frameId, { hands: parts.length > 1 });
+  // A ref's document has the first part already (another one is not worth any): an action by a
+  // ref from a snapshot may need the second.
+  else if (parts.length > 1 && ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId);
   const target = { tabId, frameIds: [frameId] };
   const where = frameName(tabId, frameId);
   const failed = async (e) => {
@@ -147,9 +177,13 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
     }
   };
   let reply = await ask();
-  if (reply?.error?.code === 'DOM_NOT_LOADED') {
+  // What the answer says is missing (Firefox, or a warm that did not land): no DOM tools at all,
+  // or, for a tool of the second part, that part.
+  const code = reply?.error?.code;
+  const missing = code === 'DOM_NOT_LOADED' ? parts : code === 'TOOL_NOT_FOUND' && parts.length > 1 ? ['hands'] : null;
+  if (missing) {
     try {
-      await prepare(tabId, frameId);
+      await prepare(tabId, frameId, missing);
     } catch (e) {
       throw await failed(e);
     }

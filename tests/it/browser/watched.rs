@@ -212,6 +212,23 @@ fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
     })
 }
 
+/// The DOM tools the page's top frame holds, in the order they were put in ("" for none).
+fn dom_tool_names(browser: &mut Browser, page: &Page) -> String {
+    let names = browser.isolated_worlds(page).iter().find_map(|world| {
+        let r = browser.try_send(
+            Some(&page.session),
+            "Runtime.evaluate",
+            serde_json::json!({
+                "expression": "globalThis.browserMcpDom ? Object.keys(globalThis.browserMcpDom.tools).join(',') : null",
+                "contextId": world["id"],
+                "returnByValue": true,
+            }),
+        );
+        r.ok()?["result"]["value"].as_str().map(str::to_owned)
+    });
+    names.unwrap_or_default()
+}
+
 /// A page an agent reaches by navigating a tab it drives, or opens in a tab of its own, gets the
 /// DOM tools once it has loaded, before the agent's next call asks for them
 /// (worker/kit-ahead.js): that call does not wait for their compile. While the agent follows
@@ -248,6 +265,20 @@ fn the_dom_tools_go_into_the_pages_an_agent_will_use_before_its_first_call() {
     assert!(
         has_dom_tools(&mut c.browser, &page),
         "no DOM tools after a snapshot"
+    );
+    // Only the reading part: a first snapshot does not parse the actions it does not use. An
+    // action brings the rest.
+    assert_eq!(dom_tool_names(&mut c.browser, &page), "snapshot");
+    called(
+        &c.d,
+        &["browser_hover", "--tab", &reference, "--selector", "h1"],
+    );
+    let names = dom_tool_names(&mut c.browser, &page);
+    assert!(
+        names.starts_with("snapshot,click,")
+            && names.contains(",hover,")
+            && names.ends_with(",drag"),
+        "the DOM tools after an action: {names}"
     );
 
     // The agent drives the tab to another page: the tools are there before it asks.

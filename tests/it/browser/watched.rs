@@ -196,37 +196,42 @@ fn called(d: &TestDaemon, args: &[&str]) -> String {
     stdout(&out)
 }
 
-/// Whether a world of ours in the page's top frame holds the DOM tools.
-fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
-    browser.isolated_worlds(page).iter().any(|world| {
+/// What `expression` gives in each world of ours in the page's top frame.
+fn in_our_worlds(browser: &mut Browser, page: &Page, expression: &str) -> Vec<serde_json::Value> {
+    let worlds = browser.isolated_worlds(page);
+    let mut values = Vec::new();
+    for world in worlds {
         let r = browser.try_send(
             Some(&page.session),
             "Runtime.evaluate",
-            serde_json::json!({
-                "expression": "typeof globalThis.browserMcpDom?.answer === 'function'",
-                "contextId": world["id"],
-                "returnByValue": true,
-            }),
+            serde_json::json!({ "expression": expression, "contextId": world["id"], "returnByValue": true }),
         );
-        r.is_ok_and(|r| r["result"]["value"] == true)
-    })
+        if let Ok(r) = r {
+            values.push(r["result"]["value"].clone());
+        }
+    }
+    values
+}
+
+/// Whether a world of ours in the page's top frame holds the DOM tools.
+fn has_dom_tools(browser: &mut Browser, page: &Page) -> bool {
+    in_our_worlds(
+        browser,
+        page,
+        "typeof globalThis.browserMcpDom?.answer === 'function'",
+    )
+    .iter()
+    .any(|v| v == true)
 }
 
 /// The DOM tools the page's top frame holds, in the order they were put in ("" for none).
 fn dom_tool_names(browser: &mut Browser, page: &Page) -> String {
-    let names = browser.isolated_worlds(page).iter().find_map(|world| {
-        let r = browser.try_send(
-            Some(&page.session),
-            "Runtime.evaluate",
-            serde_json::json!({
-                "expression": "globalThis.browserMcpDom ? Object.keys(globalThis.browserMcpDom.tools).join(',') : null",
-                "contextId": world["id"],
-                "returnByValue": true,
-            }),
-        );
-        r.ok()?["result"]["value"].as_str().map(str::to_owned)
-    });
-    names.unwrap_or_default()
+    let expression =
+        "globalThis.browserMcpDom ? Object.keys(globalThis.browserMcpDom.tools).join(',') : null";
+    in_our_worlds(browser, page, expression)
+        .iter()
+        .find_map(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// A page an agent reaches by navigating a tab it drives, or opens in a tab of its own, gets the

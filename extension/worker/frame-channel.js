@@ -62,8 +62,8 @@ function lacking(tabId, frameId, parts) {
 // none yet (no agent watched it load, or it is from before the extension).
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const files = [ahead ? AHEAD : FILES[parts.join()]];
-  const [answer] = await chrome.scripting.executeScript({ target, files: [...files, '/content/has-bridge.js'] });
+  const kit = ahead ? AHEAD : FILES[parts.join()];
+  const [answer] = await chrome.scripting.executeScript({ target, files: [kit, '/content/has-bridge.js'] });
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
   if (answer?.result !== true) await addFrameScripts(target);

@@ -314,8 +314,9 @@ export async function callBuiltin(tabId, name, args = {}) {
     throw new ToolError(Code.DIALOG_BLOCKING, `the page shows a native ${blocking.kind} ${JSON.stringify(blocking.message)} that opened before browser-mcp could answer it, and waits for a person; browser_reload or browser_navigate closes it (the page's unsaved state is lost)`);
   }
   if (blocking && name !== 'browser_handle_dialog') dialogs.clearBlocking(tabId);
-  // The page's DOM tools go in (first call on a page) while the frames hear of the drive.
-  const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0, { hands: name !== 'browser_snapshot' });
+  // The page's DOM tools go in (first call on a page) while the frames hear of the drive; a
+  // built-in's DOM tool is its name without the prefix (browser_snapshot: snapshot).
+  const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0, { tool: name.slice('browser_'.length) });
   await Promise.all([dialogs.drive(tabId, callPolicy), warm]);
   try {
     return withDialogs(tabId, await run(tabId, name, rest));

@@ -122,18 +122,18 @@ function bridged() {
 
 const noReceiver = (e) => /Receiving end does not exist|Could not establish connection|No frame with id|No document with id/i.test(e?.message || '');
 
-// Puts the DOM tools a call needs into the frame's current document if it has not got them yet
-// (both parts unless `hands` is false), unless they are on their way (Firefox, which cannot
-// tell, only waits for those). A call may start this early, beside its other preparations, and
-// so may a page's load in a tab an agent drives (kit-ahead.js, `ahead`: both parts, compiled as
-// read); the call that follows words anything that went wrong.
+// Puts the DOM tools that DOM tool `tool` needs (both parts for any but a reading one) into the
+// frame's current document if it has not got them yet, unless they are on their way (Firefox,
+// which cannot tell, only waits for those). A call may start this early, beside its other
+// preparations, and so may a page's load in a tab an agent drives (kit-ahead.js, `ahead`: both
+// parts, compiled as read); the call that follows words anything that went wrong.
 const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
 // The longest a call waits for an injection under way: one held up (by a native dialog, or
 // aimed at a document on its way out) must not hold the call, which then asks the frame itself
 // and words what it finds.
 const WARM_WAIT_MS = 3000;
-export async function warmFrame(tabId, frameId, { ahead = false, hands = true } = {}) {
-  const parts = ahead || hands ? BOTH : ['kit'];
+export async function warmFrame(tabId, frameId, { ahead = false, tool } = {}) {
+  const parts = ahead ? BOTH : partsFor(tool);
   if (!lacking(tabId, frameId, parts).length) return;
   const key = `${tabId}/${frameId}`;
   // One under way may bring what this call needs (a snapshot's part, before a click's).
@@ -156,10 +156,10 @@ export async function warmFrame(tabId, frameId, { ahead = false, hands = true } 
 // that shows another one refuses with code FRAME_GONE.
 export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = {}) {
   const parts = partsFor(req.name);
-  if (req.document === undefined) await warmFrame(tabId, frameId, { hands: parts.length > 1 });
+  if (req.document === undefined) await warmFrame(tabId, frameId, { tool: req.name });
   // A ref's document has the first part already (another one is not worth any): an action by a
   // ref from a snapshot may need the second.
-  else if (parts.length > 1 && ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId);
+  else if (parts.length > 1 && ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId, { tool: req.name });
   const target = { tabId, frameIds: [frameId] };
   const where = frameName(tabId, frameId);
   const failed = async (e) => {

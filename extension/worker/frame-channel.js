@@ -21,13 +21,14 @@ const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManif
 // parses all of a file it is given, about 0.1 ms a KB in a new renderer): what reading the page
 // needs (the accessible-name library, the shared part, the snapshot: `kit`), and what acting on
 // it needs besides (actions, hover, drag: `hands`), which a snapshot, an agent's usual first
-// call, does without. Both at once come as one file, as each file costs the frame a compile and
-// a run of its own. scripts/minify-extension.mjs makes the files from the sources it lists.
-// Paths from the extension's root: Firefox reads one without its slash from the calling page's.
+// call, does without. The first part is compiled whole as the frame reads it (a snapshot runs
+// nearly all of it), the second function by function as used; so a frame that needs both gets
+// two files, not one of either kind. scripts/minify-extension.mjs makes the files from the
+// sources it lists. Paths from the extension's root: Firefox reads one without its slash from
+// the calling page's.
 const FILES = {
   kit: '/content/dom-kit.min.js',
   hands: '/content/dom-kit-hands.min.js',
-  'kit,hands': '/content/dom-kit-both.min.js',
 };
 // Both parts in one file, compiled whole as the frame reads it: for a page an agent will likely
 // use next (kit-ahead.js), whose calls then find them compiled.
@@ -62,8 +63,8 @@ function lacking(tabId, frameId, parts) {
 // none yet (no agent watched it load, or it is from before the extension).
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const kit = ahead ? AHEAD : FILES[parts.join()];
-  const [answer] = await chrome.scripting.executeScript({ target, files: [kit, '/content/has-bridge.js'] });
+  const kit = ahead ? [AHEAD] : parts.map((p) => FILES[p]);
+  const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] });
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
   if (answer?.result !== true) await addFrameScripts(target);

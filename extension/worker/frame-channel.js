@@ -157,10 +157,9 @@ export async function warmFrame(tabId, frameId, { ahead = false, tool } = {}) {
 // that shows another one refuses with code FRAME_GONE.
 export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = {}) {
   const parts = partsFor(req.name);
-  if (req.document === undefined) await warmFrame(tabId, frameId, { tool: req.name });
   // A ref's document has the first part already (another one is not worth any): an action by a
-  // ref from a snapshot may need the second.
-  else if (parts.length > 1 && ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId, { tool: req.name });
+  // ref from a snapshot may need the second, which warmFrame finds out.
+  if (req.document === undefined || ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId, { tool: req.name });
   const target = { tabId, frameIds: [frameId] };
   const where = frameName(tabId, frameId);
   const failed = async (e) => {

@@ -60,10 +60,11 @@ function lacking(tabId, frameId, parts) {
 }
 
 // The DOM tools into the frame's current document, with the frame's isolated scripts if it has
-// none yet (no agent watched it load, or it is from before the extension).
+// none yet (no agent watched it load, or it is from before the extension). `ahead`: both parts
+// come as the one file compiled whole; a document that has the first part gets only the second.
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const kit = ahead ? [AHEAD] : parts.map((p) => FILES[p]);
+  const kit = ahead && parts.length === BOTH.length ? [AHEAD] : parts.map((p) => FILES[p]);
   const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] });
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
@@ -73,7 +74,7 @@ async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   if (!ready.has(tabId)) ready.set(tabId, new Map());
   const frames = ready.get(tabId);
   if (!frames.has(frameId)) frames.set(frameId, new Set());
-  for (const p of ahead ? BOTH : parts) frames.get(frameId).add(p);
+  for (const p of parts) frames.get(frameId).add(p);
 }
 
 function withTimeout(promise, ms, what) {

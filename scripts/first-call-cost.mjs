@@ -7,12 +7,16 @@
 //
 //   TRACE=1    the page renderer's main-thread CPU time of each call (a trace around the call,
 //              each top-level task's `tdur`): what the page itself spends, apart from the IPC
-//              and the worker, and much steadier than the round trip;
+//              and the worker, and much steadier than the round trip; TRACE_AFTER=MS keeps
+//              the trace MS ms past the answer, for what the call leaves the page to do;
 //   PROFILE=1  DevTools' sampling profile of the page around each call: the largest self times
 //              of the first and the later calls, a mean a page (STACKS=1: with three callers).
 //              "(program)" is the renderer's own work: compiling, injecting, style and layout.
 //   AFTER_NAVIGATE=MS  each page reached by browser_navigate, the first call MS ms later
 //              (below);
+//   BEFORE='[tool, args]'  an untimed call on each page before the timed ones, as an agent
+//              looks before it acts (a snapshot, then a click by ref), and BEFORE_PAUSE=MS
+//              between the two (an agent's thought; default 0, a script's next command);
 //
 //   node --experimental-websocket scripts/first-call-cost.mjs [EXTENSION_DIR]
 //
@@ -32,6 +36,7 @@ const bin = process.env.BROWSER_MCP_BIN || join(root, 'target/release');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
 const pages = Number(process.env.PAGES || 5);
 const tracing = process.env.TRACE === '1';
+const traceAfter = Number(process.env.TRACE_AFTER) || 0;
 const profiled = process.env.PROFILE === '1';
 const stacks = process.env.STACKS === '1';
 // AFTER_NAVIGATE=MS: the page is reached the way an agent reaches one, by browser_navigate from
@@ -39,6 +44,8 @@ const stacks = process.env.STACKS === '1';
 // agent's pause, 0 for a script's next command): the DOM tools may be on their way already
 // (worker/kit-ahead.js).
 const afterNavigate = process.env.AFTER_NAVIGATE === undefined ? null : { pause: Number(process.env.AFTER_NAVIGATE) || 0 };
+const before = process.env.BEFORE ? JSON.parse(process.env.BEFORE) : null;
+const beforePause = Number(process.env.BEFORE_PAUSE) || 0;
 const TOOLS = process.env.TOOLS ? JSON.parse(process.env.TOOLS) : [
   ['browser_snapshot', '/input/button.html', {}],
   ['browser_click', '/input/button.html', { selector: 'button' }],
@@ -132,7 +139,11 @@ async function devtools() {
 
 // The page renderers' main-thread CPU time (ms) while `fn` runs, and its result.
 async function rendererCpu(cdp, fn) {
-  const [events, result] = await traced(cdp, 'toplevel', fn);
+  const [events, result] = await traced(cdp, 'toplevel', async () => {
+    const result = await fn();
+    await sleep(traceAfter);
+    return result;
+  });
   const main = rendererMainThreads(events);
   let ms = 0;
   for (const e of events) if (e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`)) ms += (e.tdur ?? e.dur) / 1000;
@@ -212,7 +223,14 @@ async function run() {
         await call(tab, 'browser_navigate', { url });
         await sleep(afterNavigate.pause);
       }
+      if (before) {
+        await call(tab, before[0], before[1]);
+        await sleep(beforePause);
+      }
       for (const which of ['first', 'later']) {
+        // What the first answer leaves the page to do (the acting part after a snapshot) is
+        // let finish before the later call, as in the bench's row 12.
+        if (which === 'later') await sleep(300);
         let once = () => call(tab, tool, args);
         if (profiled) {
           const inner = once;

@@ -33,21 +33,22 @@ const MADE = {
   // reading part and the acting part.
   'content/dom-kit.min.js': READING,
   'content/dom-kit-hands.min.js': HANDS,
-  // Both parts in one file, put into a page of a tab an agent drives once the page has loaded
-  // (worker/kit-ahead.js), compiled whole (EAGER below).
-  'content/dom-kit-ahead.min.js': [...READING, ...HANDS],
+  // The acting part again, compiled whole (EAGER below): put in off a call's path, into a page
+  // of a tab an agent drives once the page has loaded (worker/kit-ahead.js, with the reading
+  // part) and after a snapshot's answer (worker/frame-channel.js).
+  'content/dom-kit-hands-ahead.min.js': HANDS,
 };
 // Files V8 compiles whole as it reads them (its `allFunctionsCalledOnLoad` hint), not function
 // by function as each is first called, which pre-parses all of a file and then parses again
 // each function a call runs.
-// - The kit put in ahead of a call: there, the page's time in the first call fell from 9.2-14.1
-//   ms to 4.7-9.1.
 // - The reading part, whose functions a first snapshot runs nearly all of: the page's time in
 //   that call fell by 0.3-3.9 ms (six pairs, docs/performance.md).
-// - Not the acting part, which a call puts in itself: the tools a call does not use would be
-//   compiled on its path (the whole kit compiled so cost a first click 0.6-3 ms more than it
-//   saved, "The DOM tools ahead of an agent's call").
-const EAGER = new Set(['content/dom-kit.min.js', 'content/dom-kit-ahead.min.js']);
+// - The acting part put in ahead of a call: there, the page's time in the first call fell from
+//   9.2-14.1 ms to 4.7-9.1 (the whole kit ahead), and a click after a snapshot's by 0.3-0.9.
+// - Not the acting part a call puts in itself: the tools a call does not use would be compiled
+//   on its path (the whole kit compiled so cost a first click 0.6-3 ms more than it saved,
+//   "The DOM tools ahead of an agent's call").
+const EAGER = new Set(['content/dom-kit.min.js', 'content/dom-kit-hands-ahead.min.js']);
 // What a file must say of a source whose comments go (its license).
 const NOTICE = {
   'vendor/dom-accessibility-api/dom-accessibility-api.js': 'dom-accessibility-api 0.7.1 is MIT-licensed: vendor/dom-accessibility-api/LICENSE.md',

@@ -30,9 +30,10 @@ const FILES = {
   kit: '/content/dom-kit.min.js',
   hands: '/content/dom-kit-hands.min.js',
 };
-// Both parts in one file, compiled whole as the frame reads it: for a page an agent will likely
-// use next (kit-ahead.js), whose calls then find them compiled.
-const AHEAD = '/content/dom-kit-ahead.min.js';
+// The files put in off a call's path, ahead of the calls that will use them (kit-ahead.js, and
+// the acting part after a snapshot): each compiled whole as the frame reads it, so that those
+// calls find their functions compiled.
+const AHEAD = { kit: FILES.kit, hands: '/content/dom-kit-hands-ahead.min.js' };
 const BOTH = ['kit', 'hands'];
 // The DOM tools of the first part; every other one needs both.
 const READING = new Set(['snapshot']);
@@ -60,11 +61,11 @@ function lacking(tabId, frameId, parts) {
 }
 
 // The DOM tools into the frame's current document, with the frame's isolated scripts if it has
-// none yet (no agent watched it load, or it is from before the extension). `ahead`: both parts
-// come as the one file compiled whole; a document that has the first part gets only the second.
+// none yet (no agent watched it load, or it is from before the extension). `ahead`: off a
+// call's path, each part compiled whole.
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const kit = ahead && parts.length === BOTH.length ? [AHEAD] : parts.map((p) => FILES[p]);
+  const kit = parts.map((p) => (ahead ? AHEAD : FILES)[p]);
   const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] });
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
@@ -127,8 +128,9 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 // Puts the DOM tools that DOM tool `tool` needs (both parts for any but a reading one) into the
 // frame's current document if it has not got them yet, unless they are on their way (Firefox,
 // which cannot tell, only waits for those). A call may start this early, beside its other
-// preparations, and so may a page's load in a tab an agent drives (kit-ahead.js, `ahead`: both
-// parts, compiled as read); the call that follows words anything that went wrong.
+// preparations, and so may a page's load in a tab an agent drives (kit-ahead.js) and a
+// snapshot's answer (`ahead`: what the document lacks of both parts, compiled as read); the call
+// that follows words anything that went wrong.
 const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
 // The longest a call waits for an injection under way: one held up (by a native dialog, or
 // aimed at a document on its way out) must not hold the call, which then asks the frame itself
@@ -190,7 +192,12 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
     }
     reply = await ask();
   }
-  return { value: await resultOf(tabId, frameId, reply), document: reply.document };
+  const value = await resultOf(tabId, frameId, reply);
+  // An agent looks before it acts: after a reading tool's answer, the acting part follows it
+  // into the document, off the call's path (the answer goes first), so that the action by ref
+  // that comes next finds it there, compiled (Chromium, which knows what a document holds).
+  if (!isFirefox && !missing && parts.length < BOTH.length) setTimeout(() => warmFrame(tabId, frameId, { ahead: true }), 0);
+  return { value, document: reply.document };
 }
 
 // A frame's answer as the call's result. Ours always answer, so no answer at all means the

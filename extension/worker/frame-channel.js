@@ -196,7 +196,7 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   // An agent looks before it acts: after a reading tool's answer, the acting part follows it
   // into the document, off the call's path (the answer goes first), so that the action by ref
   // that comes next finds it there, compiled (Chromium, which knows what a document holds).
-  if (!isFirefox && !missing && parts.length < BOTH.length) setTimeout(() => warmFrame(tabId, frameId, { ahead: true }), 0);
+  if (!isFirefox && !missing && READING.has(req.name)) setTimeout(() => warmFrame(tabId, frameId, { ahead: true }), 0);
   return { value, document: reply.document };
 }
 

@@ -220,11 +220,13 @@ class Connection {
     else if (this.isOpen) this.ws.send(JSON.stringify(msg));
   }
 
-  close() {
+  // `replaced`: a new connection to the same daemon follows at once (after a pairing), so what
+  // is known of the daemon (its version, from `GET /`) stays: the new one is not probed again.
+  close({ replaced = false } = {}) {
     this.closed = true;
     clearTimeout(this.retryTimer);
     if (conns.get(this.port) === this) conns.delete(this.port);
-    daemons.forget(this.port);
+    if (!replaced) daemons.forget(this.port);
     if (this.ws) closeQuietly(this.ws);
   }
 
@@ -303,7 +305,7 @@ async function pairWithCode(typed) {
     await pairings.addPairing({ ...pairing, port });
     console.info(`browser-mcp: paired with the daemon on port ${port} (pairing ${pairing.id})`);
     attempted.delete(port);
-    conns.get(port)?.close();
+    conns.get(port)?.close({ replaced: true });
     const source = nativeServers?.has(port) ? 'native host' : 'port scan';
     conns.set(port, new Connection(port, source));
     return { paired: true, port, id: pairing.id };

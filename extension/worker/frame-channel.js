@@ -129,15 +129,16 @@ const noReceiver = (e) => /Receiving end does not exist|Could not establish conn
 // frame's current document if it has not got them yet, unless they are on their way (Firefox,
 // which cannot tell, only waits for those). A call may start this early, beside its other
 // preparations, and so may a page's load in a tab an agent drives (kit-ahead.js) and a
-// snapshot's answer (`ahead`: what the document lacks of both parts, compiled as read); the call
-// that follows words anything that went wrong.
+// snapshot's answer (`ahead`: what the document lacks of both parts, compiled as read; in
+// Firefox `parts`, what the answer says it lacks); the call that follows words anything that
+// went wrong.
 const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
 // The longest a call waits for an injection under way: one held up (by a native dialog, or
 // aimed at a document on its way out) must not hold the call, which then asks the frame itself
 // and words what it finds.
 const WARM_WAIT_MS = 3000;
-export async function warmFrame(tabId, frameId, { ahead = false, tool } = {}) {
-  const parts = ahead ? BOTH : partsFor(tool);
+export async function warmFrame(tabId, frameId, { ahead = false, tool, parts: only } = {}) {
+  const parts = only ?? (ahead ? BOTH : partsFor(tool));
   if (!lacking(tabId, frameId, parts).length) return;
   const key = `${tabId}/${frameId}`;
   // One under way may bring what this call needs (a snapshot's part, before a click's).
@@ -152,6 +153,14 @@ export async function warmFrame(tabId, frameId, { ahead = false, tool } = {}) {
   await within(done, WARM_WAIT_MS);
 }
 
+// Once the injection under way into the frame, if any, has landed: a call by ref that does not
+// warm (Firefox, where nothing says what a document holds) must not race the acting part that
+// a snapshot's answer sent after it, and put it in a second time.
+async function settled(tabId, frameId) {
+  const under = warming.get(`${tabId}/${frameId}`);
+  if (under) await within(under, WARM_WAIT_MS);
+}
+
 // A DOM tool in one frame: a function injected into the frame's isolated world calls the DOM
 // tools there (content/dom-tools.js `answer`), put in first if the frame's document has none,
 // and its value is the answer: `{value, document}`, the document's name for later calls with its
@@ -163,6 +172,7 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   // A ref's document has the first part already (another one is not worth any): an action by a
   // ref from a snapshot may need the second, which warmFrame finds out.
   if (req.document === undefined || ready.get(tabId)?.get(frameId)?.has('kit')) await warmFrame(tabId, frameId, { tool: req.name });
+  else await settled(tabId, frameId);
   const target = { tabId, frameIds: [frameId] };
   const where = frameName(tabId, frameId);
   const failed = async (e) => {
@@ -193,10 +203,13 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
     reply = await ask();
   }
   const value = await resultOf(tabId, frameId, reply);
-  // An agent looks before it acts: after a reading tool's answer, the acting part follows it
-  // into the document, off the call's path (the answer goes first), so that the action by ref
-  // that comes next finds it there, compiled (Chromium, which knows what a document holds).
-  if (!isFirefox && !missing && READING.has(req.name)) setTimeout(() => warmFrame(tabId, frameId, { ahead: true }), 0);
+  // An agent looks before it acts: after a reading tool's answer that says the document lacks
+  // the acting part, that part follows the answer into the document, off the call's path (the
+  // answer goes first), so that the action by ref that comes next finds it there, compiled. The
+  // answer tells: Firefox's injections do not say which document they reached, so there it is
+  // the acting part alone (in Chromium, what `ready` says the document lacks of both).
+  const ahead = isFirefox ? { ahead: true, parts: ['hands'] } : { ahead: true };
+  if (READING.has(req.name) && reply.hands === false) setTimeout(() => warmFrame(tabId, frameId, ahead), 0);
   return { value, document: reply.document };
 }
 
@@ -217,7 +230,8 @@ async function resultOf(tabId, frameId, reply) {
 // A frame without them is not showing the document a ref came from, which had them.
 function answerIn(req) {
   const kit = globalThis.browserMcpDom;
-  if (kit?.answer) return kit.answer(req);
+  // `hands`: whether the document has the acting part (dom-actions.js adds click).
+  if (kit?.answer) return kit.answer(req).then((reply) => ({ ...reply, hands: Object.hasOwn(kit.tools, 'click') }));
   const missing = req.document === undefined;
   return { error: { code: missing ? 'DOM_NOT_LOADED' : 'FRAME_GONE', message: missing ? 'the DOM tools are not in this frame yet' : 'the frame shows another document' } };
 }

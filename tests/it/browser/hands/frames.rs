@@ -29,6 +29,10 @@ pub(super) fn frames(h: &mut Hands) {
         frame_text_at(lines[aframe + 1], "  "),
         "aframe one level down:\n{snap}"
     );
+    // An agent looks before it acts: once the snapshot has answered, the acting part follows
+    // into each frame it read (worker/frame-channel.js), in Firefox as in Chromium. The pages
+    // the agent navigates get both parts ahead, but only in their top frame (kit-ahead.js).
+    acting_part_follows_the_look(h, 4);
     // A frameset: frames are frames too.
     h.goto("playwright/frames/frameset.html");
     let snap = h.wait_snapshot("the frameset", |s| {
@@ -204,6 +208,36 @@ pub(super) fn frames(h: &mut Hands) {
     h.goto("hands-names.html");
     let msg = h.refused("browser_click", json!({"ref": top}), "ELEMENT_NOT_FOUND");
     assert!(msg.contains("another document"), "{msg}");
+}
+
+/// Waits until each of the tab's `subframes` holds the DOM tools' acting part as well as the
+/// reading part a snapshot put in: what the worker adds after a snapshot's answer, seen from
+/// an extension page (the frames' isolated worlds are the extension's).
+fn acting_part_follows_the_look(h: &mut Hands, subframes: usize) {
+    let tab_id: i64 = h.tab.split(':').nth(1).unwrap().parse().unwrap();
+    let names = format!(
+        "chrome.scripting.executeScript({{ target: {{ tabId: {tab_id}, allFrames: true }}, \
+         func: () => (globalThis.browserMcpDom ? Object.keys(globalThis.browserMcpDom.tools).join(',') : '') }})\
+         .then((rs) => rs.filter((r) => r.frameId !== 0).map((r) => r.result ?? ''))"
+    );
+    let start = Instant::now();
+    loop {
+        let got = h.o.eval_in_extension(&names);
+        let frames: Vec<&str> = got
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let whole = |n: &&str| n.starts_with("snapshot,") && n.split(',').any(|t| t == "click");
+        if frames.len() == subframes && frames.iter().all(whole) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the acting part did not follow the snapshot into the {subframes} subframes: {got}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    h.o.close_extension_page();
 }
 
 /// Whether `line` is frame.html's text at exactly the indentation `indent` (a frame's depth);

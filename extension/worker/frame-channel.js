@@ -142,8 +142,8 @@ export async function warmFrame(tabId, frameId, { ahead = false, tool, parts: on
   if (!lacking(tabId, frameId, parts).length) return;
   const key = `${tabId}/${frameId}`;
   // One under way may bring what this call needs (a snapshot's part, before a click's).
-  const under = warming.get(key);
-  if (under) await within(under, WARM_WAIT_MS);
+  const under = warming.has(key);
+  await settled(tabId, frameId);
   const missing = lacking(tabId, frameId, parts);
   if (!missing.length || warming.has(key) || (isFirefox && (under || !ahead))) return;
   const done = prepare(tabId, frameId, missing, { ahead })
@@ -208,8 +208,10 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   // answer goes first), so that the action by ref that comes next finds it there, compiled. The
   // answer tells: Firefox's injections do not say which document they reached, so there it is
   // the acting part alone (in Chromium, what `ready` says the document lacks of both).
-  const ahead = isFirefox ? { ahead: true, parts: ['hands'] } : { ahead: true };
-  if (READING.has(req.name) && reply.hands === false) setTimeout(() => warmFrame(tabId, frameId, ahead), 0);
+  if (READING.has(req.name) && reply.hands === false) {
+    const what = isFirefox ? { ahead: true, parts: ['hands'] } : { ahead: true };
+    setTimeout(() => warmFrame(tabId, frameId, what), 0);
+  }
   return { value, document: reply.document };
 }
 

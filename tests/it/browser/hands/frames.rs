@@ -174,7 +174,7 @@ pub(super) fn frames(h: &mut Hands) {
             .find_map(|l| find_ref(l, "Frame button"))
             .unwrap()
     };
-    let tab_id: i64 = h.tab.split(':').nth(1).unwrap().parse().unwrap();
+    let tab_id = h.browser_tab_id();
     let got = h.o.eval_in_extension(&format!(
         "import('/worker/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"
     ));
@@ -214,7 +214,7 @@ pub(super) fn frames(h: &mut Hands) {
 /// reading part a snapshot put in: what the worker adds after a snapshot's answer, seen from
 /// an extension page (the frames' isolated worlds are the extension's).
 fn acting_part_follows_the_look(h: &mut Hands, subframes: usize) {
-    let tab_id: i64 = h.tab.split(':').nth(1).unwrap().parse().unwrap();
+    let tab_id = h.browser_tab_id();
     let names = format!(
         "chrome.scripting.executeScript({{ target: {{ tabId: {tab_id}, allFrames: true }}, \
          func: () => (globalThis.browserMcpDom ? Object.keys(globalThis.browserMcpDom.tools).join(',') : '') }})\

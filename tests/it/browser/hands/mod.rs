@@ -70,6 +70,12 @@ impl Hands {
         self.o.firefox()
     }
 
+    /// The browser's own id of the tab under test (the daemon's ref is `browser:id`), for the
+    /// extension's APIs.
+    fn browser_tab_id(&self) -> i64 {
+        self.tab.split(':').nth(1).unwrap().parse().unwrap()
+    }
+
     /// One call over the control socket, timed.
     fn try_call(&mut self, tool: &str, args: Value) -> Result<Value, Failure> {
         if let Some(mcp) = &self.mcp {

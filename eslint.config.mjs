@@ -35,9 +35,10 @@ export default [
     files: ['extension/content/**/*.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser, ...webext } },
   },
-  // The page's own world: no chrome.* at all, only what the page has.
+  // The page's own world: no chrome.* at all, only what the page has (and the bench's copy of its
+  // hooks alone).
   {
-    files: ['extension/page/**/*.js'],
+    files: ['extension/page/**/*.js', 'scripts/hooks-only.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
   {

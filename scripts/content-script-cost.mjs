@@ -5,13 +5,14 @@
 // browsers' main-thread and script totals, with a spread of a millisecond or more): one
 // browser, one number per load, about ±0.1 ms over 30 loads.
 //
-//   node --experimental-websocket scripts/content-script-cost.mjs [EXTENSION_DIR | floor | none ...]
+//   node --experimental-websocket scripts/content-script-cost.mjs [EXTENSION_DIR | floor | hooks | none ...]
 //
 // It also reads the page renderer's whole main-thread time a load (its top-level tasks), and
 // with `none` among the directories (a Chromium without any extension, the baseline) it says
 // where the difference goes: each trace event's self time a load, against the baseline's.
 // `floor` is extension/ with each document_start script list replaced by one statement in the
-// same world: what the browser charges for the worlds whatever runs in them.
+// same world: what the browser charges for the worlds whatever runs in them. `hooks` is extension/
+// with scripts/hooks-only.js as its page-world file: the hooks alone, with empty bodies.
 // PAGE=frames loads the bench's page of 20 same-origin iframes instead (CHILD_SCRIPT below).
 // NEW_TAB=1 loads each page in a tab of its own, closed after, as the bench's row 11 does: a
 // fresh renderer process, where nothing is compiled yet; by default one tab navigates again
@@ -40,7 +41,8 @@ const newTab = process.env.NEW_TAB === '1';
 const cost = process.env.CLOCK === 'thread' ? (e) => e.tdur ?? 0 : (e) => e.dur;
 const NONE = 'none';
 const FLOOR = 'floor';
-const dirs = process.argv.slice(2).map((d) => ([NONE, FLOOR].includes(d) ? d : resolve(d)));
+const HOOKS = 'hooks';
+const dirs = process.argv.slice(2).map((d) => ([NONE, FLOOR, HOOKS].includes(d) ? d : resolve(d)));
 if (!dirs.length) dirs.push(join(root, 'extension'));
 if (typeof WebSocket !== 'function') {
   console.error('needs a WebSocket: run with node --experimental-websocket (Node 20), or Node 22');
@@ -81,9 +83,17 @@ function floorCopy() {
   return dir;
 }
 
+// extension/ with the page world's hooks alone, empty bodies, in place of its page-world file.
+function hooksCopy() {
+  const dir = owned(mkdtempSync(join(tmpdir(), 'content-script-hooks-')));
+  cpSync(join(root, 'extension'), dir, { recursive: true });
+  cpSync(join(root, 'scripts/hooks-only.js'), join(dir, 'page/document-start.min.js'));
+  return dir;
+}
+
 // One browser with `dir` loaded: InjectJs ms per load, and EvaluateScript ms per script.
 async function measure(name) {
-  const dir = name === FLOOR ? floorCopy() : name;
+  const dir = name === FLOOR ? floorCopy() : name === HOOKS ? hooksCopy() : name;
   const profile = owned(mkdtempSync(join(tmpdir(), 'content-script-cost-')));
   const extension = dir === NONE ? [] : [`--load-extension=${dir}`, `--disable-extensions-except=${dir}`];
   const args = ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
@@ -148,7 +158,7 @@ async function measure(name) {
     browser.kill();
     await sleep(300);
     rmSync(profile, { recursive: true, force: true });
-    if (name === FLOOR) rmSync(dir, { recursive: true, force: true });
+    if (name === FLOOR || name === HOOKS) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -1,8 +1,8 @@
 // The page world's hooks alone, with empty bodies: what extension/page/document-start.js installs
 // at document_start (the dialogs' three wrappers, the listener record's two, the getter on
 // console, three error listeners, the WebMCP placeholders, the listeners for the extension's own
-// events), in the same order, capturing nothing. A lower bound for any page world that captures
-// from the page's first line (docs/performance.md, "What the hooks alone cost"):
+// events), part by part in the same order, capturing nothing. A lower bound for any page world
+// that captures from the page's first line (docs/performance.md, "What the hooks alone cost"):
 //   node --experimental-websocket scripts/content-script-cost.mjs extension hooks floor
 // or, in the bench, a copy of extension/ with this file as its page/document-start.min.js:
 //   cp -a extension /tmp/hooks && cp scripts/hooks-only.js /tmp/hooks/page/document-start.min.js

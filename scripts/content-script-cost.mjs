@@ -40,9 +40,9 @@ const newTab = process.env.NEW_TAB === '1';
 // thread that waits for a core on a busy machine is not charged for the wait.
 const cost = process.env.CLOCK === 'thread' ? (e) => e.tdur ?? 0 : (e) => e.dur;
 const NONE = 'none';
-const FLOOR = 'floor';
-const HOOKS = 'hooks';
-const dirs = process.argv.slice(2).map((d) => ([NONE, FLOOR, HOOKS].includes(d) ? d : resolve(d)));
+// The variants of extension/ named on the command line in place of a directory (below).
+const COPIES = { floor: floorCopy, hooks: hooksCopy };
+const dirs = process.argv.slice(2).map((d) => (d === NONE || Object.hasOwn(COPIES, d) ? d : resolve(d)));
 if (!dirs.length) dirs.push(join(root, 'extension'));
 if (typeof WebSocket !== 'function') {
   console.error('needs a WebSocket: run with node --experimental-websocket (Node 20), or Node 22');
@@ -70,10 +70,16 @@ const server = createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${server.address().port}/${frames ? 'frames' : 'input/button.html'}`;
 
+// A temporary copy of extension/, named for its variant, removed after its browser.
+function extensionCopy(variant) {
+  const dir = owned(mkdtempSync(join(tmpdir(), `content-script-${variant}-`)));
+  cpSync(join(root, 'extension'), dir, { recursive: true });
+  return dir;
+}
+
 // extension/ with one statement per world in place of each document_start script list.
 function floorCopy() {
-  const dir = owned(mkdtempSync(join(tmpdir(), 'content-script-floor-')));
-  cpSync(join(root, 'extension'), dir, { recursive: true });
+  const dir = extensionCopy('floor');
   const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
   for (const [i, cs] of manifest.content_scripts.entries()) {
     writeFileSync(join(dir, `floor-${i}.js`), `globalThis.browserMcpFloor${i} = true;\n`);
@@ -85,15 +91,14 @@ function floorCopy() {
 
 // extension/ with the page world's hooks alone, empty bodies, in place of its page-world file.
 function hooksCopy() {
-  const dir = owned(mkdtempSync(join(tmpdir(), 'content-script-hooks-')));
-  cpSync(join(root, 'extension'), dir, { recursive: true });
+  const dir = extensionCopy('hooks');
   cpSync(join(root, 'scripts/hooks-only.js'), join(dir, 'page/document-start.min.js'));
   return dir;
 }
 
 // One browser with `dir` loaded: InjectJs ms per load, and EvaluateScript ms per script.
 async function measure(name) {
-  const dir = name === FLOOR ? floorCopy() : name === HOOKS ? hooksCopy() : name;
+  const dir = Object.hasOwn(COPIES, name) ? COPIES[name]() : name;
   const profile = owned(mkdtempSync(join(tmpdir(), 'content-script-cost-')));
   const extension = dir === NONE ? [] : [`--load-extension=${dir}`, `--disable-extensions-except=${dir}`];
   const args = ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`,
@@ -158,7 +163,7 @@ async function measure(name) {
     browser.kill();
     await sleep(300);
     rmSync(profile, { recursive: true, force: true });
-    if (name === FLOOR || name === HOOKS) rmSync(dir, { recursive: true, force: true });
+    if (dir !== name) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -4,7 +4,7 @@
 //! result or a typed error, never by waiting out a timeout — nothing may stay pending, and the
 //! daemon's and the service worker's memory must stay flat.
 //!
-//! `SOAK_BROWSER_SECS` (default 45) sets how long the faults run; its figures are in docs/performance.md.
+//! `SOAK_BROWSER_SECS` (default 45) sets how long the faults run; its figures are in docs/tests.md.
 
 use crate::browser::faults::{stop_worker, Rig};
 use crate::support::cdp::{Browser, Page};

@@ -10,27 +10,17 @@
 
 #[path = "it/support/common.rs"]
 mod common;
+#[path = "it/support/python.rs"]
+mod python;
 
 use common::*;
 use libtest_mimic::{Arguments, Failed, Trial};
+use python::*;
 use serde_json::json;
 use std::future::Future;
-use std::pin::Pin;
-use std::process::{Output, Stdio};
-use std::time::Duration;
 
 const NAME: &str = "the_official_python_sdk_drives_browserctl_mcp_over_stdio";
 const HTTP: &str = "the_official_python_sdk_drives_mcp_over_http_in_both_revisions";
-
-fn python_has_mcp() -> bool {
-    std::process::Command::new("python3")
-        .args(["-c", "import mcp"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 fn main() -> std::process::ExitCode {
     let args = Arguments::from_args();
@@ -120,66 +110,13 @@ async fn daemon_with_a_search_tab() -> (TestDaemon, FakeExtension) {
     (d, ext)
 }
 
-/// One of tests/python/*.py running; its output is awaited beside what this side scripts.
-struct Script {
-    what: &'static str,
-    output: Pin<Box<dyn Future<Output = std::io::Result<Output>>>>,
-}
-
-impl Script {
-    fn start(what: &'static str, file: &str, env: &[(&str, &std::ffi::OsStr)]) -> Script {
-        let path = format!("{}/tests/python/{file}", env!("CARGO_MANIFEST_DIR"));
-        let child = tokio::process::Command::new("python3")
-            .arg(path)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("run python3");
-        Script {
-            what,
-            output: Box::pin(child.wait_with_output()),
-        }
-    }
-
-    fn report(&self, out: &Output) -> String {
-        format!(
-            "the Python {} failed ({}):\n{}\n{}",
-            self.what,
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    }
-
-    /// What `scripted` gives, unless the client stops first (then its report).
-    async fn beside<T>(&mut self, scripted: impl Future<Output = T>) -> T {
-        tokio::select! {
-            t = scripted => t,
-            out = &mut self.output => panic!("{}", self.report(&out.expect("python3 ran"))),
-        }
-    }
-
-    /// Waits for the client's end, which must be a success that printed `ok`.
-    async fn finish(mut self, ok: &str) {
-        let out = tokio::time::timeout(Duration::from_secs(60), &mut self.output)
-            .await
-            .expect("the Python client finishes within 60 s")
-            .expect("python3 ran");
-        let fine = out.status.success() && String::from_utf8_lossy(&out.stdout).contains(ok);
-        assert!(fine, "{}", self.report(&out));
-    }
-}
-
 async fn drive() {
     let (d, mut ext) = daemon_with_a_search_tab().await;
     let env = [
         ("BROWSERCTL", CTL.as_ref()),
         ("BROWSER_MCP_SOCKET", d.socket.as_os_str()),
     ];
-    let mut client = Script::start("client", "mcp_stdio_client.py", &env);
+    let mut client = PythonScript::start("client", "mcp_stdio_client.py", &env);
     // Answer the one call the client makes, unless it stops before making it.
     let call = client
         .beside(ext.answer_call(json!("results for test")))
@@ -198,7 +135,7 @@ async fn drive_http() {
         ("BROWSER_MCP_URL", url.as_ref()),
         ("BROWSER_MCP_TOKEN", d.token.as_ref()),
     ];
-    let mut client = Script::start("HTTP client", "mcp_http_client.py", &env);
+    let mut client = PythonScript::start("HTTP client", "mcp_http_client.py", &env);
     for want in ["legacy", "modern"] {
         let answer = async {
             let call = ext.expect("callTool").await;

@@ -9,5 +9,6 @@ pub mod firefox;
 pub mod harness;
 pub mod impostor;
 pub mod peers;
+pub mod python;
 pub mod site;
 pub mod sshd;

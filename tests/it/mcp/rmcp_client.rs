@@ -114,6 +114,13 @@ pub(crate) fn text(r: &CallToolResult) -> String {
         .join("\n")
 }
 
+/// Asserts that a result's text begins with `prefix` (an error's code, say), and shows it if not.
+#[track_caller]
+fn assert_starts(r: &CallToolResult, prefix: &str) {
+    let t = text(r);
+    assert!(t.starts_with(prefix), "{t}");
+}
+
 pub(super) fn find<'a>(tools: &'a [Tool], name: &str) -> &'a Tool {
     tools.iter().find(|t| t.name == name).unwrap_or_else(|| {
         panic!(
@@ -228,11 +235,7 @@ async fn converse(
     );
     let result = result.expect("tools/call");
     assert_eq!(result.is_error, Some(true));
-    assert!(
-        text(&result).starts_with("TOOL_ERROR: ELEMENT_NOT_FOUND"),
-        "{}",
-        text(&result)
-    );
+    assert_starts(&result, "TOOL_ERROR: ELEMENT_NOT_FOUND");
 
     // Invalid arguments never reach the page.
     let result = client
@@ -240,20 +243,12 @@ async fn converse(
         .await
         .expect("tools/call");
     assert_eq!(result.is_error, Some(true));
-    assert!(
-        text(&result).starts_with("INVALID_ARGUMENTS: "),
-        "{}",
-        text(&result)
-    );
+    assert_starts(&result, "INVALID_ARGUMENTS: ");
     let result = client
         .call_tool(params("no_such_tool", json!({})))
         .await
         .expect("tools/call");
-    assert!(
-        text(&result).starts_with("TOOL_NOT_FOUND: "),
-        "{}",
-        text(&result)
-    );
+    assert_starts(&result, "TOOL_NOT_FOUND: ");
 
     // A meta tool.
     let tabs = client
@@ -422,11 +417,7 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
     );
     let result = result.expect("tools/call answered");
     assert_eq!(result.is_error, Some(true));
-    assert!(
-        text(&result).starts_with("DAEMON_UNAVAILABLE: "),
-        "{}",
-        text(&result)
-    );
+    assert_starts(&result, "DAEMON_UNAVAILABLE: ");
     // Its tab tools are gone, and the client is told so.
     let tools = until_listed(&client, &mut changed, "search", true).await;
     assert_eq!(tools.len(), META_TOOLS.len(), "only the meta tools");
@@ -434,7 +425,7 @@ async fn the_stdio_server_rides_out_a_daemon_that_dies_and_comes_back() {
         .call_tool(params("browserctl_list_tabs", json!({})))
         .await
         .unwrap();
-    assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
+    assert_starts(&r, "DAEMON_UNAVAILABLE: ");
 
     // A daemon on the same socket: the same MCP session carries on with it.
     let dir = std::mem::replace(&mut d.dir, tempfile::tempdir().unwrap());
@@ -617,6 +608,6 @@ async fn without_a_daemon_the_stdio_server_still_starts_and_says_why_calls_fail(
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).starts_with("DAEMON_UNAVAILABLE: "), "{}", text(&r));
+    assert_starts(&r, "DAEMON_UNAVAILABLE: ");
     client.cancel().await.unwrap();
 }

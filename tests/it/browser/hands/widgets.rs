@@ -228,8 +228,7 @@ fn sortable(h: &mut Hands) {
 
 fn rich_text(h: &mut Hands) {
     h.goto("widgets/quill.html");
-    let snap = h.snapshot();
-    let editor = find_ref(&snap, "[textbox").unwrap_or_else(|| panic!("{snap}"));
+    let editor = h.ref_of("[textbox");
     h.call(
         "browser_type",
         json!({"ref": editor, "text": "Shopping list for the week"}),
@@ -254,8 +253,7 @@ fn rich_text(h: &mut Hands) {
     // The header picker is named only by CSS (::before { content: "Normal" }).
     let picker = find_ref(&snap, "Normal").unwrap_or_else(|| panic!("{snap}"));
     h.call("browser_click", json!({"ref": picker}));
-    let snap = h.snapshot();
-    let h1 = find_ref(&snap, "Heading 1").unwrap_or_else(|| panic!("{snap}"));
+    let h1 = h.ref_of("Heading 1");
     h.call("browser_click", json!({"ref": h1}));
     h.wait(
         "Quill to make the line a heading",
@@ -285,8 +283,7 @@ fn framed_editor(h: &mut Hands) {
 
 fn code_editor(h: &mut Hands) {
     h.goto("widgets/codemirror.html");
-    let snap = h.snapshot();
-    let code = find_ref(&snap, "[textbox").unwrap_or_else(|| panic!("{snap}"));
+    let code = h.ref_of("[textbox");
     h.call(
         "browser_type",
         json!({"ref": code, "text": "function add(a, b) {\nreturn a + b;\n}", "slowly": true}),
@@ -328,8 +325,7 @@ fn slider(h: &mut Hands) {
 
 fn drop_zone(h: &mut Hands) {
     h.goto("widgets/dropzone.html");
-    let snap = h.snapshot();
-    let zone = find_ref(&snap, "Drop files here").unwrap_or_else(|| panic!("{snap}"));
+    let zone = h.ref_of("Drop files here");
     let dir = upload_dir(h);
     let file = dir.path().join("invoice.txt");
     std::fs::write(&file, "total 12").unwrap();
@@ -419,8 +415,7 @@ fn date_picker(h: &mut Hands) {
     let day = h.ref_of("[textbox");
     h.call("browser_click", json!({"ref": day}));
     h.wait("the calendar to open", "w.isOpen === true");
-    let snap = h.snapshot();
-    let pick = find_ref(&snap, "March 14, 2025").unwrap_or_else(|| panic!("{snap}"));
+    let pick = h.ref_of("March 14, 2025");
     h.call("browser_click", json!({"ref": pick}));
     h.wait(
         "flatpickr to hold the 14th",

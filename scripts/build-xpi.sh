@@ -20,5 +20,5 @@ rm -f "$out"
 # What the browser loads, and the readable sources of its minified files
 # (scripts/minify-extension.mjs); not the notes and the icon generator.
 cd "$ext"
-zip -q -X -r "$out" . -x 'README.md' 'icons/make-icons.mjs' '.*'
+zip -q -X -r "$out" . -x 'README.md' 'worker/*/README.md' 'icons/make-icons.mjs' '.*'
 echo "$out"

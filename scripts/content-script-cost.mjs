@@ -23,7 +23,7 @@
 // the button page LOADS times (default 30); the directories take turns, ROUNDS times
 // (default 2). No daemon is needed, nor wanted: without one no agent is at work, and a page
 // gets what every page pays for, the manifest's page-world scripts (the isolated-world ones
-// come only while a daemon says an agent is at work: extension/worker/watch.js, issue 30).
+// come only while a daemon says an agent is at work: extension/worker/ahead/watch.js, issue 30).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -42,7 +42,7 @@ const stacks = process.env.STACKS === '1';
 // AFTER_NAVIGATE=MS: the page is reached the way an agent reaches one, by browser_navigate from
 // another page in the tab, and the first call follows MS ms after the navigation's answer (an
 // agent's pause, 0 for a script's next command): the DOM tools may be on their way already
-// (worker/kit-ahead.js).
+// (worker/ahead/kit-ahead.js).
 const afterNavigate = process.env.AFTER_NAVIGATE === undefined ? null : { pause: Number(process.env.AFTER_NAVIGATE) || 0 };
 const before = process.env.BEFORE ? JSON.parse(process.env.BEFORE) : null;
 const beforePause = Number(process.env.BEFORE_PAUSE) || 0;
@@ -124,7 +124,7 @@ async function devtools() {
   let loaded = null;
   cdp.on('Page.loadEventFired', () => loaded?.());
   // Behind the focused tab, as the bench's row 12: nothing prepares the page for a call there
-  // (worker/kit-ahead.js may warm the focused tab's).
+  // (worker/ahead/kit-ahead.js may warm the focused tab's).
   cdp.open = async (url) => {
     const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank', background: true });
     const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });

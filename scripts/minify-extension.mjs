@@ -18,7 +18,7 @@ import { minify } from 'terser';
 
 const extension = fileURLToPath(new URL('../extension/', import.meta.url));
 // The DOM kit's sources, in the order its files use each other: what reading a page needs,
-// then what acting on it needs besides (worker/frame-channel.js puts the second part in only
+// then what acting on it needs besides (worker/frames/frame-channel.js puts the second part in only
 // for a tool that needs it; a snapshot does not).
 const READING = [
   'vendor/dom-accessibility-api/dom-accessibility-api.js',
@@ -29,13 +29,13 @@ const HANDS = ['content/dom-actions.js', 'content/dom-hover-css.js', 'content/do
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
-  // The DOM kit (worker/frame-channel.js), put into a frame when a tool first needs it: the
+  // The DOM kit (worker/frames/frame-channel.js), put into a frame when a tool first needs it: the
   // reading part and the acting part.
   'content/dom-kit.min.js': READING,
   'content/dom-kit-hands.min.js': HANDS,
   // The acting part again, compiled whole (EAGER below): put in off a call's path, into a page
-  // of a tab an agent drives once the page has loaded (worker/kit-ahead.js, with the reading
-  // part) and after a snapshot's answer (worker/frame-channel.js).
+  // of a tab an agent drives once the page has loaded (worker/ahead/kit-ahead.js, with the reading
+  // part) and after a snapshot's answer (worker/frames/frame-channel.js).
   'content/dom-kit-hands-ahead.min.js': HANDS,
 };
 // Files V8 compiles whole as it reads them (its `allFunctionsCalledOnLoad` hint), not function

@@ -1,12 +1,12 @@
 //! Row 12: the first tool call on a page no tool has touched (the DOM tools are put into a frame
-//! when first needed, issue 30) against a later call of the same tool on that page (300 ms
-//! after: what the first answer leaves the page to do is neither call's), over the
-//! control socket: a page in a tab behind the focused one, which nothing prepares
-//! (worker/kit-ahead.js may warm the focused tab). Five fresh pages a tool, after one untimed:
-//! a browser's first call of a tool also warms the worker's and the daemon's code for it, once
-//! a session and not once a page (the session's first call read 35–62 ms in nine runs of
-//! scripts/first-call-cost.mjs, the next pages' first calls 17–35). Medians. Row 12c: the same
-//! after the agent's own browser_navigate, where the DOM tools go in ahead of the call.
+//! when first needed, issue 30) against a later call of the same tool on that page (300 ms after:
+//! what the first answer leaves the page to do is neither call's), over the control socket: a page
+//! in a tab behind the focused one, which nothing prepares (worker/ahead/kit-ahead.js may warm the
+//! focused tab). Five fresh pages a tool, after one untimed: a browser's first call of a tool also
+//! warms the worker's and the daemon's code for it, once a session and not once a page (the
+//! session's first call read 35–62 ms in nine runs of scripts/first-call-cost.mjs, the next pages'
+//! first calls 17–35). Medians. Row 12c: the same after the agent's own browser_navigate, where the
+//! DOM tools go in ahead of the call.
 
 use crate::prelude::*;
 
@@ -111,7 +111,7 @@ pub(crate) async fn first_call_rows(c: &mut Chromium, d: &Daemon, pages: &PageSe
         // Row 12c (reported): the first call on a page the agent reached with browser_navigate
         // in the tab, at once after the navigation's answer, as a script's next command comes:
         // the DOM tools go into a page of a tab an agent drives once it has loaded
-        // (worker/kit-ahead.js), so the call finds them there or on their way.
+        // (worker/ahead/kit-ahead.js), so the call finds them there or on their way.
         let (f, l) = medians(c, d, &url, tool, &args, How::Navigated, 5).await;
         let what = format!("12c first call after the agent's browser_navigate, {tool}");
         rows.push(first_call_row(&what, f, l, None));

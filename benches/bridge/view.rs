@@ -132,7 +132,7 @@ pub(crate) async fn list_changed(builtins: &[Value]) -> (usize, usize) {
     (unrelated, control)
 }
 
-/// A snapshot as the extension answers one (extension/worker/frames.js): readable text, and
+/// A snapshot as the extension answers one (extension/worker/frames/frames.js): readable text, and
 /// the same elements as `structuredContent`.
 fn scripted_snapshot() -> Value {
     let elements: Vec<Value> = (1..=60)

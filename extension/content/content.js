@@ -6,13 +6,13 @@
 // is ever treated as a command.
 //
 // It is in a top frame from document_start only while a daemon says an agent is at work
-// (worker/watch.js); any other frame gets it when the worker first needs it (a tool, a
-// daemon's discoverTools, the popup: worker/frame-channel.js inject). Until then the page's
+// (worker/ahead/watch.js); any other frame gets it when the worker first needs it (a tool, a
+// daemon's discoverTools, the popup: worker/frames/frame-channel.js inject). Until then the page's
 // tools reach nobody, and a page nobody uses pays nothing for them (issue 30).
 //
 // It touches no extension API at load (issue 30: the first use of `chrome` in a frame costs the
 // page about a millisecond): the worker's requests find no listener in a frame it has not
-// spoken to, and it then calls `listen()` (worker/frame-channel.js), once per document. The
+// spoken to, and it then calls `listen()` (worker/frames/frame-channel.js), once per document. The
 // DOM tools do not come through here: the worker calls them with an injected function, so a
 // page whose agent only reads and acts on it never listens.
 (() => {

@@ -3,11 +3,11 @@
 // tab is driven (its beforeunload guard keeps leaving the page from stopping at a prompt
 // meanwhile), and tells the service worker (dialogs.js) what happened.
 //
-// It stands alone, at document_start in every frame that starts while an agent drives a tab
-// (a dialog may open before any tool has touched the frame), in a top frame that starts while
-// a daemon says an agent is at work, and in the frames of a tab that becomes driven
-// (worker/dialogs.js, worker/watch.js, issue 30). The DOM tools (dom-tools.js) come when first
-// needed.
+// It stands alone, at document_start in every frame that starts while an agent drives a tab (a
+// dialog may open before any tool has touched the frame), in a top frame that starts while a daemon
+// says an agent is at work, and in the frames of a tab that becomes driven
+// (worker/frames/dialogs.js, worker/ahead/watch.js, issue 30). The DOM tools (dom-tools.js) come
+// when first needed.
 (() => {
   if (globalThis.browserMcpDialogs) return; // injected twice (registered + on-demand injection)
   const ASK = 'browser-mcp:dialog';

@@ -2,7 +2,7 @@
 // visibility) and the entry point the service worker calls. Runs in the extension's isolated
 // world of each frame it is put into, so the page can neither see the ref table nor tamper with
 // these functions. dom-snapshot.js and dom-actions.js add their tools to `tools`. Put into a frame
-// the first time a tool needs it (worker/frame-channel.js), not with every page.
+// the first time a tool needs it (worker/frames/frame-channel.js), not with every page.
 globalThis.browserMcpDom ??= (() => {
   const fail = (code, message) => {
     const e = new Error(message);
@@ -278,8 +278,9 @@ globalThis.browserMcpDom ??= (() => {
     get prefix() {
       return prefix;
     },
-    // The service worker's entry point, called by a function it injects (worker/frame-channel.js):
-    // the answer is a value, as an injection's result is, and names this document.
+    // The service worker's entry point, called by a function it injects
+    // (worker/frames/frame-channel.js): the answer is a value, as an injection's result is, and
+    // names this document.
     answer(req) {
       // An injection whose promise is pending as its document goes (a navigation, the
       // back/forward cache, a removed frame) would never settle: it answers that it went.

@@ -1,6 +1,6 @@
 // The page's own (MAIN) world, every frame, at document_start, before any page script: what has
 // to be there before the page's code runs, and nothing more (issue 30); the rest comes while an
-// agent is at work (worker/watch.js). One file, as each content script costs a page a compile
+// agent is at work (worker/ahead/watch.js). One file, as each content script costs a page a compile
 // and a run; the browser runs document-start.min.js, made from it by scripts/minify-extension.mjs.
 // At load each part keeps originals (before the page can replace them) and installs its hooks;
 // what a first touch makes costly (0.17-0.19 ms for Event or CustomEvent alone, more for

@@ -95,7 +95,7 @@ export async function browserInfo() {
 }
 
 // Not in seed 001: what this extension understands beyond it, so that a daemon sends only what
-// it will be answered. `watch`: the daemon says when an agent is at work (worker/watch.js).
+// it will be answered. `watch`: the daemon says when an agent is at work (worker/ahead/watch.js).
 export const FEATURES = Object.freeze(['watch']);
 export const connected = (browserInfo, tabs) => message('connected', { browser: browserInfo, tabs, features: [...FEATURES] });
 export const ping = () => message('ping');

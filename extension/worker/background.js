@@ -4,23 +4,23 @@
 // starts with the trust handshake (auth.js), and a daemon that cannot prove it holds this
 // browser's token or pairing hears nothing about the browser (issue 21).
 import * as proto from '../shared/protocol.js';
-import * as tabs from './tabs.js';
-import { callBuiltin, isBuiltinName } from './builtins.js';
-import { initObserve } from './observe.js';
-import { initDialogs } from './dialogs.js';
-import { initKitAhead, warmFront } from './kit-ahead.js';
-import { initLifeline } from './lifeline.js';
-import { forgetTab } from './frames.js';
+import * as tabs from './connection/tabs.js';
+import { callBuiltin, isBuiltinName } from './tools/builtins.js';
+import { initObserve } from './tools/observe.js';
+import { initDialogs } from './frames/dialogs.js';
+import { initKitAhead, warmFront } from './ahead/kit-ahead.js';
+import { initLifeline } from './connection/lifeline.js';
+import { forgetTab } from './frames/frames.js';
 import { loadSettings, onSettingsChanged, settings } from '../shared/settings.js';
-import * as daemons from './daemons.js';
-import * as auth from './auth.js';
-import * as pairings from './pairings.js';
+import * as daemons from './connection/daemons.js';
+import * as auth from './connection/auth.js';
+import * as pairings from './connection/pairings.js';
 import { setPairHandler } from './ui-api.js';
-import { loadActivity, runCall } from './activity.js';
+import { loadActivity, runCall } from './calls/activity.js';
 import { siteOf } from '../shared/policy.js';
-import { watched } from './call-watch.js';
-import { setManagedBrowser } from './managed.js';
-import * as watch from './watch.js';
+import { watched } from './calls/call-watch.js';
+import { setManagedBrowser } from './state/managed.js';
+import * as watch from './ahead/watch.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
 // 8765–8785 unless the user chose another range in the options.

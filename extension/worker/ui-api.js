@@ -1,15 +1,15 @@
 // What the popup and the options page may ask the service worker. Settings are not here: the
 // pages read and write chrome.storage themselves (settings.js).
-import * as daemons from './daemons.js';
-import * as consent from './consent.js';
-import * as activity from './activity.js';
-import * as pairings from './pairings.js';
-import { badgeState } from './badge.js';
-import { BUILTIN_TOOLS } from './builtins.js';
-import { isWebUrl } from './page.js';
-import { findTab } from './navigations.js';
+import * as daemons from './connection/daemons.js';
+import * as consent from './calls/consent.js';
+import * as activity from './calls/activity.js';
+import * as pairings from './connection/pairings.js';
+import { badgeState } from './state/badge.js';
+import { BUILTIN_TOOLS } from './tools/builtins.js';
+import { isWebUrl } from './frames/page.js';
+import { findTab } from './frames/navigations.js';
 import { sitePolicy, siteOf } from '../shared/policy.js';
-import { pageToolsOf, refreshPageTools, toolsOf } from './tabs.js';
+import { pageToolsOf, refreshPageTools, toolsOf } from './connection/tabs.js';
 import { within } from '../shared/within.js';
 
 // A page that loaded while no agent was at work has no bridge, so it told nobody of its tools

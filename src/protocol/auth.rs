@@ -27,8 +27,8 @@
 //! nothing at another port; the labels differ per direction, so a proof cannot be reflected.
 //! Nonces are 32 random bytes; nonces and MACs travel as standard base64.
 //!
-//! The extension (extension/worker/auth.js) computes the same with WebCrypto; the test vectors below
-//! are checked on both sides.
+//! The extension (extension/worker/connection/auth.js) computes the same with WebCrypto; the test
+//! vectors below are checked on both sides.
 
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
@@ -372,8 +372,8 @@ impl CodeSecret {
 mod tests {
     use super::*;
 
-    /// Fixed inputs whose outputs extension/worker/auth.js must reproduce (tests/it checks it in the
-    /// real extension; keep the two in step).
+    /// Fixed inputs whose outputs extension/worker/connection/auth.js must reproduce (tests/it
+    /// checks it in the real extension; keep the two in step).
     pub const VECTOR_CODE: &str = "K7QM-2XHD-9RTA-4FNV";
 
     #[test]
@@ -453,8 +453,9 @@ mod tests {
         assert!(!swapped.daemon_proof_ok(&d));
     }
 
-    /// The values extension/worker/auth.js is checked against (tests/it/security/trust.rs computes them with
-    /// this code; security/trust_browser.rs and browser/face/firefox.rs compare auth.js's in the real extension).
+    /// The values extension/worker/connection/auth.js is checked against
+    /// (tests/it/security/trust.rs computes them with this code; security/trust_browser.rs and
+    /// browser/face/firefox.rs compare auth.js's in the real extension).
     #[test]
     fn test_vectors() {
         let code = CodeSecret::parse(VECTOR_CODE).unwrap();
@@ -478,7 +479,7 @@ mod tests {
         assert_eq!(
             v,
             vectors(),
-            "update vectors() and extension/worker/auth.js's test together"
+            "update vectors() and extension/worker/connection/auth.js's test together"
         );
     }
 

@@ -1,6 +1,6 @@
-// The browser's side of the trust handshake (extension/worker/auth.js), held to the daemon's own
-// HMACs: auth-vectors.json is what src/protocol/auth.rs computes (its test_vectors reads the same
-// file), so a change on either side fails here or there.
+// The browser's side of the trust handshake (extension/worker/connection/auth.js), held to the
+// daemon's own HMACs: auth-vectors.json is what src/protocol/auth.rs computes (its test_vectors
+// reads the same file), so a change on either side fails here or there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { webcrypto } from 'node:crypto';
 
 globalThis.crypto ??= webcrypto; // Node 18 has WebCrypto only as node:crypto's webcrypto
 
-const auth = await import('../../extension/worker/auth.js');
+const auth = await import('../../extension/worker/connection/auth.js');
 const vectors = JSON.parse(readFileSync(new URL('./auth-vectors.json', import.meta.url)));
 
 test('selfTest gives the daemon\'s vectors', async () => {

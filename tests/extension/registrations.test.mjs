@@ -1,8 +1,8 @@
-// Content scripts registered while something needs them (extension/worker/registrations.js):
+// Content scripts registered while something needs them (extension/worker/frames/registrations.js):
 // the steps never overlap, so an id is never registered twice, and the last wish wins.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { registration, switched } from '../../extension/worker/registrations.js';
+import { registration, switched } from '../../extension/worker/frames/registrations.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 

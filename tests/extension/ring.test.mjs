@@ -1,7 +1,7 @@
-// The eyes' memory and answer budget (extension/worker/ring.js).
+// The eyes' memory and answer budget (extension/worker/observers/ring.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Ring, mergeById, bounds, fit, clip, DEFAULT_BUDGET, MIN_BUDGET, MAX_LIMIT } from '../../extension/worker/ring.js';
+import { Ring, mergeById, bounds, fit, clip, DEFAULT_BUDGET, MIN_BUDGET, MAX_LIMIT } from '../../extension/worker/observers/ring.js';
 
 test('a full ring drops the oldest entry, counts it and hands it over', () => {
   const dropped = [];

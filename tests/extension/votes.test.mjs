@@ -1,8 +1,8 @@
 // Whether the extension watches: while any connected daemon's last word was yes
-// (extension/worker/votes.js, used by worker/watch.js).
+// (extension/worker/ahead/votes.js, used by worker/ahead/watch.js).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Votes } from '../../extension/worker/votes.js';
+import { Votes } from '../../extension/worker/ahead/votes.js';
 
 test('on while any voter says yes, off once none does', () => {
   const v = new Votes();

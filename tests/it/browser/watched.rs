@@ -101,8 +101,8 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
     let mut c = connected(&exe, &["--agent-idle", "1s"]);
 
     // The worker's lifeline is an offscreen document of the extension's own
-    // (worker/lifeline.js): no web tab carries it, not even the first that loads (which is
-    // where it went when a page carried it: 3.3 ms of each cross-site navigation there).
+    // (worker/connection/lifeline.js): no web tab carries it, not even the first that loads (which
+    // is where it went when a page carried it: 3.3 ms of each cross-site navigation there).
     wait_until(PATIENCE, "the offscreen lifeline", || {
         let targets = c
             .browser
@@ -153,7 +153,7 @@ fn a_page_pays_for_no_isolated_world_until_an_agent_needs_it() {
         "no bridge after the listing"
     );
     // The focused tab's page, where a call that names no tab goes, gets the DOM tools as the
-    // agent arrives (worker/kit-ahead.js).
+    // agent arrives (worker/ahead/kit-ahead.js).
     wait_until(PATIENCE, "the DOM tools in the focused tab's page", || {
         has_dom_tools(&mut c.browser, &before).then_some(())
     });
@@ -236,7 +236,7 @@ fn dom_tool_names(browser: &mut Browser, page: &Page) -> String {
 
 /// A page an agent reaches by navigating a tab it drives, or opens in a tab of its own, gets the
 /// DOM tools once it has loaded, before the agent's next call asks for them
-/// (worker/kit-ahead.js): that call does not wait for their compile. While the agent follows
+/// (worker/ahead/kit-ahead.js): that call does not wait for their compile. While the agent follows
 /// the person's focused tab, where a call that names no tab goes, so does the page in front. A
 /// page the person opens while the agent works in its own tabs gets none.
 #[test]

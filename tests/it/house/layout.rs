@@ -1,6 +1,8 @@
 //! The shape of the rest of the tree, as tests/it/house/architecture.rs checks src/: no import circle
-//! among the extension's JS modules, and no source file over 700 lines in src/, extension/
-//! (vendored code aside), benches/ or tests/ (the third-party pages of tests/e2e/third_party aside).
+//! among the extension's JS modules, each world importing only itself and `shared/`, the service
+//! worker's folders importing one way down their declared order, and no source file over 700
+//! lines in src/, extension/ (vendored code aside), benches/ or tests/ (the third-party pages of
+//! tests/e2e/third_party aside).
 
 use crate::house::architecture::circles;
 use std::collections::{BTreeMap, BTreeSet};
@@ -128,9 +130,9 @@ fn extension_graph() -> BTreeMap<String, BTreeSet<String>> {
 #[test]
 fn the_extension_has_no_import_circle() {
     let edges = extension_graph();
-    let page = &edges["worker/page.js"];
+    let page = &edges["worker/frames/page.js"];
     assert!(
-        page.contains("worker/frames.js") && edges["worker/background.js"].len() > 5,
+        page.contains("worker/frames/frames.js") && edges["worker/background.js"].len() > 5,
         "the reader no longer sees the imports: {page:?}"
     );
     for (from, deps) in &edges {
@@ -157,6 +159,86 @@ fn a_world_imports_only_itself_and_shared() {
             );
         }
     }
+}
+
+/// The service worker's folders, top to bottom (extension/README.md says what lives in each):
+/// a folder imports only itself, the folders below it and `shared/`. Above them all, at
+/// `worker/`'s top, only the entries: the manifest's `background.js` and `ui-api.js`, what the
+/// extension's own pages may ask; they may import any folder, and no folder imports them.
+const WORKER_FOLDERS: &[&str] = &[
+    "ahead",
+    "connection",
+    "calls",
+    "tools",
+    "observers",
+    "frames",
+    "state",
+];
+const WORKER_ENTRIES: &[&str] = &["worker/background.js", "worker/ui-api.js"];
+
+/// Where `worker/…` stands in the order: `Some(0)` for the top, `Some(1 + i)` for
+/// `WORKER_FOLDERS[i]`, `None` outside the worker; a folder not in the list is an error.
+fn worker_rank(path: &str) -> Option<usize> {
+    let rest = path.strip_prefix("worker/")?;
+    let Some((folder, _)) = rest.split_once('/') else {
+        return Some(0);
+    };
+    let at = WORKER_FOLDERS.iter().position(|f| *f == folder);
+    Some(
+        1 + at.unwrap_or_else(|| panic!("{path}: worker/{folder}/ has no place in WORKER_FOLDERS")),
+    )
+}
+
+/// Each import of the worker that breaks the declared order, worded.
+fn worker_order_breaks(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, deps) in edges {
+        let Some(a) = worker_rank(from) else { continue };
+        for to in deps {
+            match worker_rank(to) {
+                Some(0) if a > 0 => {
+                    out.push(format!("{from} imports {to}, an entry of the worker"))
+                }
+                Some(b) if b < a => out.push(format!(
+                    "{from} imports {to}, a folder above its own (the order: {WORKER_FOLDERS:?})"
+                )),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_workers_folders_import_one_way_down_their_order() {
+    let edges = extension_graph();
+    let top: Vec<&str> = edges
+        .keys()
+        .filter(|p| worker_rank(p) == Some(0))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(top, WORKER_ENTRIES, "worker/'s top holds its entries alone");
+    for folder in WORKER_FOLDERS {
+        let dir = root().join("extension/worker").join(folder);
+        assert!(
+            dir.join("README.md").is_file(),
+            "worker/{folder}/ says what lives there and what it may import in a README.md"
+        );
+        assert!(
+            edges
+                .keys()
+                .any(|p| p.starts_with(&format!("worker/{folder}/"))),
+            "worker/{folder}/ holds no module"
+        );
+    }
+    let breaks = worker_order_breaks(&edges);
+    assert!(breaks.is_empty(), "{breaks:#?}");
+    // The check sees a break: state/, the lowest folder, may not reach up to tools/.
+    let mut bad = edges.clone();
+    bad.get_mut("worker/state/badge.js")
+        .unwrap()
+        .insert("worker/tools/builtins.js".into());
+    assert_eq!(worker_order_breaks(&bad).len(), 1);
 }
 
 #[test]

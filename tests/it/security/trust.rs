@@ -17,8 +17,9 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-/// What extension/worker/auth.js's `selfTest()` must give, computed here by the daemon's own code
-/// (src/protocol/auth.rs) from the same fixed inputs: a code, nonces of ones and twos, port
+/// What extension/worker/connection/auth.js's `selfTest()` must give, computed here by the daemon's
+/// own code (src/protocol/auth.rs) from the same fixed inputs: a code, nonces of ones and twos,
+/// port
 /// 8765. The browser tests run `selfTest()` in the real extension ([`AUTH_SELF_TEST`]) and
 /// compare, so WebCrypto in each browser is held to the daemon's HMACs.
 pub fn auth_vectors() -> Value {
@@ -43,7 +44,7 @@ pub fn auth_vectors() -> Value {
 }
 
 /// Runs auth.js's `selfTest()` in one of the extension's pages.
-pub const AUTH_SELF_TEST: &str = "import('/worker/auth.js').then((m) => m.selfTest())";
+pub const AUTH_SELF_TEST: &str = "import('/worker/connection/auth.js').then((m) => m.selfTest())";
 
 #[test]
 fn another_user_is_refused_on_every_route_and_ours_is_admitted_as_before() {

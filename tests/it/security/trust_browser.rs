@@ -65,7 +65,7 @@ fn an_impostor_daemon_on_a_scanned_port_learns_nothing_before_or_after_pairing()
     assert_eq!(
         b.eval(&options, crate::security::trust::AUTH_SELF_TEST),
         crate::security::trust::auth_vectors(),
-        "extension/worker/auth.js in Chromium against src/protocol/auth.rs"
+        "extension/worker/connection/auth.js in Chromium against src/protocol/auth.rs"
     );
     // Both found, neither paired; the real daemon hears nothing either.
     let shown = b.wait_for(

@@ -102,7 +102,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     assert_eq!(
         ff.eval(&options, crate::security::trust::AUTH_SELF_TEST),
         crate::security::trust::auth_vectors(),
-        "extension/worker/auth.js in Firefox against src/protocol/auth.rs"
+        "extension/worker/connection/auth.js in Firefox against src/protocol/auth.rs"
     );
     // The pairing made at launch is listed, and the daemon is trusted because of it.
     let listed = ff.wait_for(

@@ -29,9 +29,9 @@ pub(super) fn frames(h: &mut Hands) {
         frame_text_at(lines[aframe + 1], "  "),
         "aframe one level down:\n{snap}"
     );
-    // An agent looks before it acts: once the snapshot has answered, the acting part follows
-    // into each frame it read (worker/frame-channel.js), in Firefox as in Chromium. The pages
-    // the agent navigates get both parts ahead, but only in their top frame (kit-ahead.js).
+    // An agent looks before it acts: once the snapshot has answered, the acting part follows into
+    // each frame it read (worker/frames/frame-channel.js), in Firefox as in Chromium. The pages the
+    // agent navigates get both parts ahead, but only in their top frame (kit-ahead.js).
     acting_part_follows_the_look(h, 4);
     // A frameset: frames are frames too.
     h.goto("playwright/frames/frameset.html");
@@ -176,7 +176,7 @@ pub(super) fn frames(h: &mut Hands) {
     };
     let tab_id = h.browser_tab_id();
     let got = h.o.eval_in_extension(&format!(
-        "import('/worker/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"
+        "import('/worker/frames/frames.js').then((m) => m.bounds({tab_id}, {{ref: '{same_button}'}}))"
     ));
     let want = h.eval("(() => { const f = document.getElementById('same'); const r = f.getBoundingClientRect(); const b = f.contentDocument.getElementById('b').getBoundingClientRect(); return [r.x + f.clientLeft + b.x, r.y + f.clientTop + b.y, b.width, b.height]; })()");
     for (i, key) in ["x", "y", "width", "height"].iter().enumerate() {

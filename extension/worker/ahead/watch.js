@@ -5,11 +5,11 @@
 // that the agent's first listing of the tabs shows them. Turning off only spares the documents
 // that start from then on: those that have the scripts keep them.
 import { Votes } from './votes.js';
-import { registration } from './registrations.js';
-import { ISOLATED_SCRIPTS } from './frame-channel.js';
-import { isWebUrl } from './page.js';
-import { refreshPageTools } from './tabs.js';
-import { within } from '../shared/within.js';
+import { registration } from '../frames/registrations.js';
+import { ISOLATED_SCRIPTS } from '../frames/frame-channel.js';
+import { isWebUrl } from '../frames/page.js';
+import { refreshPageTools } from '../connection/tabs.js';
+import { within } from '../../shared/within.js';
 
 // A tab that does not answer (busy, still loading) holds the daemon's answer no longer.
 const PREPARE_MS = 1500;

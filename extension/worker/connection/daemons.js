@@ -4,8 +4,8 @@
 // a pairing), 'unpaired' (found, but shares no key with this browser: pair it) or 'refused'
 // (answered, but could not prove it is the user's browser-mcpd). background.js owns the
 // connections and reports to this module; the popup, the options page and the badge read it.
-import * as badge from './badge.js';
-import { settings } from '../shared/settings.js';
+import * as badge from '../state/badge.js';
+import { settings } from '../../shared/settings.js';
 
 const entries = new Map(); // port -> Entry
 const FORGET_AFTER_MS = 10 * 60_000; // a daemon that left for good stops being news

@@ -2,7 +2,7 @@
 // URL_MAX characters). Request bodies are recorded only for tabs that asked for them
 // (`captureBodies`), each cut to BODY_MAX characters; response bodies are never seen (the
 // webRequest API does not give them). A tab's log goes when the tab closes.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 import { Ring, bounds, clip, clock, fit } from './ring.js';
 
 export const REQUESTS_KEPT = 1000;

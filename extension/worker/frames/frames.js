@@ -2,9 +2,9 @@
 // frame ids, content scripts in all frames) and splices the frames in where their <iframe>
 // stands; a ref names its frame ("f12e7" is e7 of frame 12, "e7" is the top frame's), so every
 // DOM tool is routed to the frame that owns its element.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 import { domToFrame, forgetTabDocuments } from './frame-channel.js';
-import { frameBlock } from '../shared/policy.js';
+import { frameBlock } from '../../shared/policy.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
 const MIN_MAX_CHARS = 500;

@@ -4,10 +4,10 @@
 //
 // A tab is driven for DRIVE_MS after each built-in call on it. Only then are dialogs answered
 // for the page: the person's own browsing keeps its native dialogs.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 import { DIALOGS_SCRIPT } from './frame-channel.js';
 import { registration } from './registrations.js';
-import { within } from '../shared/within.js';
+import { within } from '../../shared/within.js';
 
 export const DRIVE_MS = 30_000;
 const REBROADCAST_MS = 10_000; // tell the frames again when their deadline is this close

@@ -6,7 +6,7 @@
 // could not tell "loading" from "blank". Firefox's tabs are therefore seen through `seen()`,
 // which fills in `pendingUrl` (and the empty `url`) from the navigations this extension started
 // (openTab, browser_navigate), until they commit.
-import { isFirefox } from '../shared/platform.js';
+import { isFirefox } from '../../shared/platform.js';
 
 const STALE_MS = 60_000; // a navigation that never commits (cancelled, a download) is forgotten
 const starting = new Map(); // tabId -> {url, at}

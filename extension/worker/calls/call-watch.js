@@ -2,7 +2,7 @@
 // with TAB_NOT_FOUND, whatever it was waiting for; a call that failed because its page navigated
 // away says so with PAGE_NAVIGATED. Either way the tool never finished, which TOOL_ERROR ("the
 // tool ran and reported an error") would misstate, and a script can branch on the code.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 
 // Tools that navigate on purpose: a navigation is what they do, not what cut them off.
 const NAVIGATING = new Set(['browser_navigate', 'browser_navigate_back', 'browser_navigate_forward', 'browser_reload']);

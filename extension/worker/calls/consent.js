@@ -3,10 +3,10 @@
 // The prompt names who asks (the agent), the site and the tool; the person allows this call
 // once, allows the site for good ("always for this site": the site's mode becomes "allow"), or
 // denies.
-import { Code, ToolError } from '../shared/protocol.js';
-import { settings } from '../shared/settings.js';
-import { uiChanged } from './badge.js';
-import { isFirefox } from '../shared/platform.js';
+import { Code, ToolError } from '../../shared/protocol.js';
+import { settings } from '../../shared/settings.js';
+import { uiChanged } from '../state/badge.js';
+import { isFirefox } from '../../shared/platform.js';
 
 const pending = new Map(); // id -> Prompt
 const answerWindows = new Map(); // prompt id -> window opened from its notification

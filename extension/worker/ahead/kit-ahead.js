@@ -12,13 +12,13 @@
 // (frame-channel.js). Any other page keeps paying nothing (a person browsing while an agent
 // works in a tab of its own included), and so does a site the person has not left open to
 // agents (off, built-ins off, or asked about call by call).
-import { DRIVE_MS, isDriven } from './dialogs.js';
-import { isAgentTab } from './agent-tabs.js';
-import { warmFrame } from './frame-channel.js';
-import { isWebUrl } from './page.js';
-import { focusedTab, onFocus } from './tabs.js';
+import { DRIVE_MS, isDriven } from '../frames/dialogs.js';
+import { isAgentTab } from '../state/agent-tabs.js';
+import { warmFrame } from '../frames/frame-channel.js';
+import { isWebUrl } from '../frames/page.js';
+import { focusedTab, onFocus } from '../connection/tabs.js';
 import { isWatching } from './watch.js';
-import { siteOf, sitePolicy } from '../shared/policy.js';
+import { siteOf, sitePolicy } from '../../shared/policy.js';
 
 function openToAgents(url) {
   const site = siteOf(url);

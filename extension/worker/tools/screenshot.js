@@ -10,10 +10,10 @@
 // scrollPage and the scroll-back below run in the page (chrome.scripting.executeScript), where
 // these exist; the worker never calls them itself.
 /* global window, document, requestAnimationFrame */
-import { Code, ToolError } from '../shared/protocol.js';
-import { getTab } from './page.js';
-import { isFirefox } from '../shared/platform.js';
-import * as frames from './frames.js';
+import { Code, ToolError } from '../../shared/protocol.js';
+import { getTab } from '../frames/page.js';
+import { isFirefox } from '../../shared/platform.js';
+import * as frames from '../frames/frames.js';
 
 const FORMATS = { png: 'image/png', jpeg: 'image/jpeg' };
 const CAPTURE_GAP_MS = 520; // MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND is 2

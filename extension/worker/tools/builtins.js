@@ -1,13 +1,13 @@
 // Built-in tools, offered on every http(s) tab so that a page without WebMCP is still useful.
 // Tools that need the DOM run in the content scripts of the frame that owns their element
 // (frames.js routes by ref); the rest need extension APIs.
-import { Code, ToolError } from '../shared/protocol.js';
-import { committedTab, getTab, isWebUrl } from './page.js';
-import { started } from './navigations.js';
-import { hides, offSite, siteOf } from '../shared/policy.js';
-import * as frames from './frames.js';
-import { warmFrame } from './frame-channel.js';
-import * as dialogs from './dialogs.js';
+import { Code, ToolError } from '../../shared/protocol.js';
+import { committedTab, getTab, isWebUrl } from '../frames/page.js';
+import { started } from '../frames/navigations.js';
+import { hides, offSite, siteOf } from '../../shared/policy.js';
+import * as frames from '../frames/frames.js';
+import { warmFrame } from '../frames/frame-channel.js';
+import * as dialogs from '../frames/dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 
 const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };

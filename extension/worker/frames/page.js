@@ -1,6 +1,6 @@
 // A tab's page as the built-ins see it: the tab itself, and requests to its content script
 // (content.js in the isolated world, which relays to the WebMCP adapter in the page's own world).
-import * as proto from '../shared/protocol.js';
+import * as proto from '../../shared/protocol.js';
 import { seen } from './navigations.js';
 import { bounds, domCall } from './frames.js';
 import { goneError, sendToFrame } from './frame-channel.js';

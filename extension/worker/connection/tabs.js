@@ -1,11 +1,11 @@
 // Tab registry: what the daemon should believe about our tabs, and the events that keep it true.
-import * as proto from '../shared/protocol.js';
-import { BUILTIN_TOOLS } from './builtins.js';
-import { admitPageTools, withRefused } from '../shared/page-tools.js';
-import { getTab, isWebUrl, sendToPage } from './page.js';
-import { findTab, queryTabs, seen, started } from './navigations.js';
-import { offSite, shownPlace, toolOffer } from '../shared/policy.js';
-import { markAgentTab } from './agent-tabs.js';
+import * as proto from '../../shared/protocol.js';
+import { BUILTIN_TOOLS } from '../tools/builtins.js';
+import { admitPageTools, withRefused } from '../../shared/page-tools.js';
+import { getTab, isWebUrl, sendToPage } from '../frames/page.js';
+import { findTab, queryTabs, seen, started } from '../frames/navigations.js';
+import { offSite, shownPlace, toolOffer } from '../../shared/policy.js';
+import { markAgentTab } from '../state/agent-tabs.js';
 
 const pageTools = new Map(); // tabId -> tools the page registered through WebMCP
 const refusedTools = new Map(); // tabId -> names of the page's tools refused for their size

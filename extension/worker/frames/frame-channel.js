@@ -1,9 +1,9 @@
 // The message channel to one frame's content script: send, inject the content scripts into a
 // frame that has none yet, and word a frame or page that went away. It knows no tab-level rules
 // (page.js) and no refs (frames.js), so both may use it.
-import * as proto from '../shared/protocol.js';
-import { isFirefox } from '../shared/platform.js';
-import { within } from '../shared/within.js';
+import * as proto from '../../shared/protocol.js';
+import { isFirefox } from '../../shared/platform.js';
+import { within } from '../../shared/within.js';
 
 // The isolated-world scripts of a frame an agent may use: dialogs, the console relay and the
 // bridge. No longer in the manifest (issue 30: creating an isolated world costs a page 4-5 ms

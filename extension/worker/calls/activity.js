@@ -2,14 +2,14 @@
 // then the call runs; each call is counted while in flight (badge) and logged when done
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
 // The log keeps tool, agent, site, tab title, timing and outcome, never the arguments or results.
-import { errorBody } from '../shared/protocol.js';
-import { setInFlight, uiChanged } from './badge.js';
-import { checkCall, siteOf } from '../shared/policy.js';
+import { errorBody } from '../../shared/protocol.js';
+import { setInFlight, uiChanged } from '../state/badge.js';
+import { checkCall, siteOf } from '../../shared/policy.js';
 import * as consent from './consent.js';
-import { getTab } from './page.js';
-import { isBuiltinName } from './builtins.js';
-import { isAgentTab } from './agent-tabs.js';
-import { isManagedBrowser } from './managed.js';
+import { getTab } from '../frames/page.js';
+import { isBuiltinName } from '../tools/builtins.js';
+import { isAgentTab } from '../state/agent-tabs.js';
+import { isManagedBrowser } from '../state/managed.js';
 
 const LIMIT = 200;
 const running = new Map(); // id -> entry

@@ -2,10 +2,10 @@
 // others — list, select (bring to the front), open, close. The daemon's tab tools stay; this is
 // the same from inside the browser. Tabs of sites the user turned off are listed (the daemon
 // lists them too) but cannot be selected or closed from here.
-import { Code, ToolError } from '../shared/protocol.js';
-import { isWebUrl } from './page.js';
-import { findTab, queryTabs, started } from './navigations.js';
-import { offSite, shownPlace } from '../shared/policy.js';
+import { Code, ToolError } from '../../shared/protocol.js';
+import { isWebUrl } from '../frames/page.js';
+import { findTab, queryTabs, started } from '../frames/navigations.js';
+import { offSite, shownPlace } from '../../shared/policy.js';
 
 export const ACTIONS = ['list', 'select', 'open', 'close'];
 

@@ -11,10 +11,10 @@
 // extension name the file (downloads.onDeterminingFilename; Firefox has no such event, so
 // there it lands where the person's downloads do). No tool reads a downloaded file back: the
 // agent learns its name, size and where it was saved.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 import { bounds, clip, clock, fit } from './ring.js';
 import { responseSize, tabThatRequested } from './network-log.js';
-import { isDriven } from './dialogs.js';
+import { isDriven } from '../frames/dialogs.js';
 
 export const AGENT_FOLDER = 'browser-mcp';
 

@@ -6,21 +6,21 @@
 // recorded or reported. Everything recorded is bounded per tab (console-log.js, network-log.js,
 // downloads.js) and forgotten when the tab closes. It lives in the service worker's memory, so
 // a restarted worker starts empty.
-import * as proto from '../shared/protocol.js';
-import * as consoleLog from './console-log.js';
-import * as network from './network-log.js';
-import * as downloads from './downloads.js';
+import * as proto from '../../shared/protocol.js';
+import * as consoleLog from '../observers/console-log.js';
+import * as network from '../observers/network-log.js';
+import * as downloads from '../observers/downloads.js';
 import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
-import { frameBlock, hides, sitePolicy, siteOf } from '../shared/policy.js';
-import { chainNow, chainOf, initFrameSites } from './frame-sites.js';
-import { onSettingsChanged } from '../shared/settings.js';
-import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from './ring.js';
-import { onConnection } from './badge.js';
-import { isDriven } from './dialogs.js';
-import { isManagedBrowser } from './managed.js';
-import { isAgentTab } from './agent-tabs.js';
-import { within } from '../shared/within.js';
+import { frameBlock, hides, sitePolicy, siteOf } from '../../shared/policy.js';
+import { chainNow, chainOf, initFrameSites } from '../observers/frame-sites.js';
+import { onSettingsChanged } from '../../shared/settings.js';
+import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from '../observers/ring.js';
+import { onConnection } from '../state/badge.js';
+import { isDriven } from '../frames/dialogs.js';
+import { isManagedBrowser } from '../state/managed.js';
+import { isAgentTab } from '../state/agent-tabs.js';
+import { within } from '../../shared/within.js';
 
 const target = {
   ref: { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12"' },

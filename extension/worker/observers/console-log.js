@@ -2,7 +2,7 @@
 // two rings per tab so that a flood of logs cannot push the errors out: the last
 // ERRORS_KEPT errors and warnings, and the last OTHERS_KEPT messages of the other levels.
 // Each message's text is at most TEXT_MAX characters. A tab's rings go when the tab closes.
-import { Code, ToolError } from '../shared/protocol.js';
+import { Code, ToolError } from '../../shared/protocol.js';
 import { Ring, bounds, clip, clock, fit, mergeById } from './ring.js';
 
 export const ERRORS_KEPT = 500;

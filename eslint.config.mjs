@@ -7,7 +7,7 @@ import globals from 'globals';
 const webext = { chrome: 'readonly', browser: 'readonly' };
 
 export default [
-  { ignores: ['extension/vendor/**', 'extension/**/*.min.js', 'target/**', 'node_modules/**', 'fuzz/**', 'tests/e2e/**'] },
+  { ignores: ['extension/vendor/**', 'extension/**/*.min.js', 'target/**', 'node_modules/**', 'fuzz/**', 'tests/e2e/**', 'scripts/vendor-frameworks/node_modules/**'] },
   js.configs.recommended,
   {
     linterOptions: { reportUnusedDisableDirectives: 'error' },
@@ -42,8 +42,13 @@ export default [
     languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
   {
-    files: ['extension/icons/*.mjs', 'tests/extension/**/*.mjs', 'scripts/*.mjs', 'eslint.config.mjs'],
+    files: ['extension/icons/*.mjs', 'tests/extension/**/*.mjs', 'scripts/*.mjs', 'scripts/vendor-frameworks/*.mjs', 'eslint.config.mjs'],
     languageOptions: { sourceType: 'module', globals: { ...globals.node } },
+  },
+  // The entry points of issue 57's bundles: modules that run in the page.
+  {
+    files: ['scripts/vendor-frameworks/entries/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
   },
   {
     files: ['clients/js/**/*.js', 'clients/js/**/*.mjs'],

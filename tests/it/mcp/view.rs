@@ -16,11 +16,11 @@ use crate::browser::faults::Rig;
 use crate::support::common::*;
 use crate::support::site::SiteServer;
 use rmcp::model::{CallToolResult, Tool};
-use rmcp::service::{Peer, RoleClient};
+use rmcp::service::{Peer, RoleClient, RunningService};
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -153,7 +153,7 @@ fn with_twenty_tabs_the_list_stays_small_and_every_tab_is_reachable() {
 }
 
 /// Playwright MCP's command, from `$PLAYWRIGHT_MCP` or where `.ci/run` installs it.
-fn playwright_mcp() -> Option<PathBuf> {
+pub(crate) fn playwright_mcp() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PLAYWRIGHT_MCP") {
         return Some(PathBuf::from(p));
     }
@@ -162,6 +162,38 @@ fn playwright_mcp() -> Option<PathBuf> {
         .parent()?
         .join("playwright-mcp/node_modules/.bin/playwright-mcp");
     p.exists().then_some(p)
+}
+
+/// Playwright MCP (`program`) on stdio, headless, driving the Chromium at `chromium`, its files
+/// (and its browser's temporary ones) in `dir`; `extra` arguments after ours.
+pub(crate) async fn start_playwright_mcp(
+    program: &Path,
+    chromium: &Path,
+    dir: &Path,
+    extra: &[&str],
+) -> RunningService<RoleClient, ()> {
+    let cmd = tokio::process::Command::new(program).configure(|c| {
+        c.args([
+            "--headless",
+            "--isolated",
+            "--no-sandbox",
+            "--executable-path",
+        ])
+        .arg(chromium)
+        .arg("--output-dir")
+        .arg(dir)
+        .args(extra)
+        // Its Chromium makes a singleton directory in TMPDIR and, stopped with the
+        // server, leaves it there: in the test's own directory it goes with the test.
+        .env("TMPDIR", dir);
+    });
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn Playwright MCP");
+    ().serve(transport)
+        .await
+        .expect("initialize Playwright MCP")
 }
 
 /// The corpus's Playwright pages.
@@ -217,29 +249,7 @@ fn a_snapshot_over_mcp_is_the_cli_text_and_smaller_than_playwright_mcps() {
     let d = rig.d.take().expect("a daemon");
     let (ours, _) = rt.block_on(stdio_client(&d, &[]));
     let profile = tempfile::tempdir().unwrap();
-    let theirs = rt.block_on(async {
-        let cmd = tokio::process::Command::new(&playwright).configure(|c| {
-            c.args([
-                "--headless",
-                "--isolated",
-                "--no-sandbox",
-                "--executable-path",
-            ])
-            .arg(&exe)
-            .arg("--output-dir")
-            .arg(profile.path())
-            // Its Chromium makes a singleton directory in TMPDIR and, stopped with the
-            // server, leaves it there: in the test's own directory it goes with the test.
-            .env("TMPDIR", profile.path());
-        });
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn Playwright MCP");
-        ().serve(transport)
-            .await
-            .expect("initialize Playwright MCP")
-    });
+    let theirs = rt.block_on(start_playwright_mcp(&playwright, &exe, profile.path(), &[]));
 
     let mut rows = Vec::new();
     let (mut cli_total, mut mcp_total, mut pw_total) = (0, 0, 0);

@@ -15,6 +15,7 @@
 //! Without the browser a test says SKIPPED loudly and passes, except under CI=true.
 
 mod frames;
+mod frameworks;
 mod input;
 mod off_site;
 mod pages;
@@ -342,7 +343,7 @@ fn hands_and_bounded_snapshots_in_firefox() {
 /// `scenarios` in headless Chromium, from the site's `start_page`: found by the scan, trusted
 /// once paired (issue 21), and agents allowed everywhere, as a person may choose — these are
 /// not tests of consent (issue 31).
-fn in_chromium(test: &str, start_page: &str, scenarios: fn(Hands, &str)) {
+fn in_chromium(test: &str, start_page: &str, scenarios: impl FnOnce(Hands, &str)) {
     let Some(exe) = chromium_or_skip(test) else {
         return;
     };
@@ -360,7 +361,7 @@ fn in_chromium(test: &str, start_page: &str, scenarios: fn(Hands, &str)) {
 }
 
 /// The same in headless Firefox ESR.
-fn in_firefox(test: &str, start_page: &str, scenarios: fn(Hands, &str)) {
+fn in_firefox(test: &str, start_page: &str, scenarios: impl FnOnce(Hands, &str)) {
     let Some(exe) = firefox_or_skip(test) else {
         return;
     };
@@ -383,7 +384,7 @@ fn run_with(
     start_url: &str,
     o: Box<dyn Driver>,
     name: &str,
-    scenarios: fn(Hands, &str),
+    scenarios: impl FnOnce(Hands, &str),
 ) {
     let tab = built_ins_tab(&d, start_url);
     let origin = server.origin();

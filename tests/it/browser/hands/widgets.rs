@@ -51,7 +51,7 @@ pub(crate) struct Mcp {
 }
 
 impl Mcp {
-    fn start(d: &TestDaemon) -> Mcp {
+    pub(super) fn start(d: &TestDaemon) -> Mcp {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let roots = Roots::default();
         let client = rt.block_on(stdio_with(d, &[], roots.clone()));
@@ -81,7 +81,7 @@ impl Mcp {
         Ok(serde_json::to_value(&r).unwrap())
     }
 
-    fn stop(self) {
+    pub(super) fn stop(self) {
         self.rt.block_on(self.client.cancel()).unwrap();
     }
 }

@@ -9,10 +9,15 @@
 //! - [`refs`]: the names of browsers and targets (`b1`, `b1:12`) with `FromStr`/`Display`;
 //! - [`resolve`]: from a caller's tool and reference to a connected target, or a typed error;
 //! - [`views`]: the projections the APIs show, built outside the lock.
+//!
+//! Beside it, [`presence`]: whether an agent is at work, which the browsers in the registry
+//! are told. Below `context.rs` in `daemon/mod.rs`'s order: it may import `conn/` and the
+//! entries below it (in use: `limits.rs`).
 
 mod events;
 #[cfg(test)]
 mod model;
+pub(crate) mod presence;
 mod refs;
 mod resolve;
 mod sessions;
@@ -223,7 +228,7 @@ impl Registry {
         Ok((target, id, s.connection(target)?))
     }
 
-    /// Every browser connection, for what goes to all of them (`daemon::presence`).
+    /// Every browser connection, for what goes to all of them ([`presence`]).
     pub fn connections(&self) -> Vec<ConnHandle> {
         self.lock()
             .browsers

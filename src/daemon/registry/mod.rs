@@ -197,14 +197,11 @@ impl Registry {
         (s.browsers.contains_key(&key), s.events.subscribe(None).live)
     }
 
-    /// Where a session's call goes (see [`State::resolve_in_session`]).
-    pub fn resolve_in_session(
-        &self,
-        session: &str,
-        tool: &str,
-        target: Option<&str>,
-    ) -> Result<Target, Error> {
-        self.lock().resolve_in_session(session, tool, target)
+    /// Where a session's call goes, `req.tab` a tab or browser of the session or none (see
+    /// [`State::resolve_in_session`]).
+    pub fn resolve_in_session(&self, session: &str, req: &CallRequest) -> Result<Target, Error> {
+        self.lock()
+            .resolve_in_session(session, &req.tool, req.tab.as_deref())
     }
 
     /// The browser a new tab opens in (named, else focused last, else the only one) and its

@@ -166,11 +166,16 @@ pub async fn serve(
         Some(Ok(slot)) => Some(slot),
         None => None,
     };
+    let unprimed = super::priming::unwanted(&parts, &body);
     let req = Request::from_parts(parts, Full::new(body));
     let mut resp = front.http.handle(req).await.map(|body| {
         body.map_frame(move |frame| {
             let _busy = (&activity, &present);
-            frame
+            match frame.into_data() {
+                Ok(data) if unprimed => hyper::body::Frame::data(super::priming::strip(data)),
+                Ok(data) => hyper::body::Frame::data(data),
+                Err(frame) => frame,
+            }
         })
         .boxed()
     });

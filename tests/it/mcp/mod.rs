@@ -4,6 +4,7 @@ pub mod conformance;
 pub mod consent;
 pub mod front;
 pub mod own_tabs;
+pub mod revisions;
 pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;

@@ -101,7 +101,7 @@ pub async fn serve(
     d: Arc<Daemon>,
     service: &OnceLock<Service>,
 ) -> Response<Body> {
-    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.runtime.token));
+    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.token()));
     if d.config().mcp_auth == McpAuth::Bearer && !token_ok {
         tracing::warn!("refused an MCP request without the daemon's token");
         let mut r = http::json(

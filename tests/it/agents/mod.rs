@@ -2,4 +2,5 @@
 //! with the bare environment clients give a server, and the real clients themselves.
 
 pub mod bare_env;
+pub mod clients;
 pub mod token;

@@ -54,6 +54,11 @@ pub enum ErrorCode {
     /// A launched browser exited, or its extension did not connect, before its first tab
     /// was listed; `details.log` is its log and `details.tail` the last lines.
     LaunchFailed,
+    /// The person at the browser said no to the call in its consent prompt: the tool did not
+    /// run.
+    UserDenied,
+    /// Nobody answered the browser's consent prompt in time: the tool did not run.
+    UserConsentTimeout,
 }
 
 impl ErrorCode {
@@ -81,6 +86,8 @@ impl ErrorCode {
         ErrorCode::PageNavigated,
         ErrorCode::BrowserNotInstalled,
         ErrorCode::LaunchFailed,
+        ErrorCode::UserDenied,
+        ErrorCode::UserConsentTimeout,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +115,8 @@ impl ErrorCode {
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
             ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::UserDenied => "USER_DENIED",
+            ErrorCode::UserConsentTimeout => "USER_CONSENT_TIMEOUT",
         }
     }
 
@@ -130,6 +139,8 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::UserDenied => 403,
+            ErrorCode::UserConsentTimeout => 408,
             ErrorCode::TabNotFound
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
@@ -171,6 +182,8 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 14,
             ErrorCode::BrowserNotInstalled => 15,
             ErrorCode::LaunchFailed => 16,
+            ErrorCode::UserDenied => 17,
+            ErrorCode::UserConsentTimeout => 18,
         }
     }
 

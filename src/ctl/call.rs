@@ -296,12 +296,15 @@ pub async fn run(
         agent: Some("browserctl".to_owned()),
     };
     let req = named_files(req)?;
+    // Subscribed before the call goes out, so that no prompt it raises is missed.
+    let prompts = consent_events(c).await;
     let call = c.json::<CallResponse>(Method::POST, "/v1/call", Some(&req));
     // Pinned out here so that Ctrl-C does not drop the request (and hang up) before the
     // cancel below has named the call.
     tokio::pin!(call);
     let resp = tokio::select! {
         resp = &mut call => resp?,
+        never = say_prompts(prompts, &id) => match never {},
         _ = tokio::signal::ctrl_c() => {
             // Dropping the request alone would leave the daemon to notice the hang-up; say
             // it, so the tab is told and the call counts as cancelled.
@@ -324,6 +327,54 @@ pub async fn run(
         ));
     }
     print_result(&resp, json)
+}
+
+/// The daemon's consent events, if it has an event stream for us.
+async fn consent_events(c: &Client) -> Option<crate::client::EventStream> {
+    use crate::protocol::control::event_kind::{CONSENT_ANSWERED, CONSENT_REQUESTED};
+    let filter = crate::client::EventFilter {
+        types: vec![CONSENT_REQUESTED.to_owned(), CONSENT_ANSWERED.to_owned()],
+        ..Default::default()
+    };
+    c.events(&filter).await.ok()
+}
+
+/// Says on stderr when the call `id` waits for the person's answer in the browser (issue 59:
+/// a call used to wait in silence for a prompt the terminal never mentioned), and how it
+/// ended. Never returns: the call's answer ends the wait.
+async fn say_prompts(
+    events: Option<crate::client::EventStream>,
+    id: &str,
+) -> std::convert::Infallible {
+    use crate::protocol::control::event_kind::CONSENT_REQUESTED;
+    if let Some(mut events) = events {
+        while let Some(Ok(e)) = events.next_event().await {
+            let data = e.data.unwrap_or_default();
+            if data["callId"] != id {
+                continue;
+            }
+            let text = |k: &str| data[k].as_str().unwrap_or_default().to_owned();
+            if e.kind == CONSENT_REQUESTED {
+                let wait = data["timeoutMs"]
+                    .as_u64()
+                    .map(|ms| format!(" (it waits {} s, then the call fails)", ms.div_ceil(1000)))
+                    .unwrap_or_default();
+                note(&format!(
+                    "waiting for your answer in the browser: allow `{}` on {}{}? Answer the \
+                     browser-mcp prompt (notification or toolbar popup){wait}",
+                    text("tool"),
+                    text("site"),
+                    e.tab
+                        .as_deref()
+                        .map(|t| format!(" (tab {t})"))
+                        .unwrap_or_default(),
+                ));
+            } else if text("outcome") == "allowed" {
+                note("allowed in the browser; the call runs");
+            }
+        }
+    }
+    std::future::pending().await
 }
 
 /// Prints a tool's result: text content as text, anything else as JSON; with --json the

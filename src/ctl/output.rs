@@ -374,6 +374,8 @@ Exit codes:
   14  the page navigated away before the call finished (PAGE_NAVIGATED)
   15  no browser to launch is installed (BROWSER_NOT_INSTALLED)
   16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
+  17  the person denied the call in the browser's prompt (USER_DENIED)
+  18  nobody answered the browser's prompt in time (USER_CONSENT_TIMEOUT)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

@@ -325,6 +325,11 @@ pub mod event_kind {
     /// A browser the daemon launched exited; `data` says how (`exit`), whether it was asked
     /// to (`expected`) and whether it is started again (`restarting`).
     pub const BROWSER_EXITED: &str = "browserExited";
+    /// A call waits for the person's answer in the browser (issue 59): `data` is `{id, agent,
+    /// site, tool, argsSummary, timeoutMs, callId}` (`callId`: the caller's, when it named one).
+    pub const CONSENT_REQUESTED: &str = "consentRequested";
+    /// The prompt `data.id` ended: `outcome` is `allowed`, `denied` or `unanswered`.
+    pub const CONSENT_ANSWERED: &str = "consentAnswered";
     /// The page events, which an extension may send and which change no tab's tools.
     pub const PAGE: &[&str] = &[CONSOLE_ERROR, DOWNLOAD_FINISHED, NAVIGATED];
     pub const ALL: &[&str] = &[
@@ -340,13 +345,18 @@ pub mod event_kind {
         DOWNLOAD_FINISHED,
         NAVIGATED,
         BROWSER_EXITED,
+        CONSENT_REQUESTED,
+        CONSENT_ANSWERED,
     ];
 
     /// Whether an event of this kind may change the tools an MCP client sees (page events do
     /// not; `lagged` is answered separately). Focus may: the focused tab is a session's
     /// current tab until it selects one.
     pub fn changes_tools(kind: &str) -> bool {
-        kind != LAGGED && !PAGE.contains(&kind)
+        kind != LAGGED
+            && !PAGE.contains(&kind)
+            && kind != CONSENT_REQUESTED
+            && kind != CONSENT_ANSWERED
     }
 
     /// The page event named `name`, as the constant (events hold `&'static str` kinds).

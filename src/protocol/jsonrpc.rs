@@ -182,9 +182,12 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::Cancelled
         | ErrorCode::BrowserNotInstalled
         | ErrorCode::LaunchFailed => code::CONNECTION_ERROR,
-        ErrorCode::ToolError | ErrorCode::PageNavigated | ErrorCode::Internal => {
-            code::INTERNAL_ERROR
-        }
+        // The consent codes were TOOL_ERROR's `toolCode` before issue 59: the same answer.
+        ErrorCode::ToolError
+        | ErrorCode::PageNavigated
+        | ErrorCode::Internal
+        | ErrorCode::UserDenied
+        | ErrorCode::UserConsentTimeout => code::INTERNAL_ERROR,
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod auth;
 pub mod bridge;
+pub mod consent;
 pub mod control;
 pub mod jsonrpc;
 pub mod managed;

@@ -11,8 +11,15 @@ use tokio_util::sync::CancellationToken;
 /// The calls in flight that carry a caller-chosen `callId`, so that `DELETE /v1/calls/{id}`
 /// can end them. Calls without an id never touch it, which keeps the common path free of an
 /// extra lock.
+///
+/// Beside them, which caller's call each message to a browser carries (message id → callId),
+/// so that what a browser reports about a message (a consent prompt, issue 59) names the
+/// caller's call.
 #[derive(Debug, Default)]
-pub struct Cancels(Mutex<HashMap<String, (u64, CancellationToken)>>);
+pub struct Cancels(
+    Mutex<HashMap<String, (u64, CancellationToken)>>,
+    Mutex<HashMap<String, String>>,
+);
 
 impl Cancels {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, CancellationToken)>> {
@@ -42,6 +49,23 @@ impl Cancels {
         })
     }
 
+    /// Notes that the browser message `message` carries the caller's call `call_id`, until
+    /// the returned guard is dropped.
+    pub fn carried(&self, message: &str, call_id: &str) -> Carried<'_> {
+        let mut map = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert(message.to_owned(), call_id.to_owned());
+        Carried {
+            cancels: self,
+            message: message.to_owned(),
+        }
+    }
+
+    /// The caller's call a browser message carries, while it is in flight.
+    pub fn caller_of(&self, message: &str) -> Option<String> {
+        let map = self.1.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(message).cloned()
+    }
+
     /// Cancels the call with this id; false when no such call is in flight.
     pub fn cancel(&self, id: &str) -> bool {
         match self.lock().remove(id) {
@@ -51,6 +75,19 @@ impl Cancels {
             }
             None => false,
         }
+    }
+}
+
+/// A browser message's entry in [`Cancels::carried`], removed when the attempt ends.
+pub struct Carried<'a> {
+    cancels: &'a Cancels,
+    message: String,
+}
+
+impl Drop for Carried<'_> {
+    fn drop(&mut self) {
+        let mut map = self.cancels.1.lock().unwrap_or_else(|e| e.into_inner());
+        map.remove(&self.message);
     }
 }
 

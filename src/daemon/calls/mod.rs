@@ -150,7 +150,10 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             }
         };
         let outcome = match outcome {
-            Ok(r) => attempt_once(d, &r, &req.tool, &args, req.agent.as_deref(), timeout).await,
+            Ok(r) => {
+                let caller = (req.agent.as_deref(), req.call_id.as_deref());
+                attempt_once(d, &r, &req.tool, &args, caller, timeout).await
+            }
             Err(e) => Err(e),
         };
         let outcome = match (outcome, policy.budget) {
@@ -292,10 +295,11 @@ async fn attempt_once(
     route: &Resolved,
     tool: &str,
     args: &RawValue,
-    agent: Option<&str>,
+    (agent, call_id): (Option<&str>, Option<&str>),
     timeout: Duration,
 ) -> Result<Box<RawValue>, Error> {
     let id = next_id("call");
+    let _carried = call_id.map(|c| d.cancels.carried(&id, c));
     let (reply, rx) = oneshot::channel();
     let request = Request::Call {
         id: id.clone(),

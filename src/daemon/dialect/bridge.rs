@@ -9,6 +9,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::registry::{BrowserKey, Initial, Update};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage, TabId};
+use crate::protocol::consent;
 use crate::protocol::control::event_kind;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -302,6 +303,7 @@ impl Bridge {
                 event,
                 data,
             } => page_event(link, key, tab_id, &event, &data),
+            ExtensionMessage::Consent(note) => consent_event(link, note),
             ExtensionMessage::Watching { request_id } => {
                 match link.pending.take(request_id.as_deref()) {
                     Ok(Waiter::Watch(reply)) => {
@@ -377,6 +379,44 @@ fn page_event(link: &mut Link, key: BrowserKey, tab: TabId, event: &str, data: &
                  {MAX_PAGE_EVENT_BYTES} bytes ({bytes} bytes)"
             ));
         }
+    };
+    let _ = link.update(Update::PageEvent { tab, kind, data });
+}
+
+/// A consent prompt the extension reports, published as an event (issue 59) that names the
+/// caller's call (its `callId`, when it named one) rather than our message to the browser.
+/// What the extension wrote is cut to sizes a person reads.
+fn consent_event(link: &mut Link, note: consent::Note) {
+    let cut = |s: &str, max: usize| -> String {
+        match s.char_indices().nth(max) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s.to_owned(),
+        }
+    };
+    let caller = |call: &Option<String>| call.as_deref().and_then(|c| link.d.cancels.caller_of(c));
+    let (tab, kind, data) = match note {
+        consent::Note::Requested(r) => (
+            r.tab_id,
+            event_kind::CONSENT_REQUESTED,
+            serde_json::json!({
+                "id": cut(&r.prompt_id, 200),
+                "agent": r.agent.as_deref().map(|a| cut(a, 100)),
+                "site": cut(&r.site, 2048),
+                "tool": cut(&r.tool, 200),
+                "argsSummary": r.args_summary.as_deref().map(|a| cut(a, 200)),
+                "timeoutMs": r.timeout_ms,
+                "callId": caller(&r.call_id),
+            }),
+        ),
+        consent::Note::Answered(a) => (
+            a.tab_id,
+            event_kind::CONSENT_ANSWERED,
+            serde_json::json!({
+                "id": cut(&a.prompt_id, 200),
+                "outcome": cut(&a.outcome, 40),
+                "callId": caller(&a.call_id),
+            }),
+        ),
     };
     let _ = link.update(Update::PageEvent { tab, kind, data });
 }

@@ -17,9 +17,6 @@ const KNOWN_CODES: &[(&str, bool)] = &[
     ("PERMISSION_DENIED", false),
     ("NOT_ALLOWED", false),
     ("EVALUATE_DISABLED", false),
-    ("USER_DENIED", false),
-    // The extension's per-site policy: asking again would only prompt the user again.
-    ("USER_CONSENT_TIMEOUT", false),
     ("SITE_DISABLED", false),
     ("NAVIGATION_FAILED", false),
     ("UNSUPPORTED", false),
@@ -131,7 +128,8 @@ mod tests {
             code: Some("USER_CONSENT_TIMEOUT".into()),
             message: "nobody answered the prompt: timed out".into(),
         });
+        // The tool never ran: a code of its own (issue 59), not the tool's failure.
+        assert_eq!(e.code, ErrorCode::UserConsentTimeout);
         assert!(!e.retryable);
-        assert_eq!(e.details.unwrap()["toolCode"], "USER_CONSENT_TIMEOUT");
     }
 }

@@ -35,7 +35,8 @@ pub enum Change {
     ToolsChanged {
         tools: Vec<String>,
     },
-    /// What a page did, as the extension reports it; its data is the extension's object.
+    /// What a page did, as the extension reports it; its data is the extension's object. Also
+    /// a consent prompt's start and end (issue 59), whose data the daemon words.
     Page(PageEvent),
     /// A browser the daemon launched exited (issue 32).
     BrowserExited {

@@ -54,6 +54,13 @@ pub enum ErrorCode {
     /// A launched browser exited, or its extension did not connect, before its first tab
     /// was listed; `details.log` is its log and `details.tail` the last lines.
     LaunchFailed,
+    /// The tab is another agent's (its MCP session opened it): this agent may read it, not
+    /// act in it, unless the person allows that (`share-agent-tabs`); `details.owner` names
+    /// the agent, `details.tab` the tab.
+    TabOwned,
+    /// The tab already has as many calls waiting for their turn as `--tab-queue` allows;
+    /// `details.retryAfterMs` says when trying again is likely to find room.
+    Busy,
 }
 
 impl ErrorCode {
@@ -81,6 +88,8 @@ impl ErrorCode {
         ErrorCode::PageNavigated,
         ErrorCode::BrowserNotInstalled,
         ErrorCode::LaunchFailed,
+        ErrorCode::TabOwned,
+        ErrorCode::Busy,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +117,8 @@ impl ErrorCode {
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
             ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::TabOwned => "TAB_OWNED",
+            ErrorCode::Busy => "BUSY",
         }
     }
 
@@ -122,6 +133,7 @@ impl ErrorCode {
                 | ErrorCode::NoBrowser
                 | ErrorCode::LimitExceeded
                 | ErrorCode::DaemonUnavailable
+                | ErrorCode::Busy
         )
     }
 
@@ -130,6 +142,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::TabOwned => 403,
             ErrorCode::TabNotFound
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
@@ -140,7 +153,7 @@ impl ErrorCode {
             ErrorCode::AmbiguousTarget => 409,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::ToolError => 422,
-            ErrorCode::LimitExceeded => 429,
+            ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
             ErrorCode::SendError
@@ -171,6 +184,8 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 14,
             ErrorCode::BrowserNotInstalled => 15,
             ErrorCode::LaunchFailed => 16,
+            ErrorCode::TabOwned => 17,
+            ErrorCode::Busy => 18,
         }
     }
 

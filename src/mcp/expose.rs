@@ -387,6 +387,7 @@ mod tests {
             focused: false,
             tools: vec![],
             hidden: None,
+            owner: None,
         }
     }
 

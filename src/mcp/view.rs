@@ -368,6 +368,7 @@ mod tests {
                 focused: focused == Some(id),
                 tools: vec![],
                 hidden: None,
+                owner: None,
             });
             for name in BUILTINS {
                 s.tools.push(tool(&format!("b1:{id}"), name));

@@ -161,6 +161,19 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
     pub agent_rate_limit: f64,
 
+    /// Let an agent act in a tab another agent opened (click, type, navigate, close it). By
+    /// default a tab an MCP session opened is that agent's own: any other agent may read it
+    /// (snapshot, console, network, screenshots, tools marked read-only) and is refused
+    /// anything else with TAB_OWNED. browserctl, the person's own, is never refused.
+    #[arg(long, env = "BROWSER_MCP_SHARE_AGENT_TABS")]
+    pub share_agent_tabs: bool,
+
+    /// Calls that may wait for one tab's turn: calls on one tab run in the order they came
+    /// (reads side by side, an action alone), calls on different tabs at once. One more is
+    /// refused with BUSY and `details.retryAfterMs`.
+    #[arg(long, env = "BROWSER_MCP_TAB_QUEUE", default_value_t = 16)]
+    pub tab_queue: usize,
+
     /// Connections the extension port holds at once (WebSockets of every dialect, /register,
     /// /mcp); more are answered 429 LIMIT_EXCEEDED and closed.
     #[arg(long, env = "BROWSER_MCP_MAX_CONNECTIONS", default_value_t = 1024)]

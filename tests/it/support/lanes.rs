@@ -135,7 +135,8 @@ impl Report {
 }
 
 /// How one call ended.
-enum Outcome {
+#[derive(Debug)]
+pub enum Outcome {
     /// Its text and the tab that answered.
     Answered(String, String),
     Failed(String),
@@ -143,7 +144,7 @@ enum Outcome {
 }
 
 /// One MCP client: `browserctl mcp` on stdio, spoken to one request at a time.
-struct Mcp {
+pub struct Mcp {
     _child: Child,
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
@@ -152,9 +153,14 @@ struct Mcp {
 
 impl Mcp {
     async fn start(w: &Work, name: &str) -> Mcp {
-        let mut child = Command::new(&w.ctl)
+        Mcp::connect(&w.ctl, &w.socket, name).await
+    }
+
+    /// `ctl mcp` on the daemon at `socket`, initialized as the client `name`.
+    pub async fn connect(ctl: &std::path::Path, socket: &std::path::Path, name: &str) -> Mcp {
+        let mut child = Command::new(ctl)
             .arg("--socket")
-            .arg(&w.socket)
+            .arg(socket)
             .arg("mcp")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -207,7 +213,7 @@ impl Mcp {
         })
     }
 
-    async fn call(&mut self, tool: &str, args: Value) -> Outcome {
+    pub async fn call(&mut self, tool: &str, args: Value) -> Outcome {
         let params = json!({"name": tool, "arguments": args});
         let Some(r) = self.request("tools/call", params, HUNG).await else {
             return Outcome::Hung;
@@ -225,7 +231,7 @@ impl Mcp {
 }
 
 /// The ref of the first snapshot line that starts with `[role eN]` and has `name` after it.
-fn ref_of(snap: &str, role: &str, name: &str) -> Option<String> {
+pub fn ref_of(snap: &str, role: &str, name: &str) -> Option<String> {
     snap.lines().find_map(|l| {
         let rest = l.trim_start().strip_prefix(&format!("[{role} "))?;
         let (r, after) = rest.split_once(']')?;

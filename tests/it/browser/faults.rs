@@ -158,7 +158,12 @@ impl Rig {
     }
 
     /// Ends `running`, which must succeed within `bound` of `t0` (printed as `what`).
-    fn answered(&self, running: Running, what: &str, (t0, bound): (Instant, Duration)) -> Ended {
+    pub(crate) fn answered(
+        &self,
+        running: Running,
+        what: &str,
+        (t0, bound): (Instant, Duration),
+    ) -> Ended {
         let end = running.end();
         let ctx = self.context();
         assert_eq!(end.code, 0, "{what}: {}\n{ctx}", end.json);
@@ -233,7 +238,7 @@ impl Running {
 }
 
 impl Ended {
-    fn error(&self) -> &Value {
+    pub(crate) fn error(&self) -> &Value {
         &self.json["error"]
     }
 }

@@ -11,16 +11,16 @@
 //! the other's tab and is refused acting in it until the person's setting allows it, and no
 //! agent's action moves another's current tab or the person's focus.
 
-use super::faults::{Rig, Sites};
+use super::faults::{call, Rig, Sites};
 use crate::support::cdp::Browser;
 use crate::support::chromium::*;
-use crate::support::common::{wait_until, TestDaemon, CTL};
+use crate::support::common::{exit_code, stderr, wait_until, TestDaemon, CTL};
 use crate::support::driver::last_lines;
 use crate::support::firefox::{firefox_or_skip, Firefox, Options};
 use crate::support::lanes::{ref_of, run, Mcp, Outcome, Work, LANE_PAGE};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The bench's target is 3x; on a shared CI machine a short run's p99 is a handful of slow
 /// calls, so the test allows more and still catches calls that wait for each other across
@@ -273,4 +273,73 @@ async fn open(agent: &mut Mcp, url: &str, focus: bool) -> String {
         assert!(start.elapsed() < WAIT, "{tab} never showed its page");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Each tab's turn in real Chromium with `--tab-queue 1`: a call waits behind an action held on
+/// its tab and is not sent; one more is BUSY with a retry hint; another tab's call answers at
+/// once meanwhile; when the action ends, the waiting call runs, on the page that came after.
+#[test]
+fn one_tabs_calls_take_turns_in_chromium_another_tab_goes_at_once_and_a_full_queue_is_busy() {
+    let args = ["--tab-queue", "1"];
+    let Some(mut rig) = Rig::start("browser::lanes::turns_in_chromium", &args) else {
+        return;
+    };
+    let at_once = Duration::from_secs(4);
+    let (page, tab) = rig.open("one");
+    let (_other_page, other) = rig.open("two");
+    let acting = call(rig.d(), "hang_act", &tab, &[]);
+    rig.reached(&page, 1);
+    let waiting = call(rig.d(), "echo", &tab, &["--n", "2"]);
+    let d = rig.d();
+    wait_until(
+        WAIT,
+        "two calls in flight, one of them at the browser",
+        || {
+            let s = d.status();
+            (s["callsInFlight"] == 2 && s["pendingCalls"] == 1).then_some(())
+        },
+    );
+
+    let out = d.ctl(&["--json", "call", "echo", "--tab", &tab, "--n", "3"]);
+    assert_eq!(exit_code(&out), 18, "{}", stderr(&out));
+    let e: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!(
+        (&e["error"]["code"], &e["error"]["retryable"]),
+        (&json!("BUSY"), &json!(true)),
+        "{e}"
+    );
+    let hint = e["error"]["details"]["retryAfterMs"].as_u64().unwrap_or(0);
+    assert!((50..=10_000).contains(&hint), "{e}");
+
+    let t0 = Instant::now();
+    let beside = call(d, "echo", &other, &["--n", "9"]);
+    let end = rig.answered(
+        beside,
+        "another tab's call beside a held one",
+        (t0, at_once),
+    );
+    assert_eq!(
+        end.json["result"]["content"][0]["text"], "echo 9 /two",
+        "{}",
+        end.json
+    );
+    assert_eq!(
+        rig.d().status()["pendingCalls"],
+        1,
+        "the waiting call was sent"
+    );
+
+    let t0 = Instant::now();
+    rig.b
+        .eval(&page, "setTimeout(() => location.assign('/done'), 0), true");
+    let what = "the held action, its page gone";
+    rig.failed(acting, (14, "PAGE_NAVIGATED"), what, (t0, at_once));
+    let what = "the call that waited its turn";
+    let end = rig.answered(waiting, what, (t0, at_once + Duration::from_secs(2)));
+    let text = &end.json["result"]["content"][0]["text"];
+    assert_eq!(
+        text, "echo 2 /done",
+        "it ran after the action: {}",
+        end.json
+    );
 }

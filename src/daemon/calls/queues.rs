@@ -65,7 +65,10 @@ impl TabQueues {
     }
 
     /// Takes a place in `target`'s queue, unless `max` calls already wait there: then BUSY.
+    /// A call counts as waiting until its turn starts, even one that finds the tab free: so
+    /// `max` is at least 1, else `--tab-queue 0` would refuse every call.
     pub fn enter(&self, target: Target, max: usize) -> Result<Place<'_>, Error> {
+        let max = max.max(1);
         let mut map = self.lock();
         let entry = map.entry(target).or_insert_with(|| Entry {
             queue: Arc::default(),
@@ -210,6 +213,8 @@ mod tests {
         waiting.await.unwrap();
         drop(first);
         assert_eq!(q.len(), 0, "idle tabs leave the map");
+        // `--tab-queue 0` still lets a call onto a free tab.
+        drop(q.enter(tab(3), 0).unwrap().turn(false).await);
     }
 
     #[tokio::test]

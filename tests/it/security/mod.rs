@@ -4,6 +4,7 @@ pub mod attacks;
 pub mod hostile;
 pub mod hostile_load;
 pub mod hostile_pages;
+pub mod listed_upload;
 pub mod multi_user;
 pub mod origins;
 pub mod oversized;

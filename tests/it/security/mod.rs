@@ -5,6 +5,7 @@ pub mod hostile;
 pub mod hostile_load;
 pub mod hostile_pages;
 pub mod listed_upload;
+pub mod lookalike_names;
 pub mod multi_user;
 pub mod origins;
 pub mod oversized;

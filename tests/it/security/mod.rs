@@ -14,3 +14,4 @@ pub mod squatting;
 pub mod startup_denial;
 pub mod trust;
 pub mod trust_browser;
+pub mod upload_race;

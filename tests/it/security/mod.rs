@@ -9,6 +9,7 @@ pub mod lookalike_names;
 pub mod multi_user;
 pub mod origins;
 pub mod oversized;
+pub mod planted_extension;
 pub mod slots;
 pub mod squatting;
 pub mod startup_denial;

@@ -8,6 +8,7 @@ pub mod listed_upload;
 pub mod lookalike_names;
 pub mod multi_user;
 pub mod origins;
+pub mod own_browsers;
 pub mod oversized;
 pub mod planted_extension;
 pub mod slots;

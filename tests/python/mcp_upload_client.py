@@ -1,8 +1,8 @@
 """An MCP client with a workspace (the official Python SDK), as an agent in an editor is: it
 declares its roots, lists the tools, then uploads files with `browser_file_upload` by the name
-it listed (issue 58, items 1 and 10).
+it listed (issue 58, item 10).
 
-Run by tests/it/security/ (listed_upload.rs, far_files.rs) beside a scripted extension whose
+Run by tests/it/security/listed_upload.rs beside a scripted extension whose
 tab b1:1 offers `browser_file_upload`. Environment: BROWSERCTL and BROWSER_MCP_SOCKET (the
 binary and the daemon's control socket), or BROWSERCTL_COMMAND (the whole command line as a
 JSON list), or BROWSER_MCP_URL and BROWSER_MCP_TOKEN (/mcp over Streamable HTTP);

@@ -79,6 +79,8 @@ struct Listing {
 pub(super) struct SessionTabs {
     /// Opened with `browserctl_open_tab` (for `--own-tabs`).
     opened: Vec<String>,
+    /// Browsers launched with `browserctl_launch_browser`: all an `--own-tabs` session closes.
+    launched: Vec<String>,
     /// Last opened or selected: the current tab while it is there ([`current_tab`]).
     selected: Option<String>,
 }
@@ -451,6 +453,8 @@ impl<B: Backend> Inner<B> {
             .backend
             .launch_browser(meta::launch_request(args)?)
             .await?;
+        self.tabs
+            .send_modify(|t| t.launched.push(v.browser.clone()));
         if let Some(tab) = &v.tab {
             self.select(tab, true);
         }
@@ -464,6 +468,10 @@ impl<B: Backend> Inner<B> {
         self.may_manage_browsers()?;
         let want = arg_str(args, "browser")?
             .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`browser` is required"))?;
+        if self.scope.own_tabs && !self.tabs.borrow().launched.iter().any(|b| b == want) {
+            let why = "an --own-tabs session closes only the browsers it launched";
+            return Err(Error::new(ErrorCode::Unauthorized, why));
+        }
         let v = self.backend.close_browser(want).await?;
         Ok(CallToolResult::structured(
             json!({ "closed": v.browser, "exit": v.exit }),

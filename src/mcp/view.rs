@@ -57,6 +57,14 @@ impl Listed {
             Listed::Builtin(b) => &b.view.name,
         }
     }
+
+    /// The tool its calls send to the daemon (a page tool's own name, unsuffixed).
+    pub fn tool(&self) -> &str {
+        match self {
+            Listed::Page(e) => &e.view.name,
+            Listed::Builtin(b) => &b.view.name,
+        }
+    }
 }
 
 /// What one look at the browsers shows a session.

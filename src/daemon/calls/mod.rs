@@ -16,12 +16,13 @@
 //! once.
 //!
 //! Beside the path: [`args`] (a call's arguments, typed and validated), [`upload`] (the files
-//! a call names, read and sent inline), [`cancels`] (calls a caller may cancel by its id).
+//! a call names, read and sent inline; [`beneath`] opens them), [`cancels`] (calls a caller may cancel by its id).
 //! A new step of a call's way to its tab goes here. May import `context.rs` and what is below
 //! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs` and `queues.rs` sit below
 //! `context.rs` (the Daemon holds their state), so they import none of the folder.
 
 pub(crate) mod args;
+mod beneath;
 pub(crate) mod cancels;
 mod exchange;
 mod lanes;

@@ -7,7 +7,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::limits::{self, Slot};
 use crate::daemon::registry::{Focus, LaneId, Target};
 use crate::daemon::{calls, managed};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, Snapshot};
 use crate::protocol::control::{
     event_kind, CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView,
@@ -103,6 +103,21 @@ impl Backend for DaemonBackend {
     }
 
     async fn launch_browser(&self, req: LaunchRequest) -> Result<ManagedView, Error> {
+        // A persistent profile holds the person's logins, and a launched browser asks no
+        // consent: an agent's only when the person's config names it for agents (issue 58).
+        if let Some(p) = &req.profile {
+            if !self.d.config().agent_profiles.contains(p) {
+                return Err(Error::new(
+                    ErrorCode::Unauthorized,
+                    format!(
+                        "the persistent profile `{p}` is not named for agents: an agent launches \
+                         a profile only if the daemon's config names it (agent-profile = \
+                         [\"{p}\"], or --agent-profile {p}); launch without `profile` for a \
+                         fresh one"
+                    ),
+                ));
+            }
+        }
         let v = managed::launch(&self.d, req).await?;
         // The agent opened the new browser's first tab.
         let first = v.tab.as_deref().map(|t| self.d.registry.parse_tab(t));

@@ -59,6 +59,17 @@ pub struct Config {
     )]
     pub upload_roots: Vec<PathBuf>,
 
+    /// A persistent profile (`browser launch --profile NAME`) an MCP agent may launch; repeat
+    /// it, or separate several with `,`. A persistent profile holds the person's logins, and a
+    /// launched browser asks no consent: none by default (issue 58, item 6).
+    #[arg(
+        long = "agent-profile",
+        env = "BROWSER_MCP_AGENT_PROFILE",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    pub agent_profiles: Vec<String>,
+
     /// Require every connection on the loopback port to prove the daemon's token (from the
     /// discovery file): presented as `?token=` or `Authorization: Bearer`, or proved in the
     /// trust handshake (which also accepts a pairing). Connections from another user are

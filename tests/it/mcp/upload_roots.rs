@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn upload_tool() -> Value {
+pub(crate) fn upload_tool() -> Value {
     json!({"name": "browser_file_upload", "description": "Set files on a file input",
         "inputSchema": {"type": "object", "properties": {
             "selector": {"type": "string"}, "paths": {"type": "array", "items": {"type": "string"}},
@@ -27,12 +27,12 @@ fn upload_tool() -> Value {
 }
 
 /// A home with documents, a hidden `.ssh` and a symlink from the documents into it.
-struct Home {
-    dir: tempfile::TempDir,
+pub(crate) struct Home {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::Builder::new().prefix("home").tempdir().unwrap();
         let docs = dir.path().join("docs");
         std::fs::create_dir_all(&docs).unwrap();
@@ -46,7 +46,7 @@ impl Home {
         Home { dir }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 }
@@ -81,7 +81,7 @@ fn post_call_later(d: &TestDaemon, body: Value) -> tokio::task::JoinHandle<u16> 
 }
 
 /// The file the browser got, as the call carried it to the extension.
-fn got(call: &Value) -> (String, String) {
+pub(crate) fn got(call: &Value) -> (String, String) {
     let f = &call["args"]["files"][0];
     (
         f["name"].as_str().unwrap().to_owned(),
@@ -160,7 +160,7 @@ async fn only_files_inside_an_upload_root_reach_the_page() {
 
 /// An MCP client whose workspace is one directory.
 #[derive(Clone)]
-struct Workspace(String);
+pub(crate) struct Workspace(pub(crate) String);
 
 impl ClientHandler for Workspace {
     fn get_info(&self) -> ClientConfig {

@@ -484,6 +484,22 @@ impl FakeExtension {
         }
     }
 
+    /// The next callTool within `limit`, answered with an empty result; `None` when none
+    /// came (for tests whose point is that a call never reaches the browser).
+    pub async fn call_within(&mut self, limit: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let m = self.try_recv(left).await?;
+            if m["type"] == "callTool" {
+                self.send(json!({"type": "toolResult", "sessionId": self.session,
+                    "callId": m["callId"], "result": {"content": []}, "error": null}))
+                    .await;
+                return Some(m);
+            }
+        }
+    }
+
     /// Answers the next callTool with a result.
     pub async fn answer_call(&mut self, result: Value) -> Value {
         let call = self.expect("callTool").await;

@@ -7,6 +7,7 @@ import { Code, ToolError } from '../../shared/protocol.js';
 import { settings } from '../../shared/settings.js';
 import { uiChanged } from '../state/badge.js';
 import { isFirefox } from '../../shared/platform.js';
+import { promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
 const answerWindows = new Map(); // prompt id -> window opened from its notification
@@ -23,7 +24,9 @@ export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
   const site = sites.join(' → ');
-  const prompt = { id, tabId, sites, site, tool, argsText, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
+  // What the person reads of the arguments (an upload's files by name, never their bytes).
+  const shown = promptArgs(tool, args);
+  const prompt = { id, tabId, sites, site, tool, argsText, shown, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
   prompt.promise = new Promise((resolve, reject) => {
     prompt.settle = (allowed, error) => {
       if (!pending.delete(id)) return;
@@ -75,7 +78,7 @@ async function allowSites(sites) {
 export function list(tabId) {
   return [...pending.values()]
     .filter((p) => tabId == null || p.tabId === tabId)
-    .map(({ id, tabId: t, site, tool, argsText, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, agent, createdAt, deadline }));
+    .map(({ id, tabId: t, site, tool, shown, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: shown, port, title, agent, createdAt, deadline }));
 }
 
 function formatMs(ms) {
@@ -91,7 +94,7 @@ function formatMs(ms) {
 // it means nothing: an unanswered prompt is denied by its timeout.
 function notify(p) {
   if (!chrome.notifications) return;
-  const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
+  const args = p.shown ? ` with ${p.shown}` : '';
   const who = p.agent ? `“${p.agent}” (through browser-mcpd, port ${p.port})` : `A program using browser-mcpd (port ${p.port})`;
   const message = `${who} wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
   const deadline = `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`;

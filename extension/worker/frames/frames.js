@@ -5,6 +5,7 @@
 import { Code, ToolError } from '../../shared/protocol.js';
 import { domToFrame, forgetTabDocuments } from './frame-channel.js';
 import { frameBlock } from '../../shared/policy.js';
+import { lend } from './dialogs.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
 const MIN_MAX_CHARS = 500;
@@ -101,10 +102,12 @@ export async function checkFramePolicy(tabId, frameId) {
   if (why) throw new ToolError(Code.SITE_DISABLED, `frame f${frameId} cannot be used: ${why}`);
 }
 
-// A DOM tool by ref, in whichever frame owns the ref.
+// A DOM tool by ref, in whichever frame owns the ref; that frame alone holds the dialog
+// answers the agent armed (dialogs.js).
 export async function domCall(tabId, name, args, { refKeys = ['ref'], timeoutMs } = {}) {
   const r = route(args, refKeys);
   await checkFramePolicy(tabId, r.frameId);
+  await lend(tabId, r.frameId);
   return inFrame(tabId, r.frameId, name, r.args, { timeoutMs, byRef: r.byRef });
 }
 

@@ -1,6 +1,7 @@
 //! Who may connect and what they get: web pages, other uids, impostors, hostile peers, trust both ways.
 
 pub mod attacks;
+pub mod dialog_answer;
 pub mod hostile;
 pub mod hostile_load;
 pub mod hostile_pages;

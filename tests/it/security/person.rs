@@ -213,7 +213,18 @@ pub(crate) struct Failure {
 }
 
 /// `tool` with `args` on `tab`, over the control socket, not retried (a retry would hide the
-/// code the first attempt ended with), in a thread of its own: a call that waits for the person.
+/// code the first attempt ended with); waits as long as a prompt may.
+pub(crate) fn call(d: &TestDaemon, tab: &str, tool: &str, args: Value) -> Result<Value, Failure> {
+    call_on(&d.socket, tab, tool, args)
+}
+
+/// [`call`] that must answer: its result.
+pub(crate) fn ok(s: &Scene, tab: &str, tool: &str, args: Value) -> Value {
+    call(&s.d, tab, tool, args.clone())
+        .unwrap_or_else(|f| panic!("{tool} {args}: {f:?}\n{}", s.logs()))
+}
+
+/// [`call`] in a thread of its own, for a call that waits for the person.
 pub(crate) fn spawn_call(
     d: &TestDaemon,
     tab: &str,

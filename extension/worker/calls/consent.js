@@ -17,13 +17,15 @@ let seq = 0;
 // already on screen instead of raising a second one.
 const keyOf = (p) => `${p.tabId}|${p.agent}|${p.tool}|${p.argsText}`;
 
-export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
+// `sites`: what "always" allows; `place`: how the prompt names where the call runs (the sites,
+// and the page they are framed in or reached from).
+export function ask({ tabId, sites, place, tool, args, port, title, agent = null }) {
   const argsText = JSON.stringify(args ?? {});
   const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, agent, tool, argsText }));
   if (same) return same.promise;
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
-  const site = sites.join(' → ');
+  const site = place ?? sites.join(' → ');
   // What the person reads of the arguments (an upload's files by name, never their bytes).
   const shown = promptArgs(tool, args);
   const prompt = { id, tabId, sites, site, tool, argsText, shown, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };

@@ -187,11 +187,34 @@ impl Scene {
         })
     }
 
+    /// The other site: the same server, named localhost.
+    pub(crate) fn other_origin(&self) -> String {
+        self.site.origin().replace("127.0.0.1", "localhost")
+    }
+
     /// The daemon's tab showing `url`, once it offers the built-ins: (ref, the browser's id).
     pub(crate) fn tab_at(&self, url: &str) -> (String, i64) {
         let tab = listed_tab(&self.d, PATIENCE, url, "browser_snapshot");
         let tab_ref = tab["ref"].as_str().unwrap().to_owned();
         (tab_ref, tab["id"].as_i64().unwrap())
+    }
+
+    /// A tab the agent opens itself (`browserctl open`): its ref, once it offers the built-ins.
+    pub(crate) fn agent_opens(&self, url: &str) -> String {
+        let opened = self.d.ctl_json(&["open", url]);
+        let tab_ref = opened["ref"]
+            .as_str()
+            .or(opened["tab"].as_str())
+            .unwrap_or_else(|| panic!("the opened tab: {opened}"))
+            .to_owned();
+        wait_until(PATIENCE, "the agent's tab with its built-ins", || {
+            let tabs = self.d.ctl_json(&["tabs"]);
+            tabs["tabs"].as_array()?.iter().find(|t| {
+                t["ref"] == tab_ref.as_str() && tool_names(t).contains(&"browser_snapshot")
+            })?;
+            Some(())
+        });
+        tab_ref
     }
 
     /// The daemon's log and the browser's, for an assertion's message.
@@ -274,4 +297,11 @@ pub(crate) fn text_of(result: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// "[textbox f12e3] Field bank" → "f12e3", for the first line containing `needle`.
+pub(crate) fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {
+    let line = snapshot.lines().find(|l| l.contains(needle))?;
+    let inner = line.trim_start().strip_prefix('[')?.split(']').next()?;
+    Some(inner.split(' ').nth(1)?.to_owned())
 }

@@ -464,29 +464,15 @@ mod tests {
             let e = t.exit_error(status, err);
             failure_of(&e).unwrap_or("").to_owned()
         };
-        assert_eq!(
-            kind(st(255), "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\r\nHost key verification failed.\r\n"),
-            "HOST_KEY_UNKNOWN"
-        );
-        assert_eq!(
-            kind(st(255), "me@127.0.0.1: Permission denied (publickey)."),
-            "AUTH_FAILED"
-        );
-        assert_eq!(
-            kind(
-                st(255),
-                "ssh: connect to host box port 2222: Connection refused"
-            ),
-            "UNREACHABLE"
-        );
-        assert_eq!(
-            kind(st(127), "bash: line 1: browserctl: command not found"),
-            "NO_REMOTE_BROWSERCTL"
-        );
-        assert_eq!(
-            kind(st(2), "error: unrecognized subcommand 'dial-stdio'"),
-            "VERSION_MISMATCH"
-        );
+        for (status, stderr, failure) in [
+            (255, "No ED25519 host key is known for [127.0.0.1]:2222 and you have requested strict checking.\r\nHost key verification failed.\r\n", "HOST_KEY_UNKNOWN"),
+            (255, "me@127.0.0.1: Permission denied (publickey).", "AUTH_FAILED"),
+            (255, "ssh: connect to host box port 2222: Connection refused", "UNREACHABLE"),
+            (127, "bash: line 1: browserctl: command not found", "NO_REMOTE_BROWSERCTL"),
+            (2, "error: unrecognized subcommand 'dial-stdio'", "VERSION_MISMATCH"),
+        ] {
+            assert_eq!(kind(st(status), stderr), failure, "{stderr}");
+        }
         let remote = r#"{"error":{"code":"DAEMON_UNAVAILABLE","message":"browser-mcpd is not running","retryable":true}}"#;
         let e = t.exit_error(st(3), remote);
         assert_eq!(e.code, ErrorCode::DaemonUnavailable);

@@ -1,14 +1,14 @@
 //! [`Daemon`]: what every task of the daemon shares — settings, the registry, counters, the
 //! calls that can be cancelled, and the two-stage shutdown.
 
-use super::args::ValidatorCache;
-use super::cancels::Cancels;
-use super::config::Config;
+use super::calls::args::ValidatorCache;
+use super::calls::cancels::Cancels;
 use super::managed::table::Managed;
-use super::pairing::Pairings;
-use super::presence::Presence;
+use super::registry::presence::Presence;
 use super::registry::{Limits, Registry};
+use super::settings::config::Config;
 use super::stats::Stats;
+use super::trust::pairing::Pairings;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::{Duration, Instant};

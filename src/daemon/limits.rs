@@ -7,7 +7,7 @@
 //! semaphore would need its permits added or forgotten on every reload (with a debt when
 //! fewer are free than must go) and a second counter for status.
 
-use super::config::Config;
+use super::settings::config::Config;
 use super::stats::Stats;
 use crate::error::{Error, ErrorCode};
 use serde_json::json;

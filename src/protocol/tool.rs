@@ -1,6 +1,6 @@
 //! The MCP tool schema (name, title, description, inputSchema, annotations), as tabs declare it.
 
-/// The built-in whose `paths` the daemon reads from disk (daemon/upload.rs), and whose
+/// The built-in whose `paths` the daemon reads from disk (daemon/calls/upload.rs), and whose
 /// files browserctl names for the person (ctl/call.rs).
 pub const FILE_UPLOAD: &str = "browser_file_upload";
 

@@ -10,11 +10,20 @@
 //! Retries go to the same browser and tab; when the browser reconnects (same session) within
 //! `--reconnect-grace`, the retry uses the new connection, else the call fails with NO_BROWSER
 //! (see [`reconnect`]).
+//!
+//! Beside the path: [`args`] (a call's arguments, typed and validated), [`upload`] (the files
+//! a call names, read and sent inline), [`cancels`] (calls a caller may cancel by its id).
+//! A new step of a call's way to its tab goes here. May import `context.rs` and what is below
+//! it in `daemon/mod.rs`'s order; `args.rs` and `cancels.rs` sit below `context.rs` (the
+//! Daemon holds their state), so they import none of the folder.
 
+pub(crate) mod args;
+pub(crate) mod cancels;
 mod exchange;
 mod policy;
 mod reconnect;
 mod tabs;
+mod upload;
 
 pub use policy::MAX_TIMEOUT_MS;
 pub use tabs::{close_tab, discover, group_tabs, open_tab};
@@ -114,11 +123,11 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
     let policy = Policy::for_request(d, &req)?;
     let first = d.registry.resolve_call(&req)?;
     let tool = first.tool.clone();
-    let args = crate::daemon::args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
+    let args = args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
     let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
         .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
         .collect();
-    let args = crate::daemon::upload::inline_paths(&req.tool, args, &roots).await?;
+    let args = upload::inline_paths(&req.tool, args, &roots).await?;
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();

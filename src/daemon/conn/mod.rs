@@ -1,6 +1,7 @@
 //! What the rest of the daemon knows of a browser connection: a handle to send it commands
 //! ([`ConnHandle`], [`Command`]), and the connection's table of calls waiting for an answer
 //! ([`Pending`]). The connection's task itself is the driver in [`crate::daemon::dialect`].
+//! Near the bottom of `daemon/mod.rs`'s order: it imports nothing else of the daemon.
 
 mod pending;
 
@@ -63,8 +64,8 @@ pub enum Request {
         tab: TabId,
         reply: Reply<()>,
     },
-    /// Whether an agent is at work (issue 30, `daemon::presence`). Answered when the browser
-    /// says it is done (`watching`), or at once by a browser that does not take it.
+    /// Whether an agent is at work (issue 30, `daemon::registry::presence`). Answered when the
+    /// browser says it is done (`watching`), or at once by a browser that does not take it.
     Watch {
         id: String,
         on: bool,

@@ -5,7 +5,7 @@
 use super::routes::EventQuery;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::Body;
-use crate::daemon::presence::Hold;
+use crate::daemon::registry::presence::Hold;
 use crate::daemon::registry::{Published, Subscription};
 use crate::error::Error;
 use crate::protocol::control::{event_kind, Event, Lagged};

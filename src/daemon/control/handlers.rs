@@ -7,8 +7,8 @@ use crate::daemon::calls;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::{self, Body};
 use crate::daemon::managed;
-use crate::daemon::mcp_stream;
-use crate::daemon::pairing::CodeState;
+use crate::daemon::mcp::stream as mcp_stream;
+use crate::daemon::trust::pairing::CodeState;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
     Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,

@@ -3,6 +3,9 @@
 //! Our own accept loop (UnixListener → TokioIo → hyper `serve_connection`, one task per
 //! connection, graceful shutdown): [`socket`] keeps the socket private and checks each peer's
 //! uid, [`routes`] parses requests, [`handlers`] answers them and [`events`] streams events.
+//! A new request of the API goes into [`routes`] and [`handlers`], its shapes into
+//! `crate::protocol::control`. May import what is below it in `daemon/mod.rs`'s order, `mcp/`
+//! on down (`GET /v1/mcp` is handed to `mcp/stream.rs`).
 
 mod conn;
 mod events;
@@ -15,8 +18,8 @@ pub use socket::{bind, SocketFile};
 use super::context::Daemon;
 use super::http;
 use super::limits::{self, Admission};
-use super::mcp_stream::ConnectionSlot;
-use super::refuse::Refusals;
+use super::mcp::stream::ConnectionSlot;
+use super::trust::refuse::Refusals;
 use crate::error::{Error, ErrorCode};
 use conn::ControlConn;
 use hyper_util::rt::TokioIo;

@@ -57,8 +57,8 @@ pub enum Route {
 }
 
 impl Route {
-    /// Whether it is an agent's business with the browsers' pages (`daemon::presence`), not
-    /// the daemon's own state, its pairings or a launch.
+    /// Whether it is an agent's business with the browsers' pages
+    /// (`daemon::registry::presence`), not the daemon's own state, its pairings or a launch.
     pub fn for_agents(&self) -> bool {
         matches!(
             self,

@@ -7,6 +7,10 @@
 //!
 //! [`classify`] turns a browser's tool failure into one of our errors; [`keepalive`] paces the
 //! pings of the dialects whose seeds have the server ping.
+//!
+//! A new WebSocket dialect goes here, on the same driver. May import what is below it in
+//! `daemon/mod.rs`'s order, `managed/` on down (in use: `calls/`, `context.rs`, `registry/`,
+//! `conn/`, `limits.rs`, `stats.rs`, `http.rs`).
 
 pub mod bridge;
 mod classify;

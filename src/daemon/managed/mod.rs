@@ -12,6 +12,11 @@
 //! - [`supervise`]: one task per browser: waits for it, reports an exit, restarts on request,
 //!   and closes it (a persistent profile's tabs first, so it exits in order and writes its
 //!   cookies).
+//!
+//! May import what is below it in `daemon/mod.rs`'s order, `calls/` on down. [`table`] and
+//! [`process`] are entries of their own there, below `context.rs`: the Daemon holds the
+//! table (and the table the thread that starts browsers), so they import nothing of the folder
+//! above them and nothing that imports the Daemon.
 
 mod find;
 mod ledger;

@@ -1,6 +1,7 @@
 //! What the daemon launched: one entry per browser, its view on a watch channel (so a launch
-//! or a close can wait for its next state), and how to stop it. Kept in [`Daemon`]
-//! (`crate::daemon::context`); the launching and supervising happen in the parent module.
+//! or a close can wait for its next state), and how to stop it. Kept in the
+//! [`Daemon`](crate::daemon::context::Daemon), so it imports nothing that imports the Daemon;
+//! the launching and supervising happen in the parent module.
 
 use super::process::{signal_group, Spawner};
 use crate::daemon::registry::BrowserKey;

@@ -9,10 +9,15 @@
 //! - [`refs`]: the names of browsers and targets (`b1`, `b1:12`) with `FromStr`/`Display`;
 //! - [`resolve`]: from a caller's tool and reference to a connected target, or a typed error;
 //! - [`views`]: the projections the APIs show, built outside the lock.
+//!
+//! Beside it, [`presence`]: whether an agent is at work, which the browsers in the registry
+//! are told. Below `context.rs` in `daemon/mod.rs`'s order: it may import `conn/` and the
+//! entries below it (in use: `limits.rs`).
 
 mod events;
 #[cfg(test)]
 mod model;
+pub(crate) mod presence;
 mod refs;
 mod resolve;
 mod sessions;
@@ -192,14 +197,11 @@ impl Registry {
         (s.browsers.contains_key(&key), s.events.subscribe(None).live)
     }
 
-    /// Where a session's call goes (see [`State::resolve_in_session`]).
-    pub fn resolve_in_session(
-        &self,
-        session: &str,
-        tool: &str,
-        target: Option<&str>,
-    ) -> Result<Target, Error> {
-        self.lock().resolve_in_session(session, tool, target)
+    /// Where a session's call goes, `req.tab` a tab or browser of the session or none (see
+    /// [`State::resolve_in_session`]).
+    pub fn resolve_in_session(&self, session: &str, req: &CallRequest) -> Result<Target, Error> {
+        self.lock()
+            .resolve_in_session(session, &req.tool, req.tab.as_deref())
     }
 
     /// The browser a new tab opens in (named, else focused last, else the only one) and its
@@ -223,7 +225,7 @@ impl Registry {
         Ok((target, id, s.connection(target)?))
     }
 
-    /// Every browser connection, for what goes to all of them (`daemon::presence`).
+    /// Every browser connection, for what goes to all of them ([`presence`]).
     pub fn connections(&self) -> Vec<ConnHandle> {
         self.lock()
             .browsers

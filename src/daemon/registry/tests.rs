@@ -23,6 +23,15 @@ fn tab(id: TabId, tools: &[&str], focused: bool) -> TabInfo {
     }
 }
 
+/// A call of `tool`, at `tab` (a tab or browser reference) or wherever it is offered.
+fn call(tool: &str, tab: Option<&str>) -> CallRequest {
+    CallRequest {
+        tool: tool.to_owned(),
+        tab: tab.map(str::to_owned),
+        ..CallRequest::default()
+    }
+}
+
 fn attach(
     r: &Registry,
     dialect: &'static str,
@@ -265,7 +274,7 @@ fn a_session_sees_its_browsers_of_every_dialect_and_no_others() {
         names,
         vec!["b1:1/search", "b1:2/click", "b3/greet", "b3/search"]
     );
-    let t = r.resolve_in_session("s1", "greet", None).unwrap();
+    let t = r.resolve_in_session("s1", &call("greet", None)).unwrap();
     assert_eq!(
         t,
         Target {
@@ -273,10 +282,13 @@ fn a_session_sees_its_browsers_of_every_dialect_and_no_others() {
             tab: None
         }
     );
-    let e = r.resolve_in_session("s1", "search", None).unwrap_err();
+    let e = r
+        .resolve_in_session("s1", &call("search", None))
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::AmbiguousTarget);
     assert_eq!(
-        r.resolve_in_session("s1", "search", Some("b3")).unwrap(),
+        r.resolve_in_session("s1", &call("search", Some("b3")))
+            .unwrap(),
         Target {
             browser: c,
             tab: None
@@ -284,19 +296,19 @@ fn a_session_sees_its_browsers_of_every_dialect_and_no_others() {
     );
     // s2's tab is not reachable from s1, even when named.
     assert_eq!(
-        r.resolve_in_session("s1", "search", Some("b2:1"))
+        r.resolve_in_session("s1", &call("search", Some("b2:1")))
             .unwrap_err()
             .code,
         ErrorCode::TabNotFound
     );
-    let e = r.resolve_in_session("s1", "nope", None).unwrap_err();
+    let e = r.resolve_in_session("s1", &call("nope", None)).unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolNotFound);
     assert_eq!(
         e.details.unwrap()["available"],
         json!(["click", "greet", "search"])
     );
     assert_eq!(
-        r.resolve_in_session("empty", "greet", None)
+        r.resolve_in_session("empty", &call("greet", None))
             .unwrap_err()
             .code,
         ErrorCode::NoBrowser

@@ -1,6 +1,8 @@
 //! The shape of the source tree, checked: imports between the files of `src/` flow one way
-//! (no circle), and no file grows past 700 lines. `MODULE_MAP=1 cargo test --test it
-//! architecture -- --nocapture` prints the module map (each file and what it imports).
+//! (no circle), the daemon's folders import one another only down the order that
+//! `src/daemon/mod.rs` writes down, and no file grows past 700 lines. `MODULE_MAP=1 cargo test
+//! --test it architecture -- --nocapture` prints the module map (each file and what it
+//! imports).
 //!
 //! The reader is deliberately simple: it follows `use` items and `crate::…`/`super::…` paths
 //! (test modules excluded), resolves each to the longest prefix that is a file of its own, and
@@ -88,9 +90,23 @@ fn code(text: &str) -> String {
     clean
 }
 
-/// Expands `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e`.
+/// Expands `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e` (`a::b as c` is `a::b`).
 fn expand(tree: &str) -> Vec<String> {
-    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let words: Vec<&str> = tree.split_whitespace().collect();
+    let mut unaliased = String::new();
+    let mut i = 0;
+    while i < words.len() {
+        if words[i] == "as" && i + 1 < words.len() {
+            // `as name` (`as _`), and the `,` or `}` that may be stuck to the name.
+            let rest = words[i + 1].trim_start_matches(|c: char| is_ident(c));
+            unaliased.push_str(rest);
+            i += 2;
+            continue;
+        }
+        unaliased.push_str(words[i]);
+        i += 1;
+    }
+    let tree = unaliased;
     fn go(prefix: &str, s: &str, out: &mut Vec<String>) {
         match s.find('{') {
             None => out.push(format!("{prefix}{s}")),
@@ -345,6 +361,81 @@ pub fn circles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     t.out
 }
 
+/// The daemon's order, as `src/daemon/mod.rs` writes it in its first `text` block, top first:
+/// each line that does not start with a space names an entry (`service/`, `context.rs`,
+/// `managed/table.rs`), as a module path (`daemon::service`, `daemon::managed::table`).
+fn daemon_order() -> Vec<String> {
+    let text = std::fs::read_to_string(src().join("daemon/mod.rs")).unwrap();
+    let mut order = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            continue;
+        };
+        let doc = doc.strip_prefix(' ').unwrap_or(doc);
+        if doc.starts_with("```") {
+            if inside {
+                break;
+            }
+            inside = doc == "```text";
+            continue;
+        }
+        if !inside || doc.is_empty() || doc.starts_with(' ') {
+            continue;
+        }
+        let entry = doc.split_whitespace().next().unwrap();
+        let path = entry.trim_end_matches('/').trim_end_matches(".rs");
+        order.push(format!("daemon::{}", path.replace('/', "::")));
+    }
+    order
+}
+
+/// The imports that go against `order` (module paths, top first): a module belongs to the
+/// longest entry that is it or holds it, and may import only modules of its own entry or of
+/// one below it. The root (`daemon`, the daemon's face to the crate) imports what it likes
+/// and is imported by none of the daemon; every other module of the daemon must have an entry.
+pub fn against_order(order: &[String], edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let root = "daemon";
+    let entry = |m: &str| {
+        order
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| m == e.as_str() || m.starts_with(&format!("{e}::")))
+            .max_by_key(|(_, e)| e.len())
+            .map(|(i, _)| i)
+    };
+    let ours = |m: &str| m.starts_with(&format!("{root}::"));
+    let mut wrong = Vec::new();
+    for e in order {
+        if !edges.contains_key(e) {
+            wrong.push(format!("{e} is in the order but is no module"));
+        }
+    }
+    for (from, deps) in edges {
+        if !ours(from) {
+            continue;
+        }
+        let Some(at) = entry(from) else {
+            wrong.push(format!("{from} is in no entry of the order"));
+            continue;
+        };
+        for to in deps {
+            if to == root {
+                wrong.push(format!("{from} imports the daemon's root, {root}/mod.rs"));
+            } else if ours(to) {
+                match entry(to) {
+                    Some(i) if i < at => wrong.push(format!(
+                        "{from} (entry {}) imports {to} (entry {}, above it)",
+                        order[at], order[i]
+                    )),
+                    _ => {}
+                }
+            }
+        }
+    }
+    wrong
+}
+
 fn name(m: &str) -> &str {
     if m.is_empty() {
         "(lib)"
@@ -382,6 +473,69 @@ fn imports_between_source_files_flow_one_way() {
 }
 
 #[test]
+fn the_daemon_imports_down_its_declared_order() {
+    let order = daemon_order();
+    assert!(
+        order.len() > 10,
+        "the order in src/daemon/mod.rs: {order:?}"
+    );
+    let (edges, _) = graph();
+    let wrong = against_order(&order, &edges);
+    assert!(
+        wrong.is_empty(),
+        "imports against the order of src/daemon/mod.rs:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_order_check_sees_an_import_upward() {
+    let order: Vec<String> = [
+        "daemon::top",
+        "daemon::mid",
+        "daemon::top::held",
+        "daemon::low",
+    ]
+    .map(String::from)
+    .to_vec();
+    let edges = |list: &[(&str, &[&str])]| -> BTreeMap<String, BTreeSet<String>> {
+        let mut e: BTreeMap<String, BTreeSet<String>> = list
+            .iter()
+            .map(|(m, d)| (m.to_string(), d.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        for m in &order {
+            e.entry(m.clone()).or_default();
+        }
+        e
+    };
+    let down = edges(&[
+        ("daemon", &["daemon::top"]),
+        (
+            "daemon::top",
+            &["daemon::mid", "daemon::top::held", "error"],
+        ),
+        ("daemon::top::x", &["daemon::top", "daemon::low"]),
+        ("daemon::mid", &["daemon::top::held"]),
+        ("daemon::top::held", &["daemon::low"]),
+    ]);
+    assert_eq!(against_order(&order, &down), Vec::<String>::new());
+    // A file held apart from its folder may not import the folder above it.
+    let up = edges(&[("daemon::top::held", &["daemon::top::x"])]);
+    assert_eq!(
+        against_order(&order, &up).len(),
+        1,
+        "{:?}",
+        against_order(&order, &up)
+    );
+    let up = edges(&[("daemon::low", &["daemon::mid"])]);
+    assert_eq!(against_order(&order, &up).len(), 1);
+    let root = edges(&[("daemon::low", &["daemon"])]);
+    assert_eq!(against_order(&order, &root).len(), 1);
+    let stray = edges(&[("daemon::elsewhere", &[])]);
+    assert_eq!(against_order(&order, &stray).len(), 1);
+}
+
+#[test]
 fn no_source_file_is_over_700_lines() {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
@@ -399,6 +553,10 @@ fn the_reader_sees_use_trees_and_paths() {
     assert_eq!(
         expand("super::{a, b::{c, d}}"),
         vec!["super::a", "super::b::c", "super::b::d"]
+    );
+    assert_eq!(
+        expand("super::{a as b, c::d as _}"),
+        vec!["super::a", "super::c::d"]
     );
     let p = paths("use crate::x::{y, z};\nfn f() { super::w::g(); let s = \"crate::no\"; }");
     assert!(p.contains(&"crate::x::y".to_owned()), "{p:?}");

@@ -1,8 +1,8 @@
 //! Start-up denial by another uid (issue 35, item 7): what another user can put in the daemon's
 //! way before it starts (the default port taken, files planted at the discovery file's name)
 //! does not keep it from starting; it starts elsewhere and says why. (A symlink or a file at
-//! the default discovery directory's name: `daemon::discovery`'s unit tests, since the real
-//! /tmp/browser-mcp belongs to the machine, not to a test.)
+//! the default discovery directory's name: `daemon::service::discovery`'s unit tests, since the
+//! real /tmp/browser-mcp belongs to the machine, not to a test.)
 
 use crate::support::chromium::machine_wide_lock;
 use crate::support::common::*;

@@ -157,18 +157,21 @@ async fn agent_call(
     p: CallParams,
     timeout_ms: Option<u64>,
 ) -> Result<Box<RawValue>, Error> {
-    let target = d
-        .registry
-        .resolve_in_session(session, &p.name, p.target.as_deref())
-        .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "pass one of them as `target`"))?;
-    let req = CallRequest {
+    let mut req = CallRequest {
         tool: p.name,
-        tab: Some(target.to_string()),
+        tab: p.target,
         args: p.arguments,
         timeout_ms,
         agent: Some(format!("JSON-RPC agent {session}")),
         ..CallRequest::default()
     };
+    let target = d
+        .registry
+        .resolve_in_session(session, &req)
+        .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "pass one of them as `target`"))?;
+    // The call goes to the target resolved in the session, not to what the reference would
+    // name outside it.
+    req.tab = Some(target.to_string());
     Ok(calls::call(d, req).await?.result)
 }
 

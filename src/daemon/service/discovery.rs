@@ -5,8 +5,8 @@
 //! watcher on the directory and its parent puts the file back when it is deleted, altered, or
 //! its directory removed; a slow periodic check covers a missed notification.
 
-use super::context::Daemon;
-use super::dialect::{bridge, jsonrpc, register};
+use crate::daemon::context::Daemon;
+use crate::daemon::dialect::{bridge, jsonrpc, register};
 use crate::protocol::native::DiscoveryFile;
 use notify::{RecursiveMode, Watcher};
 use std::fs::{self, OpenOptions};

@@ -6,13 +6,13 @@
 //! ([`Sessions`]: `--mcp-max-sessions`, `--mcp-session-idle`). Behind it, each session's
 //! [`McpServer`] reads the registry and runs calls in this process (no socket hop).
 
-use super::access;
-use super::config::McpAuth;
-use super::context::{quarter_of, Daemon};
-use super::http::{self, Body};
-use super::limits;
-use super::mcp_backend::DaemonBackend;
-use super::mcp_sessions::{self, Activity, Sessions};
+use super::backend::DaemonBackend;
+use super::sessions::{self, Activity, Sessions};
+use crate::daemon::context::{quarter_of, Daemon};
+use crate::daemon::http::{self, Body};
+use crate::daemon::limits;
+use crate::daemon::settings::config::McpAuth;
+use crate::daemon::trust::access;
 use crate::error::{Error, ErrorCode};
 use crate::mcp::identity::PROTOCOL;
 use crate::mcp::shortcut::{Answered, Taken};
@@ -65,7 +65,7 @@ async fn close_idle(sessions: Arc<Sessions>, d: Weak<Daemon>) {
     let mut freed = false;
     while let Some((_, idle)) = quarter_of(&d, |c| c.mcp_session_idle).await {
         if std::mem::take(&mut freed) {
-            mcp_sessions::release_freed_memory();
+            sessions::release_freed_memory();
         }
         let closed = sessions.close_idle(idle).await;
         freed = closed > 0;

@@ -1,10 +1,21 @@
 //! The daemon's life: start-up in order, readiness, reload on SIGHUP, and a shutdown in two
-//! stages on SIGTERM/SIGINT (drain within the grace period, then close everything).
+//! stages on SIGTERM/SIGINT (drain within the grace period, then close everything). Beside it:
+//! - [`logging`]: the journal or stderr, its level reloadable;
+//! - [`sd`]: the service manager (sd_notify, the watchdog, socket activation);
+//! - [`discovery`]: the discovery file that tells extensions where we are, and its watcher.
+//!
+//! At the top of `daemon/mod.rs`'s order: it may import every other part of the daemon, and
+//! none imports it.
 
-use super::context::{self, Daemon, Runtime};
-use super::sd::{self, Activation};
-use super::settings::{self, Loaded};
-use super::{control, discovery, limits, listener, logging, managed};
+mod discovery;
+mod logging;
+mod sd;
+
+use crate::daemon::context::{self, Daemon, Runtime};
+use crate::daemon::settings::{self, Loaded};
+use crate::daemon::trust::peer;
+use crate::daemon::{control, limits, listener, managed};
+pub use sd::Activation;
 use sd_notify::NotifyState;
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -163,7 +174,7 @@ fn port_in_use(addr: SocketAddr) -> StartError {
 /// kernel says whose socket answers a connection; `None` for ours, or when it cannot say).
 async fn squatter(addr: SocketAddr) -> Option<u32> {
     let probe = tokio::net::TcpStream::connect(addr).await.ok()?;
-    let uid = super::peer::peer_uid(probe.local_addr().ok()?, addr).ok()?;
+    let uid = peer::peer_uid(probe.local_addr().ok()?, addr).ok()?;
     (uid != nix::unistd::geteuid().as_raw()).then_some(uid)
 }
 

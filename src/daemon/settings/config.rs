@@ -1,5 +1,5 @@
 //! browser-mcpd's settings: flags, each with its environment variable, and the same names as
-//! keys of the optional config file (see [`super::settings`] for how the layers combine).
+//! keys of the optional config file (see [`super`] for how the layers combine).
 
 use crate::paths::{self, parse_duration};
 use clap::Parser;
@@ -298,7 +298,7 @@ pub enum McpAuth {
 }
 
 impl Config {
-    /// Takes the settings that only apply at start (see [`super::settings::RESTART_ONLY`])
+    /// Takes the settings that only apply at start (see [`super::RESTART_ONLY`])
     /// from the configuration that started the daemon.
     pub fn keep_restart_only(&mut self, started: &Config) {
         self.port = started.port;

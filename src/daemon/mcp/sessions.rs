@@ -10,9 +10,9 @@
 //! A new session's slot is taken before its `initialize` is served (so the cap holds under
 //! a flood of them) and adopted once rmcp names the session in its answer.
 
-use super::limits::Slot;
-use super::mcp_backend::DaemonBackend;
-use crate::daemon::presence::Hold;
+use super::backend::DaemonBackend;
+use crate::daemon::limits::Slot;
+use crate::daemon::registry::presence::Hold;
 use crate::mcp::server::ServerSlot;
 use crate::mcp::shortcut::Shortcut;
 use futures_util::Stream;

@@ -1,11 +1,10 @@
 //! The daemon as an MCP [`Backend`]: the registry and the call path of this process, for the
-//! MCP sessions of `/mcp` ([`super::mcp_http`]) and of the control socket
-//! ([`super::mcp_stream`]).
+//! MCP sessions of `/mcp` ([`super::http`]) and of the control socket
+//! ([`super::stream`]).
 
-use super::calls;
-use super::context::Daemon;
-use super::limits::{self, Slot};
-use super::managed;
+use crate::daemon::context::Daemon;
+use crate::daemon::limits::{self, Slot};
+use crate::daemon::{calls, managed};
 use crate::error::Error;
 use crate::mcp::{Backend, Snapshot};
 use crate::protocol::control::{

@@ -12,8 +12,8 @@
 //! the last of them. The first request after a quiet spell waits until the browsers have
 //! reported their pages' tools, at most [`ARM_WAIT`]: a listing right after it must see them.
 
-use super::conn::{next_id, Command, Request};
-use super::registry::Registry;
+use super::Registry;
+use crate::daemon::conn::{next_id, Command, Request};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! The service manager's side of the daemon (systemd; harmless elsewhere): readiness and live
 //! status over `NOTIFY_SOCKET`, the watchdog, and listeners handed over by socket activation.
 
-use super::context::Daemon;
+use crate::daemon::context::Daemon;
 use sd_notify::NotifyState;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};

@@ -2,8 +2,7 @@
 //! stderr as text or JSON. The filter sits behind a reload handle so SIGHUP can change the
 //! level without restarting.
 
-use super::config::Config;
-use super::config::LogFormat;
+use crate::daemon::settings::config::{Config, LogFormat};
 use std::io::IsTerminal;
 use tracing_subscriber::layer::{Layer, Layered, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;

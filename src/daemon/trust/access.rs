@@ -12,9 +12,9 @@
 //!   handshake (token or pairing) announced by the `browser-mcp.auth.v1` subprotocol;
 //! - `/mcp` and JSON-RPC agents: the token as well (their own rule), whoever asks.
 
-use super::config::Config;
-use super::http::{self, Body};
 pub use super::peer::PeerUser;
+use crate::daemon::http::{self, Body};
+use crate::daemon::settings::config::Config;
 use crate::error::{Error, ErrorCode};
 use hyper::header;
 use hyper::{Request, Response, StatusCode};

@@ -1,3 +1,7 @@
+//! The daemon's settings: [`config`] declares them ([`Config`]: the flags, their environment
+//! variables, the config file's keys); this file loads them. A leaf: it imports nothing else
+//! of the daemon, and most of it reads [`Config`].
+//!
 //! Where each setting comes from: a flag, else its environment variable, else the config file,
 //! else the default. `--print-config` shows the result with the source of every value.
 //!
@@ -5,9 +9,11 @@
 //! left unset becomes one more `--key=value` argument, so a value from the file is parsed and
 //! checked by exactly the same code as the flag, and precedence is decided in one place.
 
-use super::config::Config;
+pub mod config;
+
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory, FromArgMatches};
+use config::Config;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;

@@ -12,9 +12,9 @@
 //! The session ends when the client closes its side, and at the daemon's last shutdown stage;
 //! while the daemon drains, calls in flight are still answered.
 
-use super::context::Daemon;
-use super::http::{self, Body};
-use super::mcp_backend::DaemonBackend;
+use super::backend::DaemonBackend;
+use crate::daemon::context::Daemon;
+use crate::daemon::http::{self, Body};
 use crate::error::Error;
 use crate::mcp::shortcut::{Answered, Call, Shortcut, Taken};
 use crate::mcp::{McpServer, Scope};

@@ -4,7 +4,8 @@
 import { Code, ToolError } from '../../shared/protocol.js';
 import { committedTab, getTab, isWebUrl } from '../frames/page.js';
 import { started } from '../frames/navigations.js';
-import { hides, offSite, siteOf } from '../../shared/policy.js';
+import { consentWhy, hides, needsConsent, offSite, siteOf } from '../../shared/policy.js';
+import { reachOf } from '../frames/reach.js';
 import * as frames from '../frames/frames.js';
 import { warmFrame } from '../frames/frame-channel.js';
 import * as dialogs from '../frames/dialogs.js';
@@ -203,7 +204,8 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
   });
 }
 
-async function loaded(tabId, verb) {
+// `reach`: the call's, taken before it moved the tab (reach.js).
+async function loaded(tabId, verb, reach) {
   // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.
   const tab = await getTab(tabId);
   // A redirect, or history, may end on a site the built-ins may not see: it is named, no more.
@@ -213,6 +215,10 @@ async function loaded(tabId, verb) {
   } catch (e) {
     throw new ToolError(Code.NAVIGATION_FAILED, `could not load ${tab.url}: ${e.message}`);
   }
+  // A redirect, or history, may end on a site the person was not asked about for this call: it
+  // is named by its origin, and the next call there asks.
+  const site = siteOf(tab.url);
+  if (needsConsent(site, reach)) return text(`${verb} ${site}/ (its page is not shown: ${consentWhy(site)}; a call there asks the person first)`);
   return text(`${verb} ${tab.url} — "${tab.title}"`);
 }
 
@@ -227,11 +233,12 @@ async function navigate(tabId, args) {
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
   const off = offSite(parsed.href);
   if (off) throw new ToolError(Code.SITE_DISABLED, `browser-mcp is turned off for ${off} in this browser: the tab was not navigated`);
+  const reach = await reachOf(tabId, 'browser_navigate', args);
   await navigation(tabId, () => {
     started(tabId, parsed.href);
     return chrome.tabs.update(tabId, { url: parsed.href });
   });
-  return loaded(tabId, 'Loaded');
+  return loaded(tabId, 'Loaded', reach);
 }
 
 // history.go in the page rather than chrome.tabs.goBack: the browser's back button skips
@@ -239,16 +246,18 @@ async function navigate(tabId, args) {
 // agent's clicks are synthetic, so the page it just left would be skipped.
 async function history(tabId, step) {
   const which = step < 0 ? 'earlier' : 'later';
+  const reach = await reachOf(tabId, 'history', {});
   await navigation(tabId, () => frames.domCall(tabId, 'history_go', { step }), {
     startMs: 2000,
     noStart: `there is no ${which} page in this tab's history (nothing happened)`,
   });
-  return loaded(tabId, step < 0 ? 'Went back to' : 'Went forward to');
+  return loaded(tabId, step < 0 ? 'Went back to' : 'Went forward to', reach);
 }
 
 async function reload(tabId) {
+  const reach = await reachOf(tabId, 'browser_reload', {});
   await navigation(tabId, () => chrome.tabs.reload(tabId));
-  return loaded(tabId, 'Reloaded');
+  return loaded(tabId, 'Reloaded', reach);
 }
 
 // Runs in the page's own world, so it sees the page's globals; must be self-contained.

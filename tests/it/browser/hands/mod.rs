@@ -19,6 +19,7 @@ mod frameworks;
 mod input;
 mod off_site;
 mod pages;
+mod trusted;
 mod widgets;
 
 use crate::daemon::control::raw_request;

@@ -143,6 +143,34 @@ export async function bounds(tabId, args) {
   return { ...b, x: b.x + x, y: b.y + y };
 }
 
+// A DOM tool in one frame, by its id (a point's frame, the top frame's viewport).
+export async function frameTool(tabId, frameId, name, args) {
+  await checkFramePolicy(tabId, frameId);
+  return inFrame(tabId, frameId, name, args);
+}
+
+// What is at (x, y) of the top-level viewport (CSS pixels), through the frames it falls into:
+// the innermost frame's id, the point in its viewport, and the element there in a few words.
+export async function atPoint(tabId, x, y) {
+  let frameId = 0;
+  let local = { x, y };
+  for (let depth = 0; depth < 16; depth++) {
+    const hit = await frameTool(tabId, frameId, 'point_at', local);
+    if (hit.frame === undefined) return { frameId, x: local.x, y: local.y, element: hit.element };
+    const children = (await allFrames(tabId)).filter((f) => f.parentFrameId === frameId);
+    let child = null;
+    for (const c of children) {
+      const { index } = await inFrame(tabId, c.frameId, 'frame_index', {}, { timeoutMs: FRAME_ANSWER_MS }).catch(() => ({ index: -1 }));
+      if (index === hit.frame) child = c;
+      if (child) break;
+    }
+    if (!child) return { frameId, x: local.x, y: local.y, element: hit.element };
+    frameId = child.frameId;
+    local = { x: hit.x, y: hit.y };
+  }
+  throw new ToolError(Code.TOOL_ERROR, `frames nested too deep at (${x}, ${y})`);
+}
+
 // Where the frames the policy hides stand, in top-level viewport CSS pixels: those whose parent
 // is shown (a frame inside one is inside its box). Pixels are the one way their content would
 // still reach an agent, so a screenshot paints these boxes over. A hidden frame that cannot be

@@ -10,10 +10,20 @@ import * as frames from '../frames/frames.js';
 import { warmFrame } from '../frames/frame-channel.js';
 import * as dialogs from '../frames/dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
+import * as hands from './act.js';
 
 const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };
 const selector = { type: 'string', description: 'CSS selector (top frame), used when no ref is given' };
 const target = { ref, selector };
+// Acting at a point (issue 57): what a screenshot shows, in the viewport's CSS pixels.
+const coordinate = (what) => ({ type: 'number', description: `${what}, in CSS pixels of the viewport (a screenshot states its scale), instead of an element` });
+const position = {
+  type: 'object',
+  properties: { x: { type: 'number' }, y: { type: 'number' } },
+  required: ['x', 'y'],
+  additionalProperties: false,
+  description: 'Where in the element, in CSS pixels from its top left corner (default: its middle)',
+};
 const dialog = {
   type: 'string',
   enum: dialogs.POLICIES,
@@ -46,10 +56,19 @@ export const BUILTIN_TOOLS = [
       interactiveOnly: { type: 'boolean', description: 'List only the interactive elements, without the page text', default: false },
       maxChars: { type: 'integer', description: `Character budget of the text (default ${frames.DEFAULT_MAX_CHARS})`, minimum: 500, maximum: 500000 },
     }, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector); doubleClick for a double click (grids and file lists edit or open on it).',
-    { ...target, doubleClick: { type: 'boolean', description: 'Double-click (two presses, then dblclick)', default: false }, dialog }, [], ACT),
-  tool('browser_hover', 'Hover', 'Move the mouse over an element (pointer and mouse over/enter/move events; CSS :hover is not applied).',
-    { ...target }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
+  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector) or a point of the viewport (x, y); doubleClick for a double click (grids and file lists edit or open on it). The result says whether the browser made the input (input: trusted) or the page got synthetic events.',
+    {
+      ...target,
+      x: coordinate('The point\'s x'),
+      y: coordinate('The point\'s y'),
+      position,
+      button: { type: 'string', enum: ['left', 'middle', 'right'], default: 'left' },
+      clickCount: { type: 'integer', minimum: 1, maximum: 3, description: 'Presses in a row (2: a double click; default 1)' },
+      doubleClick: { type: 'boolean', description: 'Double-click (two presses, then dblclick); the same as clickCount 2', default: false },
+      dialog,
+    }, [], ACT),
+  tool('browser_hover', 'Hover', 'Move the mouse over an element, or to a point of the viewport (x, y). With trusted input the page\'s :hover styles apply; with synthetic events, pointer and mouse over/enter/move events and a copy of its readable :hover rules.',
+    { ...target, x: coordinate('The point\'s x'), y: coordinate('The point\'s y'), position }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_drag', 'Drag and drop',
     'Drag one element onto another, or by an offset (a slider\'s handle): pointer down, moves in steps, up; HTML5 drag and drop (dragstart … drop) when the pressed element is draggable by then, as sortable lists make it on pointerdown. Both elements must be in the same frame.',
     {
@@ -69,6 +88,10 @@ export const BUILTIN_TOOLS = [
         additionalProperties: false,
         description: 'Without a drop target: how far to move, in CSS pixels from the centre of the dragged element',
       },
+      startX: coordinate('Where the drag starts, x'),
+      startY: coordinate('Where the drag starts, y'),
+      endX: coordinate('Where the drag ends, x'),
+      endY: coordinate('Where the drag ends, y'),
       dialog,
     }, [], ACT),
   tool('browser_type', 'Type text', 'Replace the text of an input, textarea or editable element; optionally submit its form. With slowly, type it key by key at the caret instead (keydown, beforeinput, input, keyup per character; "\\n" presses Enter), for editors and fields that react to each key.',
@@ -84,7 +107,7 @@ export const BUILTIN_TOOLS = [
     { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, dialog },
     ['value'], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_press_key', 'Press key',
-    'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". Events are synthetic: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
+    'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". With trusted input the browser does what the key does; with synthetic events the common default actions are done by hand: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
     { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, dialog }, ['key'], ACT),
   tool('browser_file_upload', 'Upload files',
     'Set the files of a file chooser (<input type=file>; a drop zone gets them dropped), firing the input and change events the page listens for. Files are paths the daemon reads, or inline base64 content.',
@@ -353,12 +376,12 @@ function run(tabId, name, args) {
     case 'browser_file_upload':
       return fileUpload(tabId, args);
     case 'browser_drag':
-      return frames.domCall(tabId, 'drag', args, { refKeys: ['startRef', 'endRef'] });
     case 'browser_click':
     case 'browser_hover':
     case 'browser_type':
     case 'browser_select':
     case 'browser_press_key':
+      return hands.act(tabId, name, args);
     case 'browser_wait_for':
       return frames.domCall(tabId, name.slice('browser_'.length), args);
     default:

@@ -212,16 +212,19 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
     };
     ledger::write(&dir, &session, &record)
         .map_err(|e| Error::internal(format!("{}: {e}", dir.display())))?;
-    if let Err(e) = profile::prepare(&layout, found.kind, &host, &extension) {
-        if temporary {
-            let _ = std::fs::remove_dir_all(&layout.root);
+    let extension = match profile::prepare(&layout, found.kind, &host, &extension) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            if temporary {
+                let _ = std::fs::remove_dir_all(&layout.root);
+            }
+            ledger::remove(&dir, &session);
+            return Err(Error::internal(format!(
+                "cannot prepare the profile {}: {e}",
+                layout.root.display()
+            )));
         }
-        ledger::remove(&dir, &session);
-        return Err(Error::internal(format!(
-            "cannot prepare the profile {}: {e}",
-            layout.root.display()
-        )));
-    }
+    };
     let flags = c
         .browser_flags
         .iter()

@@ -287,17 +287,7 @@ fn call_on(socket: &std::path::Path, tab: &str, tool: &str, args: Value) -> Resu
 }
 
 /// Every text block of a result, joined.
-pub(crate) fn text_of(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|b| b["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .unwrap_or_default()
-}
+pub(crate) use crate::browser::hands::all_text as text_of;
 
 /// "[textbox f12e3] Field bank" → "f12e3", for the first line containing `needle`.
 pub(crate) fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {

@@ -27,7 +27,6 @@ pub const RESTART_ONLY: &[&str] = &[
     "socket",
     "discovery-dir",
     "pairing-file",
-    "token-file",
     "event-buffer",
     "event-stream-buffer",
     "log-format",

@@ -5,7 +5,6 @@ pub mod consent;
 pub mod front;
 pub mod lanes;
 pub mod own_tabs;
-pub mod revisions;
 pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;

@@ -26,22 +26,13 @@ const LOOKALIKES: [&str; 7] = [
 ];
 
 /// How a model reads a name: case, and any run of `-`, `.`, `_` or spaces, make no difference.
-/// (Written here on its own, as the oracle of src/mcp/names.rs.)
+/// (Written here another way, as the oracle of src/mcp/names.rs.)
 fn fold(name: &str) -> String {
-    let mut out = String::new();
-    let mut gap = false;
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            if gap && !out.is_empty() {
-                out.push('_');
-            }
-            gap = false;
-            out.push(c.to_ascii_lowercase());
-        } else {
-            gap = true;
-        }
-    }
-    out
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// Whether a page tool's name reads as ours: a built-in, a meta tool, or a built-in with a

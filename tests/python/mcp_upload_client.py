@@ -16,12 +16,12 @@ import os
 from contextlib import asynccontextmanager
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, types
+from mcp import ClientSession, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from checks import checker, texts
+from checks import browserctl_mcp, checker, texts
 
 check = checker("python MCP upload client")
 
@@ -38,14 +38,7 @@ async def streams():
             async with streamable_http_client(os.environ["BROWSER_MCP_URL"], http_client=client) as s:
                 yield s[0], s[1]
         return
-    if "BROWSERCTL_COMMAND" in os.environ:
-        argv = json.loads(os.environ["BROWSERCTL_COMMAND"])
-        server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    else:
-        server = StdioServerParameters(
-            command=os.environ["BROWSERCTL"],
-            args=["--socket", os.environ["BROWSER_MCP_SOCKET"], "mcp"],
-        )
+    server = browserctl_mcp()
     async with stdio_client(server) as (read, write):
         yield read, write
 

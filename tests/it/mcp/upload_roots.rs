@@ -7,8 +7,8 @@
 #![allow(deprecated)]
 
 use super::rmcp_client::stdio_with;
-use crate::daemon::control::raw_request;
 use crate::support::common::*;
+use crate::support::harness::{post_request, raw_request_at};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject,
     ListRootsResult, Root,
@@ -52,32 +52,18 @@ impl Home {
 }
 
 fn request(body: &Value) -> String {
-    let body = body.to_string();
-    format!(
-        "POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
+    post_request("/v1/call", body)
 }
 
 fn post_call(d: &TestDaemon, body: &Value) -> (u16, Value) {
-    let (status, text) = raw_request(d, &request(body));
+    let (status, text) = raw_request_at(&d.socket, &request(body));
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 /// The same on a thread of its own, while the scripted browser answers.
 fn post_call_later(d: &TestDaemon, body: Value) -> tokio::task::JoinHandle<u16> {
     let socket = d.socket.clone();
-    tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
-        s.write_all(request(&body).as_bytes()).unwrap();
-        let mut text = String::new();
-        let _ = s.read_to_string(&mut text);
-        text.split(' ')
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0)
-    })
+    tokio::task::spawn_blocking(move || raw_request_at(&socket, &request(&body)).0)
 }
 
 /// The file the browser got, as the call carried it to the extension.

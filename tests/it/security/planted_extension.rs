@@ -10,14 +10,9 @@
 use crate::support::chromium::chromium_or_skip;
 use crate::support::common::*;
 use crate::support::impostor::{become_nobody, other_user_or_skip, NOBODY};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-fn mode(p: &Path, m: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
 
 fn as_nobody(args: &[&str]) {
     let mut words = become_nobody().expect("setpriv or runuser");
@@ -49,16 +44,16 @@ fn an_extension_another_user_planted_is_never_loaded() {
         .prefix("bmcp-planted")
         .tempdir_in("/tmp")
         .unwrap();
-    mode(base.path(), 0o1777);
+    set_mode(base.path(), 0o1777);
     let bin = base.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
-    mode(&bin, 0o755);
+    set_mode(&bin, 0o755);
     for (from, name) in [(DAEMON, "browser-mcpd"), (CTL, "browserctl")] {
         // A hard link where the file system allows (see security/multi_user.rs).
         if std::fs::hard_link(from, bin.join(name)).is_err() {
             std::fs::copy(from, bin.join(name)).unwrap();
         }
-        mode(&bin.join(name), 0o755);
+        set_mode(&bin.join(name), 0o755);
     }
     // Another user gets there first: the real extension, copied, is theirs now.
     let share = base.path().join("share/browser-mcp");

@@ -7,11 +7,10 @@
 
 use crate::mcp::upload_roots::upload_tool;
 use crate::support::common::*;
+use crate::support::harness::{post_request, raw_request_at};
 use crate::support::impostor::{become_nobody, other_user_or_skip, NOBODY};
 use base64::Engine;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -33,30 +32,9 @@ while (1) {
 }
 "#;
 
-fn mode(p: &Path, m: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
-
 fn post_call(socket: &Path, path: &Path) -> (u16, String) {
-    let body = json!({"tool": "browser_file_upload", "tab": "b1:1", "args": {"paths": [path]}})
-        .to_string();
-    let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        s,
-        "POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut text = String::new();
-    let _ = s.read_to_string(&mut text);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, text)
+    let body = json!({"tool": "browser_file_upload", "tab": "b1:1", "args": {"paths": [path]}});
+    raw_request_at(socket, &post_request("/v1/call", &body))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -68,11 +46,11 @@ async fn a_symlink_swapped_in_a_shared_root_never_uploads_what_it_points_to() {
         .prefix("bmcp-race")
         .tempdir_in("/tmp")
         .unwrap();
-    mode(base.path(), 0o755);
+    set_mode(base.path(), 0o755);
     // The person's key, theirs alone.
     let private = base.path().join("private");
     std::fs::create_dir(&private).unwrap();
-    mode(&private, 0o700);
+    set_mode(&private, 0o700);
     let key = private.join("id_ed25519");
     std::fs::write(&key, KEY).unwrap();
     // The shared folder the person made an upload root: another user writes in it.
@@ -84,7 +62,7 @@ async fn a_symlink_swapped_in_a_shared_root_never_uploads_what_it_points_to() {
         Some(nix::unistd::Gid::from_raw(NOBODY)),
     )
     .unwrap();
-    mode(&shared, 0o755);
+    set_mode(&shared, 0o755);
     let d = TestDaemon::builder()
         .args(&["--upload-root", shared.to_str().unwrap()])
         .start();

@@ -525,6 +525,12 @@ pub fn ctl_async(d: &TestDaemon, args: &[&str]) -> tokio::task::JoinHandle<Outpu
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("run browserctl"))
 }
 
+/// Sets a path's permission bits, as a test that plays with ownership needs to.
+pub fn set_mode(p: &Path, m: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
 pub fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }

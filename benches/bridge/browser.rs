@@ -110,7 +110,6 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
     if std::env::var_os("BENCH_CASES").is_none() {
         rows.extend(first_call_rows(&mut with, &d, &pages).await);
         let stitched = screenshot_secs(&mut with, &d, &pages).await;
-        drop(with);
         let granted = granted_extension();
         let mut fast = host_chromium_with(
             &exe,
@@ -118,6 +117,8 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
             &granted.path().join("extension"),
         )
         .await;
+        rows.extend(input_rows(&d, &pages, &mut fast, &mut with, quick).await);
+        drop(with);
         let one = screenshot_secs(&mut fast, &d, &pages).await;
         drop(fast);
         rows.extend(screenshot_rows(stitched, one));

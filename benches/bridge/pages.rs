@@ -94,6 +94,14 @@ fn page(path: &str) -> Option<Vec<u8>> {
                     if (document.body.children.length > 200) document.body.children[1].remove(); }, 1000 / 60);\
                     </script>"
             .into(),
+        // Row 16's page: what each action acts on, and handlers that see it, as a page has.
+        "/act" => "<!doctype html><title>act</title><body style=margin:0>\
+                   <button id=b style=\"margin:20px;width:120px;height:40px\">Go</button>\
+                   <input id=t aria-label=Name style=margin:20px><p id=n>0</p><script>\
+                   let n = 0; for (const t of ['click', 'mouseover', 'input', 'keydown'])\
+                   document.addEventListener(t, () => document.getElementById('n').textContent = ++n);\
+                   </script>"
+            .into(),
         "/tall" => "<!doctype html><title>tall</title><body style=margin:0>\
                     <div style=\"height:5000px;background:linear-gradient(#fff,#09f)\">tall</div>"
             .into(),

@@ -88,6 +88,14 @@ export function needsConsent(site, reach, s = settings()) {
   return !(reach.free && s.sites[site]?.mode !== 'ask');
 }
 
+// Whether a remembered answer (issue 60) lets `agent` (null: a caller with no name) do what
+// needs `access` ('read' or 'act') on `site` without asking: one for this agent or for every
+// agent ('*'), of that access or wider. A read-only grant never lets an action through.
+export function granted(site, agent, access, s = settings()) {
+  return s.grants.some((g) => g.site === site && (g.agent === '*' || (agent != null && g.agent === agent))
+    && (g.access === 'act' || access === 'read'));
+}
+
 // Why a site that needs consent is not shown, in the person's terms.
 export function consentWhy(site, s = settings()) {
   return s.sites[site]?.mode === 'ask'

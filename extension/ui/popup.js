@@ -65,6 +65,24 @@ function renderSite(tab) {
   $('builtins-row').setAttribute('aria-disabled', String(!on));
 }
 
+// A prompt's answers (the worker's consent.CHOICES, those that fit it): the button's words, its
+// data-key prefix, and what a screen reader hears of it.
+const CHOICES = [
+  ['once', 'Allow once', 'allow', () => null],
+  ['agent', 'Always for this agent', 'agent', (p) => `Always allow ${p.agent} on ${p.site}, to read and act`],
+  ['always', 'Always for this site', 'always', (p) => `Always allow agents on ${p.site}`],
+  ['agent-read', 'Reading only, this agent', 'agent-read', (p) => `Let ${p.agent} read ${p.site} from now on, not act`],
+  ['site-read', 'Reading only, every agent', 'site-read', (p) => `Let every agent read ${p.site} from now on, not act`],
+  ['deny', 'Deny', 'deny', () => null],
+];
+
+function choiceButton(p, choice) {
+  const [, text, key, label] = CHOICES.find((c) => c[0] === choice) ?? [];
+  if (!text) return null;
+  const cls = choice === 'once' ? 'primary' : choice === 'deny' ? 'danger' : undefined;
+  return el('button', { ...(cls ? { class: cls } : {}), dataset: { key: `${key}-${p.id}` }, text, ...(label(p) ? { 'aria-label': label(p) } : {}), onclick: () => answer(p.id, choice) });
+}
+
 function renderPending(prompts) {
   $('pending-section').hidden = !prompts.length;
   const now = Date.now();
@@ -74,14 +92,12 @@ function renderPending(prompts) {
       el('div', {}, el('strong', { text: p.tool }), ` on ${p.site}`),
       p.args ? el('div', { class: 'mono muted', text: p.args }) : null,
       el('div', { class: 'actions' },
-        el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, 'once') }),
-        el('button', { dataset: { key: `always-${p.id}` }, text: 'Always for this site', 'aria-label': `Always allow agents on ${p.site}`, onclick: () => answer(p.id, 'always') }),
-        el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, 'deny') }),
+        CHOICES.filter(([c]) => !p.choices || p.choices.includes(c)).map(([c]) => choiceButton(p, c)),
         el('span', { class: 'muted countdown', 'aria-hidden': 'true', 'data-deadline': p.deadline })))));
   // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
   // out from under a click.
   for (const c of $('pending').querySelectorAll('.countdown')) {
-    setText(c, `denied in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
+    setText(c, `lapses in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
   }
 }
 

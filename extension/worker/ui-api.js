@@ -64,8 +64,8 @@ async function answer(msg) {
       };
     }
     case 'face:answer':
-      // `choice`: once, always or deny; `allow` (a boolean) is once or deny.
-      return { answered: await consent.answer(msg.id, ['once', 'always', 'deny'].includes(msg.choice) ? msg.choice : msg.allow === true) };
+      // `choice`: one of consent.CHOICES; `allow` (a boolean) is once or deny.
+      return { answered: await consent.answer(msg.id, consent.CHOICES.includes(msg.choice) ? msg.choice : msg.allow === true) };
     case 'face:pair':
       return pairHandler ? pairHandler(String(msg.code ?? '')) : { paired: false, code: 'ERROR', message: 'not ready yet' };
     case 'face:forgetPairing':

@@ -128,3 +128,28 @@ test('a framed site needs the person unless allowed, covered by the call, or the
   assert.equal(frameReach(['https://shop.example/', 'https://news.example/'], person, s), null);
   assert.equal(frameReach(['https://off.example/', 'https://news.example/'], person, s).asks, false);
 });
+
+test('a remembered answer covers its agent (or every agent) and no wider access than it gave', async () => {
+  const { granted } = await import('../../extension/shared/policy.js');
+  const { normalize } = await import('../../extension/shared/settings.js');
+  const grants = normalize('grants', [
+    { site: 'https://news.example', agent: 'claude-code', access: 'read', at: 1 },
+    { site: 'https://shop.example', agent: 'claude-code', access: 'act', at: 2 },
+    { site: 'https://docs.example', agent: '*', access: 'read', at: 3 },
+    { site: 'https://bad.example', agent: '', access: 'act', at: 4 }, // no agent: not a grant
+    { site: 'https://bad.example', agent: 'x', access: 'all', at: 5 },
+    'junk',
+  ]);
+  assert.equal(grants.length, 3, 'malformed entries are dropped');
+  const s = with_({ grants });
+  assert.equal(granted('https://news.example', 'claude-code', 'read', s), true, 'a read-only grant lets a snapshot through');
+  assert.equal(granted('https://news.example', 'claude-code', 'act', s), false, 'and never a click');
+  assert.equal(granted('https://news.example', 'codex', 'read', s), false, 'this agent is not another agent');
+  assert.equal(granted('https://news.example', null, 'read', s), false, 'nor a caller with no name');
+  assert.equal(granted('https://shop.example', 'claude-code', 'read', s), true, 'read and act covers reading');
+  assert.equal(granted('https://docs.example', 'codex', 'read', s), true, 'every agent');
+  assert.equal(granted('https://docs.example', null, 'read', s), true);
+  assert.equal(granted('https://docs.example', 'codex', 'act', s), false);
+  assert.equal(granted('https://bad.example', 'x', 'act', s), false);
+  assert.equal(granted('https://news.example', 'claude-code', 'read', with_({})), false, 'none by default');
+});

@@ -1,12 +1,14 @@
 // Every tool call passes through here: the site policy decides (and in "ask" mode the user),
 // then the call runs; each call is counted while in flight (badge) and logged when done
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
-// The log keeps tool, agent, site, tab title, timing and outcome, never the arguments or results.
+// The log keeps tool, agent, site, tab title, timing, outcome and the person's answer when one
+// was asked for (`consent`: a choice of consent.js, `remembered` when a grant answered, `deny`,
+// `no answer`), never the arguments or results.
 import { setInFlight, uiChanged } from '../state/badge.js';
-import { checkCall, siteOf, tabSites } from '../../shared/policy.js';
+import { checkCall, granted, siteOf, tabSites } from '../../shared/policy.js';
 import * as consent from './consent.js';
 import { getTab } from '../frames/page.js';
-import { isBuiltinName } from '../tools/builtins.js';
+import { isBuiltinName, isReadOnlyBuiltin } from '../tools/builtins.js';
 import { isAgentTab } from '../state/agent-tabs.js';
 import { isManagedBrowser } from '../state/managed.js';
 import { beyondTab, namedFrames } from '../frames/reach.js';
@@ -61,7 +63,12 @@ async function consented(e, { tabId, toolName, args, port }) {
     const free = !explicit && (isManagedBrowser() || (await isAgentTab(tabId)));
     const mine = mode === 'ask' && !free ? sites : [];
     const beyond = builtin ? await beyondTab(tabId, toolName, args, sites) : { sites: [] };
-    const asked = [...new Set([...mine, ...beyond.sites])];
+    // What the call needs: a built-in that only looks reads; anything else (a page's own tool
+    // too: what it does is the page's to say, not ours to trust) acts.
+    const access = builtin && isReadOnlyBuiltin(toolName) ? 'read' : 'act';
+    const wanted = [...new Set([...mine, ...beyond.sites])];
+    const asked = wanted.filter((site) => !granted(site, e.agent, access));
+    if (wanted.length && !asked.length) e.consent = 'remembered';
     if (!asked.length) return;
     // The sites asked about, and where they are seen from when the tab's own is not asked.
     const from = !mine.length && sites.length ? ` (${beyond.navigating ? 'going there from' : 'framed in'} ${sites.join(' → ')})` : '';
@@ -69,7 +76,10 @@ async function consented(e, { tabId, toolName, args, port }) {
     changed();
     const since = Date.now();
     try {
-      await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent });
+      e.consent = await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent, access });
+    } catch (err) {
+      e.consent = err?.code === Code.USER_DENIED ? 'deny' : 'no answer';
+      throw err;
     } finally {
       e.waitMs = Date.now() - since;
     }

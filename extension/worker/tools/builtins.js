@@ -144,6 +144,10 @@ export const BUILTIN_TOOLS = [
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
 export const isBuiltinName = (name) => NAMES.has(name) || name.startsWith('browser_');
+// The built-ins that only look (snapshot, screenshot, console, network…): what a read-only
+// grant covers (issue 60). Said once, by each tool's own readOnlyHint.
+const READ_ONLY = new Set(BUILTIN_TOOLS.filter((t) => t.annotations.readOnlyHint === true).map((t) => t.name));
+export const isReadOnlyBuiltin = (name) => READ_ONLY.has(name);
 
 const text = (s) => ({ content: [{ type: 'text', text: s }] });
 

@@ -12,7 +12,7 @@ use crate::support::common::*;
 use serde_json::json;
 
 /// Waits for the popup's prompt of `tool` and returns what it says, as a person reads it.
-fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
+pub(crate) fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
     let says = b.wait_for(
         popup,
         &format!("the prompt for {tool}"),
@@ -25,7 +25,7 @@ fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
 }
 
 /// A person's click on the prompt's button that reads `label`: the mouse, at the button.
-fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
+pub(crate) fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
     let button = format!(
         "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === {})",
         json!(label)
@@ -34,7 +34,7 @@ fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
 }
 
 /// A mouse click in the middle of the element `element` (an expression) finds.
-fn mouse_on(b: &mut Browser, popup: &Page, element: &str) {
+pub(crate) fn mouse_on(b: &mut Browser, popup: &Page, element: &str) {
     let at = b.eval(
         popup,
         &format!(
@@ -56,7 +56,7 @@ fn snapshot_of(d: &TestDaemon, tab_ref: &str) -> std::thread::JoinHandle<Output>
 }
 
 /// The answered prompt has left the popup (so the next one found is the next call's).
-fn answered(b: &mut Browser, popup: &Page) {
+pub(crate) fn answered(b: &mut Browser, popup: &Page) {
     b.wait_for(
         popup,
         "the answered prompt to leave",

@@ -10,6 +10,7 @@
 mod chromium_ask;
 mod chromium_consent;
 mod chromium_popup;
+mod chromium_scopes;
 mod firefox;
 mod firefox_consent;
 

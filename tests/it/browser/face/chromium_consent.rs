@@ -12,7 +12,7 @@ use crate::support::common::*;
 use serde_json::json;
 
 /// Waits for the popup's prompt of `tool` and returns what it says, as a person reads it.
-pub(crate) fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
+fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
     let says = b.wait_for(
         popup,
         &format!("the prompt for {tool}"),
@@ -25,7 +25,7 @@ pub(crate) fn prompt_says(b: &mut Browser, popup: &Page, tool: &str) -> String {
 }
 
 /// A person's click on the prompt's button that reads `label`: the mouse, at the button.
-pub(crate) fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
+fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
     let button = format!(
         "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === {})",
         json!(label)
@@ -34,21 +34,8 @@ pub(crate) fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
 }
 
 /// A mouse click in the middle of the element `element` (an expression) finds.
-pub(crate) fn mouse_on(b: &mut Browser, popup: &Page, element: &str) {
-    let at = b.eval(
-        popup,
-        &format!(
-            "(() => {{ const e = {element}; e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-        ),
-    );
-    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-    for kind in ["mousePressed", "mouseReleased"] {
-        b.send(
-            Some(&popup.session),
-            "Input.dispatchMouseEvent",
-            json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-        );
-    }
+fn mouse_on(b: &mut Browser, popup: &Page, element: &str) {
+    b.person_clicks(popup, element);
 }
 
 fn snapshot_of(d: &TestDaemon, tab_ref: &str) -> std::thread::JoinHandle<Output> {
@@ -56,7 +43,7 @@ fn snapshot_of(d: &TestDaemon, tab_ref: &str) -> std::thread::JoinHandle<Output>
 }
 
 /// The answered prompt has left the popup (so the next one found is the next call's).
-pub(crate) fn answered(b: &mut Browser, popup: &Page) {
+fn answered(b: &mut Browser, popup: &Page) {
     b.wait_for(
         popup,
         "the answered prompt to leave",

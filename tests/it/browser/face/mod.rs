@@ -10,9 +10,10 @@
 mod chromium_ask;
 mod chromium_consent;
 mod chromium_popup;
-mod chromium_scopes;
+
 mod firefox;
 mod firefox_consent;
+mod scopes;
 
 use crate::support::cdp::*;
 use crate::support::chromium::*;
@@ -98,6 +99,22 @@ pub(crate) trait Pages {
     type Page;
     fn eval(&mut self, page: &Self::Page, expr: &str) -> Value;
     fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value;
+    /// A person's mouse click in the middle of the element `element` (an expression) finds:
+    /// the browser's own input, which the page cannot tell from a person's.
+    fn person_clicks(&mut self, page: &Self::Page, element: &str);
+    /// One of the extension's pages (`ui/options.html`) in a tab of its own.
+    fn extension_page(&mut self, path: &str) -> Self::Page;
+}
+
+/// The middle of the element `element` finds, scrolled into view, in viewport pixels.
+fn middle_of<B: Pages>(b: &mut B, page: &B::Page, element: &str) -> (f64, f64) {
+    let at = b.eval(
+        page,
+        &format!(
+            "(() => {{ const e = {element}; e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ),
+    );
+    (at[0].as_f64().unwrap(), at[1].as_f64().unwrap())
 }
 
 impl Pages for Browser {
@@ -108,6 +125,19 @@ impl Pages for Browser {
     fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
         Browser::wait_for(self, page, what, expr)
     }
+    fn person_clicks(&mut self, page: &Page, element: &str) {
+        let (x, y) = middle_of(self, page, element);
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.send(
+                Some(&page.session),
+                "Input.dispatchMouseEvent",
+                serde_json::json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            );
+        }
+    }
+    fn extension_page(&mut self, path: &str) -> Page {
+        self.open(&format!("chrome-extension://{EXTENSION_ID}/{path}"))
+    }
 }
 
 impl Pages for crate::support::firefox::Firefox {
@@ -117,6 +147,13 @@ impl Pages for crate::support::firefox::Firefox {
     }
     fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value {
         crate::support::firefox::Firefox::wait_for(self, page, what, expr)
+    }
+    fn person_clicks(&mut self, page: &Self::Page, element: &str) {
+        let (x, y) = middle_of(self, page, element);
+        self.bidi.click_at(page, x, y).unwrap();
+    }
+    fn extension_page(&mut self, path: &str) -> Self::Page {
+        self.open_extension_page(path)
     }
 }
 

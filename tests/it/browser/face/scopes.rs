@@ -1,16 +1,16 @@
-//! Consent that remembers (issue 60), in Chromium on a fresh install, the person answering with
-//! the mouse: *Reading only, this agent* lets that agent's snapshot through from then on, while
+//! Consent that remembers (issue 60), in Chromium and in Firefox on a fresh install, the person
+//! answering with the browser's own mouse input: *Reading only, this agent* lets that agent's snapshot through from then on, while
 //! its click asks again and another agent's snapshot asks too; the answer is listed in the
 //! options page with its agent, scope and date, and taken back there, after which the next
 //! snapshot asks; the activity log names every answer.
 
-use super::chromium_consent::{answered, mouse_on, person_clicks, prompt_says};
 use super::*;
+use crate::support::firefox::*;
 use crate::support::harness::{post_request, raw_request_at};
 use serde_json::json;
 
 /// Prompts now lapse at once (1.5 s): a call that asks fails, a call let through runs.
-fn prompts_lapse(b: &mut Browser, page: &Page) {
+fn prompts_lapse<B: Pages>(b: &mut B, page: &B::Page) {
     b.eval(page, "chrome.storage.local.set({ consentTimeoutMs: 1500 })");
 }
 
@@ -27,8 +27,8 @@ fn asked_in_vain(out: &Output, what: &str, took: Duration) {
 }
 
 #[test]
-fn a_read_only_answer_for_one_agent_covers_its_reading_alone_until_taken_back() {
-    let test = "browser::face::chromium_scopes::a_read_only_answer_for_one_agent_covers_its_reading_alone_until_taken_back";
+fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_chromium() {
+    let test = "browser::face::scopes::a_read_only_answer_for_one_agent_covers_its_reading_alone_in_chromium";
     let Some(face) = ChromiumFace::fresh(test) else {
         return;
     };
@@ -36,25 +36,72 @@ fn a_read_only_answer_for_one_agent_covers_its_reading_alone_until_taken_back() 
         mut b, d, pages, ..
     } = face;
     let url = pages.url("recipes");
-    let site = pages.origin();
     let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_snapshot"));
-    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
-    let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
-        tab["id"]
-    ));
+    let popup = b.extension_page(&format!("ui/popup.html?tab={}", tab["id"]));
     b.viewport(&popup, 400, 720);
+    read_only_for_one_agent(&mut b, &popup, &d, &tab, &pages.origin());
+}
+
+#[test]
+fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox() {
+    let Some(exe) = firefox_or_skip(
+        "browser::face::scopes::a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox",
+    ) else {
+        return;
+    };
+    let _lock = machine_wide_lock();
+    let pages = PageServer::page(PAGE);
+    let d = daemon_in_scan_range(&[]);
+    let mut ff = Firefox::launch(&exe, &Options::default());
+    ff.pair(&d);
+    let url = pages.url("recipes");
+    ff.show(&url);
+    let tab = listed_tab(&d, FIREFOX_WAIT, &url, "browser_snapshot");
+    let popup = ff.extension_page(&format!("ui/popup.html?tab={}", tab["id"]));
+    read_only_for_one_agent(&mut ff, &popup, &d, &tab, &pages.origin());
+}
+
+/// The person's prompt button that reads `label`, clicked, and the prompt gone.
+fn answer<B: Pages>(b: &mut B, popup: &B::Page, label: &str) {
+    b.person_clicks(
+        popup,
+        &format!(
+            "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === {})",
+            json!(label)
+        ),
+    );
     b.wait_for(
-        &popup,
+        popup,
+        "the answered prompt to leave",
+        "document.getElementById('pending-section').hidden",
+    );
+}
+
+/// The story of the module's comment, on `tab` (a tab of `site` the person has not allowed)
+/// with its popup open.
+fn read_only_for_one_agent<B: Pages>(
+    b: &mut B,
+    popup: &B::Page,
+    d: &TestDaemon,
+    tab: &Value,
+    site: &str,
+) {
+    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
+    b.wait_for(
+        popup,
         "the popup",
         "document.getElementById('site').textContent.startsWith('http')",
     );
 
     // A snapshot asks; a click's prompt would not offer reading only, a snapshot's does.
-    let call = spawn_ctl(&d, &["call", "browser_snapshot", "--tab", &tab_ref]);
-    prompt_says(&mut b, &popup, "browser_snapshot");
+    let call = spawn_ctl(d, &["call", "browser_snapshot", "--tab", &tab_ref]);
+    b.wait_for(
+        popup,
+        "the snapshot's prompt",
+        "document.querySelector('#pending .prompt strong')?.textContent === 'browser_snapshot'",
+    );
     let offered = b.eval(
-        &popup,
+        popup,
         "[...document.querySelectorAll('#pending button')].map((x) => x.textContent)",
     );
     assert_eq!(
@@ -69,13 +116,12 @@ fn a_read_only_answer_for_one_agent_covers_its_reading_alone_until_taken_back() 
         ]),
         "a read's answers"
     );
-    person_clicks(&mut b, &popup, "Reading only, this agent");
-    answered(&mut b, &popup);
+    answer(b, popup, "Reading only, this agent");
     let out = call.join().unwrap();
     assert!(out.status.success(), "allowed: {}", stderr(&out));
 
     // From now on the same agent reads without a word, even with prompts lapsing at once.
-    prompts_lapse(&mut b, &popup);
+    prompts_lapse(b, popup);
     let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
     assert!(out.status.success(), "remembered: {}", stderr(&out));
     assert!(stdout(&out).contains("Recipe box"), "{}", stdout(&out));
@@ -103,22 +149,20 @@ fn a_read_only_answer_for_one_agent_covers_its_reading_alone_until_taken_back() 
     assert!(took >= Duration::from_millis(1500), "{took:?}");
 
     // The options page lists the answer: who, what, since when; the person takes it back.
-    let options = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/options.html"
-    ));
+    let options = b.extension_page("ui/options.html");
     let listed = b.wait_for(
         &options,
         "the remembered answer",
         "(() => { const rows = [...document.querySelectorAll('#grants tr')].map((tr) => [...tr.cells].slice(0, 4).map((c) => c.textContent)); return rows.length === 1 && rows[0]; })()",
     );
-    assert_eq!(listed[0], site.as_str(), "{listed}");
+    assert_eq!(listed[0], site, "{listed}");
     assert_eq!(listed[1], "browserctl", "{listed}");
     assert!(
         listed[2].as_str().unwrap().starts_with("read only"),
         "{listed}"
     );
     assert!(!listed[3].as_str().unwrap().is_empty(), "{listed}");
-    mouse_on(&mut b, &options, "document.querySelector('#grants button')");
+    b.person_clicks(&options, "document.querySelector('#grants button')");
     b.wait_for(
         &options,
         "the answer taken back",

@@ -54,6 +54,10 @@ pub enum ErrorCode {
     /// A launched browser exited, or its extension did not connect, before its first tab
     /// was listed; `details.log` is its log and `details.tail` the last lines.
     LaunchFailed,
+    /// An action's element is covered by another at the point where it would land (a dialog,
+    /// a banner, an overlay): nothing was done. The message names what covers it (with a ref
+    /// when it is something to act on); `force` acts anyway.
+    ElementCovered,
 }
 
 impl ErrorCode {
@@ -81,6 +85,7 @@ impl ErrorCode {
         ErrorCode::PageNavigated,
         ErrorCode::BrowserNotInstalled,
         ErrorCode::LaunchFailed,
+        ErrorCode::ElementCovered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +113,7 @@ impl ErrorCode {
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
             ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::ElementCovered => "ELEMENT_COVERED",
         }
     }
 
@@ -139,7 +145,7 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 410,
             ErrorCode::AmbiguousTarget => 409,
             ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::ToolError => 422,
+            ErrorCode::ToolError | ErrorCode::ElementCovered => 422,
             ErrorCode::LimitExceeded => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
@@ -171,6 +177,7 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 14,
             ErrorCode::BrowserNotInstalled => 15,
             ErrorCode::LaunchFailed => 16,
+            ErrorCode::ElementCovered => 17,
         }
     }
 

@@ -374,6 +374,7 @@ Exit codes:
   14  the page navigated away before the call finished (PAGE_NAVIGATED)
   15  no browser to launch is installed (BROWSER_NOT_INSTALLED)
   16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
+  17  the action's element is covered by another; nothing was done (ELEMENT_COVERED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

@@ -182,9 +182,10 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::Cancelled
         | ErrorCode::BrowserNotInstalled
         | ErrorCode::LaunchFailed => code::CONNECTION_ERROR,
-        ErrorCode::ToolError | ErrorCode::PageNavigated | ErrorCode::Internal => {
-            code::INTERNAL_ERROR
-        }
+        ErrorCode::ToolError
+        | ErrorCode::PageNavigated
+        | ErrorCode::ElementCovered
+        | ErrorCode::Internal => code::INTERNAL_ERROR,
     }
 }
 

@@ -25,7 +25,7 @@ const READING = [
   'content/dom-tools.js',
   'content/dom-snapshot.js',
 ];
-const HANDS = ['content/dom-point.js', 'content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js'];
+const HANDS = ['content/dom-point.js', 'content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js', 'content/dom-input.js'];
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],

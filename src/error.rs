@@ -54,10 +54,20 @@ pub enum ErrorCode {
     /// A launched browser exited, or its extension did not connect, before its first tab
     /// was listed; `details.log` is its log and `details.tail` the last lines.
     LaunchFailed,
+    /// The tab is another agent's (its MCP session opened it): this agent may read it, not
+    /// act in it, unless the person allows that (`share-agent-tabs`); `details.owner` names
+    /// the agent, `details.tab` the tab.
+    TabOwned,
+    /// The tab already has as many calls waiting for their turn as `--tab-queue` allows;
+    /// `details.retryAfterMs` says when trying again is likely to find room.
+    Busy,
     /// An action's element is covered by another at the point where it would land (a dialog,
     /// a banner, an overlay): nothing was done. The message names what covers it (with a ref
     /// when it is something to act on); `force` acts anyway.
     ElementCovered,
+    /// The person stopped trusted input (*Cancel* on the browser's debugging bar) in the middle
+    /// of an action: the page saw part of it. Not retried; take a new snapshot first.
+    InputCancelled,
 }
 
 impl ErrorCode {
@@ -85,7 +95,10 @@ impl ErrorCode {
         ErrorCode::PageNavigated,
         ErrorCode::BrowserNotInstalled,
         ErrorCode::LaunchFailed,
+        ErrorCode::TabOwned,
+        ErrorCode::Busy,
         ErrorCode::ElementCovered,
+        ErrorCode::InputCancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -113,7 +126,10 @@ impl ErrorCode {
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
             ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::TabOwned => "TAB_OWNED",
+            ErrorCode::Busy => "BUSY",
             ErrorCode::ElementCovered => "ELEMENT_COVERED",
+            ErrorCode::InputCancelled => "INPUT_CANCELLED",
         }
     }
 
@@ -128,6 +144,7 @@ impl ErrorCode {
                 | ErrorCode::NoBrowser
                 | ErrorCode::LimitExceeded
                 | ErrorCode::DaemonUnavailable
+                | ErrorCode::Busy
         )
     }
 
@@ -136,6 +153,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::TabOwned => 403,
             ErrorCode::TabNotFound
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
@@ -145,8 +163,8 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 410,
             ErrorCode::AmbiguousTarget => 409,
             ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::ToolError | ErrorCode::ElementCovered => 422,
-            ErrorCode::LimitExceeded => 429,
+            ErrorCode::ToolError | ErrorCode::ElementCovered | ErrorCode::InputCancelled => 422,
+            ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
             ErrorCode::SendError
@@ -177,7 +195,10 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 14,
             ErrorCode::BrowserNotInstalled => 15,
             ErrorCode::LaunchFailed => 16,
-            ErrorCode::ElementCovered => 17,
+            ErrorCode::TabOwned => 17,
+            ErrorCode::Busy => 18,
+            ErrorCode::ElementCovered => 19,
+            ErrorCode::InputCancelled => 26,
         }
     }
 

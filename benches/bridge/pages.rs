@@ -1,6 +1,6 @@
 //! The pages rows 11–14 load, served from loopback: Playwright's own test pages (tests/e2e/
 //! third_party) and generated ones (50,000 elements, 20 iframes, a page that changes its DOM
-//! 60 times a second, a 5,000 px tall page).
+//! 60 times a second, a 5,000 px tall page), and the page of row 15's lanes.
 
 use crate::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -66,6 +66,9 @@ fn page(path: &str) -> Option<Vec<u8>> {
         }
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/third_party");
         return std::fs::read(root.join(rest)).ok();
+    }
+    if path == "/lane" {
+        return Some(lane_page());
     }
     let html = match path {
         "/big" => {

@@ -159,14 +159,12 @@
     return [frozen(wider)];
   }
 
-  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
-
   async function type(args) {
     if (typeof args.text !== 'string') fail('INVALID_ARGUMENTS', '"text" must be a string');
     const el = resolve(args);
     await reach(el, args);
     if (el instanceof HTMLInputElement && el.type === 'file') fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is a file chooser: use browser_file_upload`);
-    const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
+    const textual = dom.textField(el);
     if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
     if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
     focusOn(el);

@@ -104,15 +104,15 @@ globalThis.browserMcpDom ??= (() => {
   // Whether `el`'s box is clipped to nothing by itself or by an ancestor it is laid out in: an
   // absolutely placed box escapes the ancestors below its containing block, a fixed one all
   // but those that hold fixed boxes. Also says whether an ancestor is inert.
-  function clippedAway(el, style, memo) {
-    if (clipsAll(style.clip, style.clipPath)) return true;
+  function clippedAway(el, style, memo, keyboard) {
+    if (!keyboard && clipsAll(style.clip, style.clipPath)) return true;
     let mode = style.position;
     for (let a = up(el); a; a = up(a)) {
       const f = facts(a, memo);
       if (f.inert) return true;
       const contains = mode === 'fixed' ? f.holdsFixed : mode === 'absolute' ? f.position !== 'static' || f.holdsFixed : true;
       if (!contains) continue;
-      if (f.nothing) return true;
+      if (f.nothing && !keyboard) return true;
       mode = f.position;
     }
     return false;
@@ -130,11 +130,16 @@ globalThis.browserMcpDom ??= (() => {
     }
     return null;
   }
+  // A field that takes text is reached by the keyboard, not by sight: code editors (CodeMirror,
+  // Ace) keep theirs clipped to nothing under the text they draw, and typing there works.
   function rendered(el, memo, style = getComputedStyle(el)) {
     if (style.visibility !== 'visible' || el.hasAttribute('inert')) return false;
     if (style.display === 'contents') return [...el.children].some((c) => rendered(c, memo));
-    return actionBox(el) !== null && !clippedAway(el, style, memo);
+    return actionBox(el) !== null && !clippedAway(el, style, memo, textField(el));
   }
+  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
+  // A textarea or an input one types in.
+  const textField = (el) => el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
   // What a person reaches `el` through: itself when it is rendered, else a rendered <label> of
   // it (a form control hidden for screen readers behind the label one clicks), else null.
   function reachable(el, memo) {
@@ -345,6 +350,7 @@ globalThis.browserMcpDom ??= (() => {
     visible,
     rendered,
     reachable,
+    textField,
     actionBox,
     clipsAll,
     up,

@@ -77,7 +77,7 @@ async function renderDefaults() {
   set($('builtins-default'), (n) => (n.checked = v('builtinsByDefault')));
   set($('evaluate'), (n) => (n.checked = v('evaluateEnabled')));
   set($('consent-timeout'), (n) => (n.value = String(Math.round(v('consentTimeoutMs') / 100) / 10)));
-  set($('fast-shots'), async (n) => (n.checked = await fastShotsGranted()));
+  set($('trusted-input'), async (n) => (n.checked = await debuggerGranted()));
   if (!$('ports-form').contains(focused)) {
     $('port-first').value = v('scanPorts').first;
     $('port-last').value = v('scanPorts').last;
@@ -133,14 +133,16 @@ $('consent-timeout').addEventListener('change', (e) => {
   if (seconds > 0) chrome.storage.local.set({ consentTimeoutMs: Math.round(seconds * 1000) });
 });
 // A permission, not a setting: granting it is the person's say (the browser asks them), and
-// removing it takes the power away, not just the habit. Firefox captures a whole page without it.
-const fastShotsGranted = async () => !isFirefox && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
-$('fast-shots-field').hidden = isFirefox;
-$('fast-shots').addEventListener('change', async (e) => {
+// removing it takes the power away, not just the habit. Firefox has no such permission: its
+// trusted input comes only in a browser the daemon launched (WebDriver BiDi), and it captures a
+// whole page without it.
+const debuggerGranted = async () => !isFirefox && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
+$('trusted-input-field').hidden = isFirefox;
+$('trusted-input').addEventListener('change', async (e) => {
   const want = e.target.checked;
   const done = want ? await chrome.permissions.request({ permissions: ['debugger'] }).catch(() => false)
     : await chrome.permissions.remove({ permissions: ['debugger'] }).catch(() => false);
-  e.target.checked = want ? done : !done && (await fastShotsGranted());
+  e.target.checked = want ? done : !done && (await debuggerGranted());
 });
 $('ports-form').addEventListener('submit', async (e) => {
   e.preventDefault();

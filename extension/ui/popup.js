@@ -72,7 +72,7 @@ function renderPending(prompts) {
     el('div', { class: 'prompt', role: 'group', 'aria-label': `Allow ${p.agent || 'a program'} to run ${p.tool} on ${p.site}?` },
       el('div', { class: 'agent' }, el('span', { class: 'agent-name', text: p.agent || 'A program' }), ` (through the daemon on port ${p.port}) wants to run`),
       el('div', {}, el('strong', { text: p.tool }), ` on ${p.site}`),
-      p.args !== '{}' ? el('div', { class: 'mono muted', text: p.args.length > 200 ? `${p.args.slice(0, 197)}…` : p.args }) : null,
+      p.args ? el('div', { class: 'mono muted', text: p.args }) : null,
       el('div', { class: 'actions' },
         el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, 'once') }),
         el('button', { dataset: { key: `always-${p.id}` }, text: 'Always for this site', 'aria-label': `Always allow agents on ${p.site}`, onclick: () => answer(p.id, 'always') }),

@@ -1,8 +1,9 @@
 //! [`Daemon`]: what every task of the daemon shares — settings, the registry, counters, the
-//! calls that can be cancelled, and the two-stage shutdown.
+//! calls that can be cancelled, each tab's queue of calls, and the two-stage shutdown.
 
 use super::calls::args::ValidatorCache;
 use super::calls::cancels::Cancels;
+use super::calls::queues::TabQueues;
 use super::managed::table::Managed;
 use super::registry::presence::Presence;
 use super::registry::{Limits, Registry};
@@ -36,6 +37,8 @@ pub struct Daemon {
     pub validators: ValidatorCache,
     /// Calls in flight that a caller may cancel by their `callId`.
     pub cancels: Cancels,
+    /// Each tab's calls, in turn (issue 60).
+    pub queues: TabQueues,
     /// The user's pairings with browser profiles, and this daemon's pairing codes.
     pub pairings: Pairings,
     /// The browsers this daemon launched (issue 32).
@@ -64,6 +67,7 @@ impl Daemon {
             stats: Stats::default(),
             validators: ValidatorCache::default(),
             cancels: Cancels::default(),
+            queues: TabQueues::default(),
             pairings: Pairings::new(pairing_file),
             managed: Managed::default(),
             presence: Arc::default(),

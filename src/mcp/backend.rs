@@ -10,7 +10,13 @@ use tokio::sync::mpsc;
 /// What the MCP server needs from the daemon: the control API for `browserctl mcp`, the
 /// registry itself inside the daemon.
 pub trait Backend: Send + Sync + 'static {
-    /// Browsers, tabs and tools, as one consistent-enough picture.
+    /// The session's agent said its name (`initialize`): the label its tabs' group and its
+    /// calls carry, which the daemon makes unique among the sessions live (issue 60).
+    fn name_agent(&self, name: &str) -> String {
+        name.to_owned()
+    }
+    /// Browsers, tabs and tools, as one consistent-enough picture; the focused tab is the one
+    /// the person focused (an agent's action does not move it).
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, Error>> + Send;
     /// A tool call through the daemon's call path (validation, timeouts, retries).
     fn call(&self, req: CallRequest) -> impl Future<Output = Result<CallResponse, Error>> + Send;

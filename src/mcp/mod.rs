@@ -13,6 +13,7 @@
 //! - [`groups`]: the tab groups that show which tabs an agent drives.
 //! - [`log`]: `logging/setLevel` and the messages a client asked for.
 //! - [`meta`]: the meta tools, offered beside the tab tools under names that never change.
+//! - [`names`]: how a model reads a tool's name, and the names a page's tool may not have.
 //! - [`progress`]: progress notifications while a long call runs.
 //! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
@@ -27,6 +28,7 @@ pub mod groups;
 pub mod identity;
 pub mod log;
 pub mod meta;
+pub mod names;
 pub mod offline;
 pub mod progress;
 pub mod result;

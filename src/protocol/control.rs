@@ -154,6 +154,11 @@ pub struct TabView {
     /// Tools the browser extension keeps from the daemon (the user's site policy), and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden: Option<super::bridge::Hidden>,
+    /// The agent whose tab it is (issue 60): the MCP client that opened it, by its name
+    /// (`claude-code`, `claude-code (2)` for a second session of it). Another agent may read
+    /// the tab, not act in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A tool together with where it lives. The tool's fields are spelled out (not flattened)

@@ -181,10 +181,13 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::DaemonUnavailable
         | ErrorCode::Cancelled
         | ErrorCode::BrowserNotInstalled
-        | ErrorCode::LaunchFailed => code::CONNECTION_ERROR,
+        | ErrorCode::LaunchFailed
+        | ErrorCode::TabOwned
+        | ErrorCode::Busy => code::CONNECTION_ERROR,
         ErrorCode::ToolError
         | ErrorCode::PageNavigated
         | ErrorCode::ElementCovered
+        | ErrorCode::InputCancelled
         | ErrorCode::Internal => code::INTERNAL_ERROR,
     }
 }

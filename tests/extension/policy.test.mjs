@@ -110,3 +110,21 @@ test('a tab of an off site is told by its origin, without title or path', () => 
   assert.deepEqual(shownPlace('about:blank', 'bank.test/account/42', { loading: true }, s), { url: 'about:blank', title: '' });
   assert.deepEqual(shownPlace('https://news.test/a', 'News', { loading: true }, s), { url: 'https://news.test/a', title: 'News' });
 });
+
+test('a framed site needs the person unless allowed, covered by the call, or the default in an agent\'s tab', async () => {
+  const { needsConsent, frameReach } = await import('../../extension/shared/policy.js');
+  const s = with_({ defaultMode: 'ask', sites: { 'https://shop.example': { mode: 'allow' }, 'https://bank.example': { mode: 'ask' }, 'https://off.example': { mode: 'off' } } });
+  const person = { cleared: new Set(['https://news.example']), free: false };
+  const agents = { cleared: new Set(['https://news.example']), free: true };
+  assert.equal(needsConsent('https://news.example', person, s), false, 'the tab\'s own site was asked about');
+  assert.equal(needsConsent('https://shop.example', person, s), false, 'allowed');
+  assert.equal(needsConsent('https://ads.example', person, s), true, 'never answered');
+  assert.equal(needsConsent('https://ads.example', agents, s), false, 'the default, in the agent\'s own tab');
+  assert.equal(needsConsent('https://bank.example', agents, s), true, 'set to ask: asks in the agent\'s tab too');
+  assert.equal(needsConsent('https://off.example', person, s), false, 'off is refused, not asked');
+  assert.equal(needsConsent(null, person, s), false);
+  assert.deepEqual(frameReach(['about:srcdoc', 'https://bank.example/', 'https://news.example/'], person, s), { why: 'https://bank.example is set to ask before each call', asks: true });
+  assert.deepEqual(frameReach(['https://shop.example/', 'https://ads.example/x', 'https://news.example/'], person, s), { why: 'https://ads.example has not been allowed for agents', asks: true }, 'an allowed frame inside one that is not');
+  assert.equal(frameReach(['https://shop.example/', 'https://news.example/'], person, s), null);
+  assert.equal(frameReach(['https://off.example/', 'https://news.example/'], person, s).asks, false);
+});

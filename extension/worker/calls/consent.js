@@ -7,6 +7,7 @@ import { Code, ToolError } from '../../shared/protocol.js';
 import { settings } from '../../shared/settings.js';
 import { uiChanged } from '../state/badge.js';
 import { isFirefox } from '../../shared/platform.js';
+import { promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
 const answerWindows = new Map(); // prompt id -> window opened from its notification
@@ -16,14 +17,18 @@ let seq = 0;
 // already on screen instead of raising a second one.
 const keyOf = (p) => `${p.tabId}|${p.agent}|${p.tool}|${p.argsText}`;
 
-export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
+// `sites`: what "always" allows; `place`: how the prompt names where the call runs (the sites,
+// and the page they are framed in or reached from).
+export function ask({ tabId, sites, place, tool, args, port, title, agent = null }) {
   const argsText = JSON.stringify(args ?? {});
   const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, agent, tool, argsText }));
   if (same) return same.promise;
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
-  const site = sites.join(' → ');
-  const prompt = { id, tabId, sites, site, tool, argsText, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
+  const site = place ?? sites.join(' → ');
+  // What the person reads of the arguments (an upload's files by name, never their bytes).
+  const shown = promptArgs(tool, args);
+  const prompt = { id, tabId, sites, site, tool, argsText, shown, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
   prompt.promise = new Promise((resolve, reject) => {
     prompt.settle = (allowed, error) => {
       if (!pending.delete(id)) return;
@@ -75,7 +80,7 @@ async function allowSites(sites) {
 export function list(tabId) {
   return [...pending.values()]
     .filter((p) => tabId == null || p.tabId === tabId)
-    .map(({ id, tabId: t, site, tool, argsText, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, agent, createdAt, deadline }));
+    .map(({ id, tabId: t, site, tool, shown, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: shown, port, title, agent, createdAt, deadline }));
 }
 
 function formatMs(ms) {
@@ -91,7 +96,7 @@ function formatMs(ms) {
 // it means nothing: an unanswered prompt is denied by its timeout.
 function notify(p) {
   if (!chrome.notifications) return;
-  const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
+  const args = p.shown ? ` with ${p.shown}` : '';
   const who = p.agent ? `“${p.agent}” (through browser-mcpd, port ${p.port})` : `A program using browser-mcpd (port ${p.port})`;
   const message = `${who} wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
   const deadline = `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`;

@@ -29,7 +29,7 @@ impl ClientHandler for Watcher {
 pub(crate) type McpClient = RunningService<RoleClient, Watcher>;
 
 /// The meta tools, in the order every listing starts with.
-pub(super) const META_TOOLS: [&str; 8] = [
+pub(crate) const META_TOOLS: [&str; 8] = [
     "browserctl_list_tabs",
     "browserctl_select_tab",
     "browserctl_open_tab",

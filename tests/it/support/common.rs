@@ -484,6 +484,22 @@ impl FakeExtension {
         }
     }
 
+    /// The next callTool within `limit`, answered with an empty result; `None` when none
+    /// came (for tests whose point is that a call never reaches the browser).
+    pub async fn call_within(&mut self, limit: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let m = self.try_recv(left).await?;
+            if m["type"] == "callTool" {
+                self.send(json!({"type": "toolResult", "sessionId": self.session,
+                    "callId": m["callId"], "result": {"content": []}, "error": null}))
+                    .await;
+                return Some(m);
+            }
+        }
+    }
+
     /// Answers the next callTool with a result.
     pub async fn answer_call(&mut self, result: Value) -> Value {
         let call = self.expect("callTool").await;
@@ -507,6 +523,12 @@ pub fn call_async(d: &TestDaemon, tool: &str, extra: &[&str]) -> tokio::task::Jo
 pub fn ctl_async(d: &TestDaemon, args: &[&str]) -> tokio::task::JoinHandle<Output> {
     let child = d.ctl_spawn(args);
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("run browserctl"))
+}
+
+/// Sets a path's permission bits, as a test that plays with ownership needs to.
+pub fn set_mode(p: &Path, m: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
 }
 
 pub fn read_json(path: &Path) -> Option<Value> {

@@ -107,6 +107,13 @@ fn a_launched_page_is_watched_from_its_first_line() {
     ];
     let out = d.ctl(&click);
     assert!(out.status.success(), "{}", stderr(&out));
+    // A Chromium the daemon launched has the debugger permission: the browser's own input
+    // (issue 57).
+    assert!(
+        stdout(&out).contains("(input: trusted)"),
+        "{}",
+        stdout(&out)
+    );
     let log = wait_until(Duration::from_secs(30), "the frame's new line", || {
         let log = stdout(&d.ctl(&["call", "browser_console_messages", "--tab", tab]));
         log.contains("frame second document").then_some(log)

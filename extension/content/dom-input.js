@@ -61,6 +61,7 @@
         document.getSelection()?.addRange(range);
       }
     }
+    dom.watchNext(el);
     const page = el === document.body || el === document.documentElement;
     return { element: page ? 'the page' : describeShort(el), form: textual && !!el.form };
   }

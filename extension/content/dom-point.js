@@ -135,10 +135,11 @@
 
   // Where an action on `el` lands, once it may: {at: {x, y}, target, hit, via}: `target` is what
   // a click goes to, `hit` the innermost element of `el` there (what a pointer is over), `via`
-  // what is acted on (`el`, or the label of a control hidden behind it). Waits up to WAIT_MS for the element to become actionable, then fails saying
-  // why. opts: position ({x, y} in the element), force (act anyway: only attached is checked),
-  // enabled (the action needs an enabled element), hit (a pointer: what is at the point must be
-  // the element), verb (for the message).
+  // what is acted on (`el`, or the label of a control hidden behind it). Waits up to WAIT_MS for
+  // the element to become actionable, then fails saying why. opts: position ({x, y} in the
+  // element), force (act anyway: only attached is checked, and `covered` says whether a pointer
+  // at the point would reach something else), enabled (the action needs an enabled element), hit
+  // (a pointer: what is at the point must be the element), verb (for the message).
   async function actionPoint(el, opts = {}) {
     const position = checkPosition(opts.position);
     const what = describeShort(el);
@@ -147,7 +148,10 @@
       const box = scrolledTo(el) || el.getBoundingClientRect();
       const at = pointIn(box, position);
       const hit = hitAt(at.x, at.y);
-      return { at, target: innermost(el, hit), hit: hit && within(el, hit) ? hit : el, via: el };
+      // `covered`: a pointer at the point would reach something else (the synthetic events go
+      // to the element all the same).
+      const covered = !hit || !(within(el, hit) || labelOf(el, hit));
+      return { at, target: innermost(el, hit), hit: hit && within(el, hit) ? hit : el, via: el, covered };
     }
     const deadline = performance.now() + WAIT_MS;
     const o = { ...opts, position, settled: false };
@@ -216,12 +220,17 @@
   // force, enabled (default true), hit (default true). What follows is watched from then on,
   // until `after_action` asks (the next point forgets an unasked watch).
   let watching = null;
+  // Watches what follows the input the worker is about to make on `el` (also the element keys
+  // and text go to: dom-input.js).
+  const watchNext = (el) => {
+    watching = watchAfter(el);
+  };
   async function point(args) {
     const el = dom.resolve(args);
-    const { at, target } = await actionPoint(el, { position: args.position, force: args.force === true, enabled: args.enabled !== false, hit: args.hit !== false, verb: args.verb });
+    const { at, target, covered } = await actionPoint(el, { position: args.position, force: args.force === true, enabled: args.enabled !== false, hit: args.hit !== false, verb: args.verb });
     const box = target.getBoundingClientRect();
-    watching = watchAfter(el);
-    return { x: at.x, y: at.y, element: describeShort(el), box: { x: box.x, y: box.y, width: box.width, height: box.height }, devicePixelRatio: window.devicePixelRatio };
+    watchNext(el);
+    return { x: at.x, y: at.y, covered: covered === true, element: describeShort(el), box: { x: box.x, y: box.y, width: box.width, height: box.height }, devicePixelRatio: window.devicePixelRatio };
   }
   // What followed the input since the last point: {after: [facts], navigating}, as the
   // synthetic actions put in their results (worker/tools/aftermath.js reads both).
@@ -230,5 +239,6 @@
     watching = null;
     return { after: seen.facts, navigating: seen.navigating };
   }
+  Object.assign(dom, { watchNext });
   Object.assign(dom.tools, { action_point: point, after_action: afterAction });
 })();

@@ -159,3 +159,19 @@ fn what_followed(h: &mut Hands, snap: &str) {
     );
     h.settle();
 }
+
+/// The same with the browser's own input (issue 57): trusted input lands where the checks
+/// looked, refuses what they refuse, and its results say what followed too.
+#[test]
+fn actionability_with_trusted_input() {
+    super::in_chromium_with(
+        "browser::hands::actionability::actionability_with_trusted_input",
+        "hands-names.html",
+        true,
+        |mut h, _| {
+            let r = h.call("browser_press_key", json!({"key": "Shift"}));
+            assert_eq!(r["structuredContent"]["input"], "trusted", "{r}");
+            actionability(&mut h);
+        },
+    );
+}

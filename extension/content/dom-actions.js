@@ -173,7 +173,12 @@
       // Key by key, for editors that listen to keys and ignore a value set at once.
       if (textual) el.setSelectionRange?.(el.value.length, el.value.length);
       else caretAtEnd(el);
-      for (const ch of args.text) key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
+      for (const ch of args.text) {
+        key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
+        // A person's keys come a task apart: an editor that renders its own document after
+        // each (Lexical, in a microtask, moving the caret) has done so before the next.
+        await dom.nextTask();
+      }
     } else if (el.isContentEditable && !textual) {
       // The whole text replaced, as selecting all and typing does.
       document.getSelection()?.selectAllChildren(el);

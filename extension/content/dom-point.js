@@ -213,7 +213,7 @@
     };
   }
 
-  Object.assign(dom, { actionPoint, watchAfter, hitAt, within });
+  Object.assign(dom, { actionPoint, watchAfter, hitAt, within, nextTask });
 
   // The point for input the service worker makes itself (trusted input, issue 57): the same
   // checks, the frame-local point, and the element's box. args: ref or selector, position,

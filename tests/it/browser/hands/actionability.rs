@@ -128,6 +128,16 @@ fn editors(h: &mut Hands, snap: &str) {
         json!(["beforeinput:insertText:", "input:insertText:Hi"]),
         "{seen}"
     );
+    // Keys come a task apart, as a person's do: the page's work after one is done before the next.
+    let later = find_ref(snap, "Later editor").expect(snap);
+    h.call(
+        "browser_type",
+        json!({"ref": later, "text": "abc", "slowly": true}),
+    );
+    assert_eq!(
+        h.eval("[seen.early ?? 0, document.getElementById('later').textContent]"),
+        json!([0, "abc"])
+    );
 }
 
 fn what_followed(h: &mut Hands, snap: &str) {

@@ -122,17 +122,12 @@ function clickOptions(args) {
   return { button, clickCount };
 }
 
-// Where an action on an element lands: the page's action point (checks included), else its box's
-// middle.
+// Where an action on an element lands: the page's action point, after the checks every action
+// makes (content/dom-point.js), in top-level viewport CSS pixels.
 async function pointOn(tabId, args, opts) {
-  const target = { ...(args.ref ? { ref: args.ref } : { selector: args.selector }) };
-  if (frames.actionPoint) {
-    const p = await frames.actionPoint(tabId, { ...target, position: args.position, force: args.force === true, ...opts });
-    return { x: p.x, y: p.y, element: p.element, covered: p.covered === true };
-  }
-  const b = await frames.bounds(tabId, target);
-  const at = args.position ? { x: b.x + args.position.x, y: b.y + args.position.y } : { x: b.x + b.width / 2, y: b.y + b.height / 2 };
-  return { ...at, element: b.element ?? args.ref ?? args.selector };
+  const target = args.ref ? { ref: args.ref } : { selector: args.selector };
+  const p = await frames.actionPoint(tabId, { ...target, position: args.position, force: args.force === true, ...opts });
+  return { x: p.x, y: p.y, element: p.element, covered: p.covered === true };
 }
 
 // --- results -------------------------------------------------------------------------------------

@@ -61,6 +61,13 @@ pub enum ErrorCode {
     /// The tab already has as many calls waiting for their turn as `--tab-queue` allows;
     /// `details.retryAfterMs` says when trying again is likely to find room.
     Busy,
+    /// An action's element is covered by another at the point where it would land (a dialog,
+    /// a banner, an overlay): nothing was done. The message names what covers it (with a ref
+    /// when it is something to act on); `force` acts anyway.
+    ElementCovered,
+    /// The person stopped trusted input (*Cancel* on the browser's debugging bar) in the middle
+    /// of an action: the page saw part of it. Not retried; take a new snapshot first.
+    InputCancelled,
 }
 
 impl ErrorCode {
@@ -90,6 +97,8 @@ impl ErrorCode {
         ErrorCode::LaunchFailed,
         ErrorCode::TabOwned,
         ErrorCode::Busy,
+        ErrorCode::ElementCovered,
+        ErrorCode::InputCancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -119,6 +128,8 @@ impl ErrorCode {
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
             ErrorCode::TabOwned => "TAB_OWNED",
             ErrorCode::Busy => "BUSY",
+            ErrorCode::ElementCovered => "ELEMENT_COVERED",
+            ErrorCode::InputCancelled => "INPUT_CANCELLED",
         }
     }
 
@@ -152,7 +163,7 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 410,
             ErrorCode::AmbiguousTarget => 409,
             ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::ToolError => 422,
+            ErrorCode::ToolError | ErrorCode::ElementCovered | ErrorCode::InputCancelled => 422,
             ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
@@ -186,6 +197,8 @@ impl ErrorCode {
             ErrorCode::LaunchFailed => 16,
             ErrorCode::TabOwned => 17,
             ErrorCode::Busy => 18,
+            ErrorCode::ElementCovered => 19,
+            ErrorCode::InputCancelled => 26,
         }
     }
 

@@ -6,20 +6,10 @@
 (() => {
   const dom = globalThis.browserMcpDom;
   if (!dom || dom.tools.point_at) return;
-  const { fail, resolve, describeShort, pointer, mouse, focusOn } = dom;
+  // hitAt: the innermost element at a point, through open shadow roots (dom-point.js).
+  const { fail, resolve, describeShort, pointer, mouse, focusOn, hitAt } = dom;
 
   const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio });
-
-  // The innermost element at (x, y) of this viewport, through open shadow roots.
-  function hitAt(x, y) {
-    let hit = document.elementFromPoint(x, y);
-    while (hit?.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    return hit;
-  }
 
   // What is at (x, y): an element ({element}), or a child frame ({frame: its index in
   // window.frames, x, y: the point in its viewport}).
@@ -40,8 +30,6 @@
     return { element: describeShort(hit) };
   }
 
-  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
-
   // The element keys or text go to, focused: `ref`/`selector`, else what has the focus. With
   // `text`, it must take text; `caret`: 'all' selects its text (typing replaces it), 'end'
   // puts the caret after it.
@@ -53,7 +41,7 @@
       if (dom.actionPoint) await dom.actionPoint(el, { force: args.force === true, enabled: true, hit: false, verb: 'typing' });
       else el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     }
-    const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
+    const textual = dom.textField(el);
     if (args.text) {
       if (el instanceof HTMLInputElement && el.type === 'file') fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is a file chooser: use browser_file_upload`);
       if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
@@ -73,6 +61,7 @@
         document.getSelection()?.addRange(range);
       }
     }
+    dom.watchNext(el);
     const page = el === document.body || el === document.documentElement;
     return { element: page ? 'the page' : describeShort(el), form: textual && !!el.form };
   }

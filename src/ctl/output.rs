@@ -376,6 +376,8 @@ Exit codes:
   16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
   17  the tab is another agent's: read it, do not act in it (TAB_OWNED)
   18  the tab has too many calls waiting; try again after details.retryAfterMs (BUSY)
+  19  the action's element is covered by another; nothing was done (ELEMENT_COVERED)
+  26  the person stopped trusted input mid-action; the page saw part of it (INPUT_CANCELLED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

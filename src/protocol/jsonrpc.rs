@@ -184,9 +184,11 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::LaunchFailed
         | ErrorCode::TabOwned
         | ErrorCode::Busy => code::CONNECTION_ERROR,
-        ErrorCode::ToolError | ErrorCode::PageNavigated | ErrorCode::Internal => {
-            code::INTERNAL_ERROR
-        }
+        ErrorCode::ToolError
+        | ErrorCode::PageNavigated
+        | ErrorCode::ElementCovered
+        | ErrorCode::InputCancelled
+        | ErrorCode::Internal => code::INTERNAL_ERROR,
     }
 }
 

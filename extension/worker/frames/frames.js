@@ -118,14 +118,11 @@ export async function domCall(tabId, name, args, { refKeys = ['ref'], timeoutMs 
   return inFrame(tabId, r.frameId, name, r.args, { timeoutMs, byRef: r.byRef });
 }
 
-// An element's box in the top-level viewport (CSS pixels): the frame's own answer plus the
-// offsets of the <iframe>s above it, outermost first so each scroll happens before the next
-// measure.
-export async function bounds(tabId, args) {
-  const r = route(args);
-  await checkFramePolicy(tabId, r.frameId);
+// Where frame `frameId`'s viewport starts in the top-level one (CSS pixels): the offsets of the
+// <iframe>s above it, outermost first so each scroll happens before the next measure.
+async function frameOffset(tabId, frameId) {
   const chain = [];
-  for (let id = r.frameId; id !== 0; ) {
+  for (let id = frameId; id !== 0; ) {
     const frame = await chrome.webNavigation.getFrame({ tabId, frameId: id });
     if (!frame) throw new ToolError(Code.ELEMENT_NOT_FOUND, `frame f${id} is gone; take a new browser_snapshot`);
     const { index } = await inFrame(tabId, id, 'frame_index', {}, { byRef: true });
@@ -139,8 +136,30 @@ export async function bounds(tabId, args) {
     x += box.x;
     y += box.y;
   }
+  return { x, y };
+}
+
+// An element's box in the top-level viewport (CSS pixels): the frame's own answer plus the
+// offsets of the frames above it.
+export async function bounds(tabId, args) {
+  const r = route(args);
+  await checkFramePolicy(tabId, r.frameId);
+  const { x, y } = await frameOffset(tabId, r.frameId);
   const b = await inFrame(tabId, r.frameId, 'bounds', r.args, { byRef: r.byRef });
   return { ...b, x: b.x + x, y: b.y + y };
+}
+
+// Where an action on an element lands, for input the worker makes itself (trusted input, issue
+// 57): the frame's answer after the checks every action makes (content/dom-point.js: attached,
+// rendered, enabled, not covered, or a typed error such as ELEMENT_COVERED; `force` skips them),
+// in top-level viewport CSS pixels, with the frame that owns the element and the point in it.
+// args: ref or selector, position ({x, y} CSS pixels in the element), force, enabled, hit.
+export async function actionPoint(tabId, args) {
+  const r = route(args);
+  await checkFramePolicy(tabId, r.frameId);
+  const { x, y } = await frameOffset(tabId, r.frameId);
+  const p = await inFrame(tabId, r.frameId, 'action_point', r.args, { byRef: r.byRef });
+  return { ...p, x: p.x + x, y: p.y + y, frameId: r.frameId, local: { x: p.x, y: p.y } };
 }
 
 // A DOM tool in one frame, by its id (a point's frame, the top frame's viewport).

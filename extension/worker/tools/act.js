@@ -13,14 +13,14 @@ export async function act(tabId, name, args) {
   const point = ['browser_click', 'browser_hover'].includes(name) ? await input.pointArgs(tabId, args) : null;
   if (point && (args.ref || args.selector)) throw new ToolError(Code.INVALID_ARGUMENTS, 'give an element (ref or selector) or a point (x, y), not both');
   const { device, why } = name === 'browser_select' ? { why: null } : await input.device(tabId);
-  let lost = null;
+  let instead = why;
   if (device) {
     const target = point ? { ...point, element: (await frames.atPoint(tabId, point.x, point.y)).element } : null;
     const r = await trusted(device, tabId, name, args, target);
-    if (!r.lost) return input.said(r, 'trusted');
-    lost = r.lost;
+    if (!r.lost && !r.instead) return input.said(r, 'trusted');
+    instead = r.instead ?? `${r.lost} before the page saw anything`;
   }
-  return input.said(await synthetic(tabId, name, args, point), 'synthetic', lost ? `${lost} before the page saw anything` : why);
+  return input.said(await synthetic(tabId, name, args, point), 'synthetic', instead);
 }
 
 function trusted(device, tabId, name, args, point) {

@@ -11,10 +11,18 @@ import { warmFrame } from '../frames/frame-channel.js';
 import * as dialogs from '../frames/dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
 import * as hands from './act.js';
+import * as aftermath from './aftermath.js';
 
 const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };
 const selector = { type: 'string', description: 'CSS selector (top frame), used when no ref is given' };
 const target = { ref, selector };
+// Every action checks first that its element is there, rendered, enabled and, for a pointer,
+// not covered by something else (content/dom-point.js); `force` skips those checks.
+const force = {
+  type: 'boolean',
+  description: 'Act even if the element is covered by another, not rendered or disabled (skips the checks that otherwise fail with ELEMENT_COVERED or ELEMENT_NOT_INTERACTABLE)',
+  default: false,
+};
 // Acting at a point (issue 57): what a screenshot shows, in the viewport's CSS pixels.
 const coordinate = (what) => ({ type: 'number', description: `${what}, in CSS pixels of the viewport (a screenshot states its scale), instead of an element` });
 const position = {
@@ -65,10 +73,11 @@ export const BUILTIN_TOOLS = [
       button: { type: 'string', enum: ['left', 'middle', 'right'], default: 'left' },
       clickCount: { type: 'integer', minimum: 1, maximum: 3, description: 'Presses in a row (2: a double click; default 1)' },
       doubleClick: { type: 'boolean', description: 'Double-click (two presses, then dblclick); the same as clickCount 2', default: false },
+      force,
       dialog,
     }, [], ACT),
   tool('browser_hover', 'Hover', 'Move the mouse over an element, or to a point of the viewport (x, y). With trusted input the page\'s :hover styles apply; with synthetic events, pointer and mouse over/enter/move events and a copy of its readable :hover rules.',
-    { ...target, x: coordinate('The point\'s x'), y: coordinate('The point\'s y'), position }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
+    { ...target, x: coordinate('The point\'s x'), y: coordinate('The point\'s y'), position, force }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_drag', 'Drag and drop',
     'Drag one element onto another, or by an offset (a slider\'s handle): pointer down, moves in steps, up; HTML5 drag and drop (dragstart … drop) when the pressed element is draggable by then, as sortable lists make it on pointerdown. Both elements must be in the same frame.',
     {
@@ -92,6 +101,7 @@ export const BUILTIN_TOOLS = [
       startY: coordinate('Where the drag starts, y'),
       endX: coordinate('Where the drag ends, x'),
       endY: coordinate('Where the drag ends, y'),
+      force,
       dialog,
     }, [], ACT),
   tool('browser_type', 'Type text', 'Replace the text of an input, textarea or editable element; optionally submit its form. With slowly, type it key by key at the caret instead (keydown, beforeinput, input, keyup per character; "\\n" presses Enter), for editors and fields that react to each key.',
@@ -100,15 +110,16 @@ export const BUILTIN_TOOLS = [
       text: { type: 'string' },
       submit: { type: 'boolean', description: 'Submit (Enter) after typing', default: false },
       slowly: { type: 'boolean', description: 'Type one key at a time, appending at the caret, instead of replacing the value', default: false },
+      force,
       dialog,
     },
     ['text'], EDIT),
   tool('browser_select', 'Select option', 'Choose an option of a <select> by value or visible label.',
-    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, dialog },
+    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, force, dialog },
     ['value'], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_press_key', 'Press key',
     'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". With trusted input the browser does what the key does; with synthetic events the common default actions are done by hand: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
-    { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, dialog }, ['key'], ACT),
+    { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, force, dialog }, ['key'], ACT),
   tool('browser_file_upload', 'Upload files',
     'Set the files of a file chooser (<input type=file>; a drop zone gets them dropped), firing the input and change events the page listens for. Files are paths the daemon reads, or inline base64 content.',
     {
@@ -354,9 +365,12 @@ export async function callBuiltin(tabId, name, args = {}) {
   // built-in's DOM tool is its name without the prefix (browser_snapshot: snapshot).
   const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0, { tool: name.slice('browser_'.length) });
   await Promise.all([dialogs.drive(tabId, callPolicy), warm]);
+  const seen = aftermath.ACTIONS.has(name) ? aftermath.watch(tabId) : null;
   try {
-    return withDialogs(tabId, await run(tabId, name, rest));
+    const result = await run(tabId, name, rest);
+    return withDialogs(tabId, seen ? await seen.say(result) : result);
   } finally {
+    seen?.stop();
     dialogs.release(tabId);
   }
 }

@@ -122,20 +122,31 @@ function clickOptions(args) {
   return { button, clickCount };
 }
 
-// Where an action on an element lands: the page's action point (checks included), else its box's
-// middle.
+// Where an action on an element lands: the page's action point, after the checks every action
+// makes (content/dom-point.js), in top-level viewport CSS pixels.
 async function pointOn(tabId, args, opts) {
-  const target = { ...(args.ref ? { ref: args.ref } : { selector: args.selector }) };
-  if (frames.actionPoint) {
-    const p = await frames.actionPoint(tabId, { ...target, position: args.position, force: args.force === true, ...opts });
-    return { x: p.x, y: p.y, element: p.element };
-  }
-  const b = await frames.bounds(tabId, target);
-  const at = args.position ? { x: b.x + args.position.x, y: b.y + args.position.y } : { x: b.x + b.width / 2, y: b.y + b.height / 2 };
-  return { ...at, element: b.element ?? args.ref ?? args.selector };
+  const target = args.ref ? { ref: args.ref } : { selector: args.selector };
+  const p = await frames.actionPoint(tabId, { ...target, position: args.position, force: args.force === true, ...opts });
+  return { x: p.x, y: p.y, element: p.element, covered: p.covered === true };
 }
 
 // --- results -------------------------------------------------------------------------------------
+
+// How long the frame is given to say what followed the input: one that went with a navigation
+// says nothing, and the worker sees that navigation itself (aftermath.js).
+const FOLLOWED_MS = 500;
+
+// What the frame of the element acted on saw follow the input since its point or input target
+// (content/dom-point.js after_action: a navigation it began, the focus moving away), for the
+// line aftermath.js adds to the result, as the synthetic actions put it in theirs.
+async function followed(tabId, ref, selector) {
+  try {
+    const seen = await frames.domCall(tabId, 'after_action', ref ? { ref } : selector ? { selector } : {}, { timeoutMs: FOLLOWED_MS });
+    return { after: seen.after, navigating: seen.navigating };
+  } catch {
+    return {};
+  }
+}
 
 // The result of an action made with `input`, and why it is synthetic when that is news.
 export function said(result, input, why) {
@@ -153,23 +164,32 @@ const at = (p) => `(${Math.round(p.x)}, ${Math.round(p.y)})`;
 
 // --- actions -------------------------------------------------------------------------------------
 // Each takes the device and returns the result, or {lost} when the session went before the page
-// saw anything (the caller falls back).
+// saw anything, or {instead: why} when the browser's input cannot do what was asked (the caller
+// falls back).
+
+// `force` on an element something else covers: the browser's pointer would land on the cover, so
+// the element gets synthetic events, as force asks.
+const COVERED = { instead: 'force acts on an element that something else covers, where the browser\'s pointer would land on the cover' };
 
 export async function click(dev, tabId, args, point) {
   const opts = clickOptions(args);
   const p = point ?? (await pointOn(tabId, args, { hit: true, enabled: true, verb: 'click' }));
+  if (p.covered) return COVERED;
   const done = await play(dev, steps.click(p, opts));
   if (done !== true) return done;
   const verb = opts.clickCount === 2 ? 'Double-clicked' : opts.clickCount === 3 ? 'Triple-clicked' : 'Clicked';
   const how = opts.button === 'left' ? '' : ` with the ${opts.button} button`;
-  return text(point ? `${verb} at ${at(p)}${how}, on ${p.element ?? 'nothing'}` : `${verb} ${p.element}${how}`);
+  if (point) return text(`${verb} at ${at(p)}${how}, on ${p.element ?? 'nothing'}`);
+  return { ...text(`${verb} ${p.element}${how}`), ...(await followed(tabId, args.ref, args.selector)) };
 }
 
 export async function hover(dev, tabId, args, point) {
   const p = point ?? (await pointOn(tabId, args, { hit: true, enabled: false, verb: 'pointer' }));
+  if (p.covered) return COVERED;
   const done = await play(dev, [{ move: p }]);
   if (done !== true) return done;
-  return text(point ? `Moved the pointer to ${at(p)}, over ${p.element ?? 'nothing'}` : `Hovered over ${p.element}`);
+  if (point) return text(`Moved the pointer to ${at(p)}, over ${p.element ?? 'nothing'}`);
+  return { ...text(`Hovered over ${p.element}`), ...(await followed(tabId, args.ref, args.selector)) };
 }
 
 // Typing: the element focused and its text selected (or the caret at its end, key by key), then
@@ -187,7 +207,7 @@ export async function type(dev, tabId, args) {
   const done = await play(dev, list);
   if (done !== true) return done;
   const after = args.submit === true ? ', then pressed Enter' : '';
-  return text(`Typed into ${target.element}${slowly ? ' key by key' : ''}${after}`);
+  return { ...text(`Typed into ${target.element}${slowly ? ' key by key' : ''}${after}`), ...(await followed(tabId, args.ref, args.selector)) };
 }
 
 export async function pressKey(dev, tabId, args) {
@@ -196,7 +216,7 @@ export async function pressKey(dev, tabId, args) {
   const target = named ? await frames.domCall(tabId, 'input_target', { ref: args.ref, selector: args.selector, force: args.force }) : await frames.frameTool(tabId, 0, 'input_target', {});
   const done = await play(dev, steps.press(key));
   if (done !== true) return done;
-  return text(`Pressed ${args.key} on ${target.element}`);
+  return { ...text(`Pressed ${args.key} on ${target.element}`), ...(await followed(tabId, args.ref, args.selector)) };
 }
 
 // A press at the start, moves in steps, the release at the end. In Chromium an element the page
@@ -204,6 +224,7 @@ export async function pressKey(dev, tabId, args) {
 // the drag the press started is caught (Input.setInterceptDrags) and dropped at the end
 // (Input.dispatchDragEvent), as a person's would be.
 export async function drag(dev, tabId, args, { start, end, what }) {
+  if (start.covered) return COVERED;
   const path = (i) => ({ x: start.x + ((end.x - start.x) * i) / DRAG_STEPS, y: start.y + ((end.y - start.y) * i) / DRAG_STEPS });
   const press = [{ move: start }, { down: { ...start, button: 'left', count: 1 } }];
   let pressed = await play(dev, press);

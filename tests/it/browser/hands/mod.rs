@@ -14,6 +14,7 @@
 //!
 //! Without the browser a test says SKIPPED loudly and passes, except under CI=true.
 
+mod actionability;
 mod frames;
 mod frameworks;
 mod input;
@@ -300,8 +301,9 @@ type Scenario = fn(&mut Hands);
 fn every_scenario(mut h: Hands, browser: &str) {
     let started = Instant::now();
     let step = |name: &str| eprintln!("{browser} hands {:>6.1?} {name}", started.elapsed());
-    let scenarios: [(&str, Scenario); 12] = [
+    let scenarios: [(&str, Scenario); 13] = [
         ("names", pages::names),
+        ("actionability", actionability::actionability),
         ("frames", frames::frames),
         ("a site turned off", off_site::off_site),
         ("dialogs", input::dialogs),

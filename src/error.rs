@@ -61,6 +61,15 @@ pub enum ErrorCode {
     /// The tab already has as many calls waiting for their turn as `--tab-queue` allows;
     /// `details.retryAfterMs` says when trying again is likely to find room.
     Busy,
+    /// The tab is handed to the person (`browser_handoff`): no other call runs there until
+    /// they answer; `details.tab` names it.
+    HandoffInProgress,
+    /// The person answered a hand-off with *I can't*.
+    HandoffDeclined,
+    /// Nobody answered a hand-off within its time (the person's extensions included).
+    HandoffTimeout,
+    /// A hand-off to a browser nobody sees: one the daemon launched headless.
+    NoPerson,
 }
 
 impl ErrorCode {
@@ -90,6 +99,10 @@ impl ErrorCode {
         ErrorCode::LaunchFailed,
         ErrorCode::TabOwned,
         ErrorCode::Busy,
+        ErrorCode::HandoffInProgress,
+        ErrorCode::HandoffDeclined,
+        ErrorCode::HandoffTimeout,
+        ErrorCode::NoPerson,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -119,6 +132,10 @@ impl ErrorCode {
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
             ErrorCode::TabOwned => "TAB_OWNED",
             ErrorCode::Busy => "BUSY",
+            ErrorCode::HandoffInProgress => "HANDOFF_IN_PROGRESS",
+            ErrorCode::HandoffDeclined => "HANDOFF_DECLINED",
+            ErrorCode::HandoffTimeout => "HANDOFF_TIMEOUT",
+            ErrorCode::NoPerson => "NO_PERSON",
         }
     }
 
@@ -150,7 +167,9 @@ impl ErrorCode {
             | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
-            ErrorCode::AmbiguousTarget => 409,
+            ErrorCode::AmbiguousTarget | ErrorCode::HandoffInProgress => 409,
+            ErrorCode::HandoffDeclined | ErrorCode::NoPerson => 422,
+            ErrorCode::HandoffTimeout => 504,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::ToolError => 422,
             ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
@@ -186,6 +205,10 @@ impl ErrorCode {
             ErrorCode::LaunchFailed => 16,
             ErrorCode::TabOwned => 17,
             ErrorCode::Busy => 18,
+            ErrorCode::HandoffInProgress => 22,
+            ErrorCode::HandoffDeclined => 23,
+            ErrorCode::HandoffTimeout => 24,
+            ErrorCode::NoPerson => 25,
         }
     }
 

@@ -376,6 +376,10 @@ Exit codes:
   16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
   17  the tab is another agent's: read it, do not act in it (TAB_OWNED)
   18  the tab has too many calls waiting; try again after details.retryAfterMs (BUSY)
+  22  the tab is handed to the person; nothing else runs there until they answer (HANDOFF_IN_PROGRESS)
+  23  the person answered a hand-off with I can't (HANDOFF_DECLINED)
+  24  nobody answered a hand-off in its time (HANDOFF_TIMEOUT)
+  25  a hand-off to a browser nobody sees: the daemon launched it headless (NO_PERSON)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

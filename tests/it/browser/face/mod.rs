@@ -9,6 +9,7 @@
 
 mod chromium_ask;
 mod chromium_consent;
+mod chromium_handoff;
 mod chromium_popup;
 mod firefox;
 mod firefox_consent;

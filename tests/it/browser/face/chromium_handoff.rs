@@ -105,7 +105,8 @@ pub(crate) fn signed_in(out: &std::process::Output, url: &str) {
 #[test]
 fn the_person_signs_in_and_the_agent_goes_on() {
     let test = "browser::face::chromium_handoff::the_person_signs_in_and_the_agent_goes_on";
-    let Some(face) = ChromiumFace::showing(test, SIGN_IN) else {
+    // Calls give up after 2 s: a hand-off is not a call the browser answers, and outlives that.
+    let Some(face) = ChromiumFace::showing_with(test, SIGN_IN, &["--call-timeout", "2s"]) else {
         return;
     };
     let ChromiumFace {
@@ -196,7 +197,8 @@ fn the_person_signs_in_and_the_agent_goes_on() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     b.wait_for(&popup, "the timed-out hand-off gone", NONE_SHOWN);
 
-    // More time: a 3 s hand-off the person extends outlives its 3 s.
+    // More time: a 3 s hand-off the person extends outlives its 3 s, and the daemon's 2 s
+    // call timeout, in one attempt.
     let call = spawn_ctl(&d, &handoff_args(&tab_ref, "3s"));
     b.wait_for(&popup, "the fourth hand-off", SHOWN);
     b.eval(&popup, &press_in_popup("extend"));
@@ -209,4 +211,7 @@ fn the_person_signs_in_and_the_agent_goes_on() {
     b.eval(&popup, &press_in_popup("done"));
     let out = call.join().unwrap();
     assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["attempts"], 1, "{v}");
+    assert!(v["elapsedMs"].as_u64().unwrap() > 4000, "{v}");
 }

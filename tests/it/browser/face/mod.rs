@@ -13,6 +13,7 @@ mod chromium_handoff;
 mod chromium_popup;
 mod firefox;
 mod firefox_consent;
+mod firefox_handoff;
 
 use crate::support::cdp::*;
 use crate::support::chromium::*;

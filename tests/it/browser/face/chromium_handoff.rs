@@ -1,9 +1,11 @@
 //! A hand-off in Chromium (issue 60): the agent asks the person to sign in; the person types
 //! through the browser's own input (DevTools `Input.*`, not our tools) and answers in the
-//! popup; meanwhile the tab refuses other calls. *I can't*, the timeout and *More time* too.
+//! popup; meanwhile the tab refuses other calls. *I can't*, the timeout and *More time* too; and
+//! the same asked by an MCP agent while another agent's call on the tab is refused.
 
 use super::*;
 use crate::support::common::*;
+use crate::support::lanes::{Mcp, Outcome};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -214,4 +216,65 @@ fn the_person_signs_in_and_the_agent_goes_on() {
     let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(v["attempts"], 1, "{v}");
     assert!(v["elapsedMs"].as_u64().unwrap() > 4000, "{v}");
+}
+
+#[test]
+fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
+    let test = "browser::face::chromium_handoff::an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile";
+    let Some(face) = ChromiumFace::showing(test, SIGN_IN) else {
+        return;
+    };
+    let ChromiumFace {
+        mut b, d, pages, ..
+    } = face;
+    let url = pages.url("recipes");
+    let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_handoff"));
+    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
+    let page = b.attach(&url);
+    let popup = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
+        tab["id"]
+    ));
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let connect = |name| Mcp::connect(std::path::Path::new(CTL), &d.socket, name);
+    let (mut a, mut other) =
+        rt.block_on(async { (connect("agent-a").await, connect("agent-b").await) });
+    let args = json!({"tab": tab_ref, "reason": "sign in, please"});
+    let handoff = rt.spawn(async move { a.call("browser_handoff", args).await });
+
+    b.wait_for(&popup, "agent-a's hand-off in the popup", SHOWN);
+    let who = b.eval(
+        &popup,
+        "document.querySelector('#handoffs .agent-name').textContent",
+    );
+    assert_eq!(who, "agent-a", "the popup names the agent");
+    let refused = rt.block_on(other.call("browser_snapshot", json!({"tab": tab_ref})));
+    let Outcome::Failed(why) = refused else {
+        panic!("agent-b's read during the hand-off: {refused:?}")
+    };
+    assert!(why.contains("HANDOFF_IN_PROGRESS"), "{why}");
+
+    b.focus(&page, "user");
+    b.send(
+        Some(&page.session),
+        "Input.insertText",
+        json!({"text": "alice"}),
+    );
+    b.press(&page, "Enter");
+    b.wait_for(&page, "the signed-in page", "document.title === 'Welcome'");
+    b.eval(&popup, &press_in_popup("done"));
+    let done = rt.block_on(handoff).unwrap();
+    let Outcome::Answered(text, at) = done else {
+        panic!("agent-a's hand-off: {done:?}")
+    };
+    assert_eq!(at, tab_ref);
+    assert!(
+        text.contains("Title: \"Sign in\" → \"Welcome\"") && text.contains("Signed in as alice"),
+        "{text}"
+    );
+    let read = rt.block_on(other.call("browser_snapshot", json!({"tab": tab_ref})));
+    assert!(
+        matches!(read, Outcome::Answered(..)),
+        "after the hand-off: {read:?}"
+    );
 }

@@ -19,9 +19,9 @@ const { DEFAULT_SEC, MAX_SEC, REASON_MAX } = HANDOFF_LIMITS;
 // long (src/daemon/calls/policy.rs HANDOFF_CEILING).
 export const EXTEND_MS = 600_000;
 const LONGEST_MS = 2 * 3600_000;
-// An idle MV3 worker is stopped 30 s after its last event or extension API call; a hand-off
-// waits minutes for the person, so it calls one this often while it waits.
-const KEEP_ALIVE_MS = 20_000;
+// An idle MV3 worker is stopped 30 s after its last event or extension API call, and a hand-off
+// waits minutes: what keeps the worker alive is the daemon's connection, which the hand-off's
+// answer needs anyway (background.js pings on it, and makes an API call, every 20 s).
 
 const pending = new Map(); // id -> hand-off
 const popups = answerWindows((id) => pending.has(id));
@@ -49,7 +49,6 @@ export async function handOff({ tabId, args, agent, port }) {
     h.settle = (how, error) => {
       if (!pending.delete(h.id)) return;
       clearTimeout(h.timer);
-      clearInterval(h.alive);
       if (chrome.notifications) chrome.notifications.clear(h.id).catch(() => {});
       popups.close(h.id);
       uiChanged();
@@ -57,7 +56,6 @@ export async function handOff({ tabId, args, agent, port }) {
     };
   });
   arm(h);
-  h.alive = setInterval(() => chrome.runtime.getPlatformInfo().catch(() => {}), KEEP_ALIVE_MS);
   pending.set(h.id, h);
   const onRemoved = (id) => id === tabId && h.settle(null, new ToolError(Code.TAB_NOT_FOUND, `tab ${tabId} was closed during the hand-off`));
   chrome.tabs.onRemoved.addListener(onRemoved);

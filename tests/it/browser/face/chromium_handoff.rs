@@ -278,3 +278,39 @@ fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
         "after the hand-off: {read:?}"
     );
 }
+
+/// An MV3 worker idle for 30 s is stopped, and with it whatever it waits for: a hand-off that
+/// waits longer still ends with the person's answer, over the same connection.
+#[test]
+fn a_hand_off_outlives_an_idle_workers_30_s() {
+    let test = "browser::face::chromium_handoff::a_hand_off_outlives_an_idle_workers_30_s";
+    let Some(face) = ChromiumFace::showing(test, SIGN_IN) else {
+        return;
+    };
+    let ChromiumFace {
+        mut b, d, pages, ..
+    } = face;
+    let url = pages.url("recipes");
+    let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_handoff"));
+    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
+    let popup = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
+        tab["id"]
+    ));
+    let connected = d.ctl_json(&["browsers"])["browsers"][0].clone();
+    let call = spawn_ctl(&d, &handoff_args(&tab_ref, "5m"));
+    b.wait_for(&popup, "the hand-off in the popup", SHOWN);
+    // The popup asks the worker nothing meanwhile: closed, and opened again to answer.
+    b.close_page(&popup);
+    std::thread::sleep(Duration::from_secs(35));
+    let popup = b.open(&format!(
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
+        tab["id"]
+    ));
+    b.wait_for(&popup, "the hand-off still waiting", SHOWN);
+    b.eval(&popup, &press_in_popup("done"));
+    let out = call.join().unwrap();
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+    let now = d.ctl_json(&["browsers"])["browsers"][0].clone();
+    assert_eq!(now, connected, "the same connection throughout");
+}

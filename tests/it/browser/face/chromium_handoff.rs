@@ -240,7 +240,13 @@ fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
     let (mut a, mut other) =
         rt.block_on(async { (connect("agent-a").await, connect("agent-b").await) });
     let args = json!({"tab": tab_ref, "reason": "sign in, please"});
-    let handoff = rt.spawn(async move { a.call("browser_handoff", args).await });
+    let handoff = rt.spawn(async move {
+        let limit = Duration::from_secs(120);
+        let done = a
+            .call_hearing_progress("browser_handoff", args, limit)
+            .await;
+        (done, a.progress)
+    });
 
     b.wait_for(&popup, "agent-a's hand-off in the popup", SHOWN);
     let who = b.eval(
@@ -262,8 +268,17 @@ fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
     );
     b.press(&page, "Enter");
     b.wait_for(&page, "the signed-in page", "document.title === 'Welcome'");
+    // Two seconds of waiting, said to the client while it waits.
+    std::thread::sleep(Duration::from_secs(2));
     b.eval(&popup, &press_in_popup("done"));
-    let done = rt.block_on(handoff).unwrap();
+    let (done, progress) = rt.block_on(handoff).unwrap();
+    assert!(
+        progress.len() >= 2
+            && progress
+                .iter()
+                .all(|p| p.starts_with("waiting for the person")),
+        "{progress:?}"
+    );
     let Outcome::Answered(text, at) = done else {
         panic!("agent-a's hand-off: {done:?}")
     };

@@ -226,6 +226,7 @@ impl Mcp {
     }
 
     /// A call that asks for progress (heard in `progress`) and may take up to `limit`.
+    #[allow(dead_code)] // the bench, which shares this file, asks for no progress
     pub async fn call_hearing_progress(
         &mut self,
         tool: &str,

@@ -19,7 +19,7 @@ import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './calls/activity.js';
 import { siteOf } from '../shared/policy.js';
 import { watched } from './calls/call-watch.js';
-import { handOff } from './calls/handoff.js';
+import { endHandoff, handOff } from './calls/handoff.js';
 import { setManagedBrowser } from './state/managed.js';
 import * as watch from './ahead/watch.js';
 
@@ -348,6 +348,8 @@ async function handle(conn, msg) {
       return;
     case 'groupTabs':
       return tabs.groupTabs(msg);
+    case 'endHandoff':
+      return endHandoff(msg.tabId);
     case 'watch': {
       // The vote is this socket's: it goes when the socket closes, and an answer is not sent on
       // one that replaced it.

@@ -378,6 +378,13 @@ pub enum ServerMessage<'a> {
         /// with when it refuses (a tab of a site the user turned off). Done is `tabClosed`.
         request_id: &'a str,
     },
+    /// Not in seed 001 (additive; old extensions ignore unknown types): the hand-off on this
+    /// tab lost its caller (issue 60); the browser stops asking the person. No answer.
+    #[serde(rename_all = "camelCase")]
+    EndHandoff {
+        session_id: &'a str,
+        tab_id: TabId,
+    },
     /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
     /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No
     /// answer.
@@ -626,6 +633,14 @@ mod tests {
             title: "claude-code".into(),
         };
         assert_eq!(open(Some(&group))["group"], json!({"title": "claude-code"}));
+        let end = ServerMessage::EndHandoff {
+            session_id: "s",
+            tab_id: 7,
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&end.to_json()).unwrap(),
+            json!({"type": "endHandoff", "sessionId": "s", "tabId": 7})
+        );
         let m = ServerMessage::GroupTabs {
             session_id: "s",
             tab_ids: &[7, 9],

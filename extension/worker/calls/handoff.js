@@ -123,6 +123,14 @@ export function answer(id, choice) {
   return true;
 }
 
+// The daemon's word that nobody waits for the tab's hand-off any more (its agent went away):
+// it leaves the person's screen.
+export function endHandoff(tabId) {
+  for (const h of [...pending.values()]) {
+    if (h.tabId === tabId) h.settle(null, new ToolError(Code.TOOL_ERROR, 'the agent stopped waiting for the hand-off'));
+  }
+}
+
 export function list(tabId) {
   return [...pending.values()]
     .filter((h) => tabId == null || h.tabId === tabId)

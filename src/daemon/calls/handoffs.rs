@@ -46,6 +46,12 @@ impl Handoffs {
     }
 }
 
+impl Held<'_> {
+    pub fn target(&self) -> Target {
+        self.target
+    }
+}
+
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         self.handoffs.lock().remove(&self.target);

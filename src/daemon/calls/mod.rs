@@ -161,8 +161,12 @@ async fn call_inner(
     lanes::may(d, target, reach, lane)?;
     d.handoffs.refuse(target)?;
     let handoff = req.tool == handoffs::HANDOFF;
-    let _handed = match handoff {
-        true => Some(hand_off(d, target)?),
+    let mut handed = match handoff {
+        true => Some(Handing {
+            held: hand_off(d, target)?,
+            conn: first.conn.clone(),
+            answered: false,
+        }),
         false => None,
     };
     let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
@@ -192,6 +196,17 @@ async fn call_inner(
         false => policy,
     };
     let result = attempts(d, &req, &policy, first, &args, started).await;
+    if let Some(h) = &mut handed {
+        // The browser ended it (the person answered, or its time ran out); anything else
+        // (a lost connection, the ceiling) leaves it on the person's screen.
+        h.answered = match &result {
+            Ok(_) => true,
+            Err(e) => matches!(
+                e.code,
+                ErrorCode::HandoffDeclined | ErrorCode::HandoffTimeout
+            ),
+        };
+    }
     if let Some(place) = &place {
         place.took(turn_started);
     }
@@ -199,6 +214,30 @@ async fn call_inner(
         lanes::opened(d, target, reach, lane, &r.result).await;
     }
     result
+}
+
+/// A hand-off's call while it lasts. One that ends before the browser ended it (its caller
+/// went away: Ctrl-C, a closed MCP session, a cancel) tells the browser, which takes it off
+/// the person's screen rather than let them answer nobody.
+struct Handing<'a> {
+    held: handoffs::Held<'a>,
+    conn: crate::daemon::conn::ConnHandle,
+    answered: bool,
+}
+
+impl Drop for Handing<'_> {
+    fn drop(&mut self) {
+        let Some(tab) = self.held.target().tab else {
+            return;
+        };
+        if !self.answered {
+            let end = Request::EndHandoff { tab };
+            let _ = self
+                .conn
+                .tx
+                .try_send(crate::daemon::conn::Command::Request(end));
+        }
+    }
 }
 
 /// Marks a tab as handed to the person, where there is one: a browser the daemon launched

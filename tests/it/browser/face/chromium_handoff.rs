@@ -199,6 +199,18 @@ fn the_person_signs_in_and_the_agent_goes_on() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     b.wait_for(&popup, "the timed-out hand-off gone", NONE_SHOWN);
 
+    // The agent goes away (Ctrl-C): the hand-off leaves the person's screen, and the tab takes
+    // calls again.
+    let child = d.ctl_spawn(&handoff_args(&tab_ref, "5m"));
+    b.wait_for(&popup, "the hand-off of the agent that leaves", SHOWN);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(exit_code(&out), 130, "{}", stderr(&out));
+    b.wait_for(&popup, "the abandoned hand-off gone", NONE_SHOWN);
+    let out = d.ctl(&["call", "browser_snapshot", "--tab", &tab_ref]);
+    assert_eq!(exit_code(&out), 0, "{}", stderr(&out));
+
     // More time: a 3 s hand-off the person extends outlives its 3 s, and the daemon's 2 s
     // call timeout, in one attempt.
     let call = spawn_ctl(&d, &handoff_args(&tab_ref, "3s"));

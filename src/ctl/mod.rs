@@ -499,6 +499,7 @@ mod tests {
         ("tabs", &[]),
         ("tools", &[]),
         ("call", &["search"]),
+        ("handoff", &["--tab", "b1:7", "--reason", "sign in"]),
         ("open", &["https://example.com"]),
         ("close", &["b1:1"]),
         ("discover", &["b1:1"]),

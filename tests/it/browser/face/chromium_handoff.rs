@@ -4,6 +4,7 @@
 //! the same asked by an MCP agent while another agent's call on the tab is refused.
 
 use super::*;
+use crate::support::cdp::Page;
 use crate::support::common::*;
 use crate::support::lanes::{Mcp, Outcome};
 use serde_json::{json, Value};
@@ -104,25 +105,59 @@ pub(crate) fn signed_in(out: &std::process::Output, url: &str) {
     );
 }
 
+/// Chromium at the sign-in page, the daemon started with `args`: the page's tab (listed, and
+/// attached for the person's input) and the popup opened on it.
+struct SignIn {
+    face: ChromiumFace,
+    url: String,
+    tab: Value,
+    tab_ref: String,
+    page: Page,
+    popup: Page,
+}
+
+impl SignIn {
+    fn start(test: &str, args: &[&str]) -> Option<SignIn> {
+        let mut face = ChromiumFace::showing_with(test, SIGN_IN, args)?;
+        let url = face.pages.url("recipes");
+        let tab = wait_for_tab(&face.d, &face.b, &url, |n| n.contains(&"browser_handoff"));
+        let tab_ref = tab["ref"].as_str().unwrap().to_owned();
+        let page = face.b.attach(&url);
+        let popup = face.b.open(&popup_url(&tab));
+        face.b.viewport(&popup, 400, 600);
+        Some(SignIn {
+            face,
+            url,
+            tab,
+            tab_ref,
+            page,
+            popup,
+        })
+    }
+}
+
+fn popup_url(tab: &Value) -> String {
+    format!(
+        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
+        tab["id"]
+    )
+}
+
 #[test]
 fn the_person_signs_in_and_the_agent_goes_on() {
     let test = "browser::face::chromium_handoff::the_person_signs_in_and_the_agent_goes_on";
     // Calls give up after 2 s: a hand-off is not a call the browser answers, and outlives that.
-    let Some(face) = ChromiumFace::showing_with(test, SIGN_IN, &["--call-timeout", "2s"]) else {
+    let Some(s) = SignIn::start(test, &["--call-timeout", "2s"]) else {
         return;
     };
-    let ChromiumFace {
-        mut b, d, pages, ..
-    } = face;
-    let url = pages.url("recipes");
-    let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_handoff"));
-    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
-    let page = b.attach(&url);
-    let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
-        tab["id"]
-    ));
-    b.viewport(&popup, 400, 600);
+    let SignIn {
+        face: ChromiumFace { mut b, d, .. },
+        url,
+        tab,
+        tab_ref,
+        page,
+        popup,
+    } = s;
 
     assert_eq!(
         b.eval(&popup, &active(&tab["id"])),
@@ -233,20 +268,16 @@ fn the_person_signs_in_and_the_agent_goes_on() {
 #[test]
 fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
     let test = "browser::face::chromium_handoff::an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile";
-    let Some(face) = ChromiumFace::showing(test, SIGN_IN) else {
+    let Some(s) = SignIn::start(test, &[]) else {
         return;
     };
-    let ChromiumFace {
-        mut b, d, pages, ..
-    } = face;
-    let url = pages.url("recipes");
-    let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_handoff"));
-    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
-    let page = b.attach(&url);
-    let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
-        tab["id"]
-    ));
+    let SignIn {
+        face: ChromiumFace { mut b, d, .. },
+        tab_ref,
+        page,
+        popup,
+        ..
+    } = s;
     let rt = tokio::runtime::Runtime::new().unwrap();
     let connect = |name| Mcp::connect(std::path::Path::new(CTL), &d.socket, name);
     let (mut a, mut other) =
@@ -311,29 +342,23 @@ fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
 #[test]
 fn a_hand_off_outlives_an_idle_workers_30_s() {
     let test = "browser::face::chromium_handoff::a_hand_off_outlives_an_idle_workers_30_s";
-    let Some(face) = ChromiumFace::showing(test, SIGN_IN) else {
+    let Some(s) = SignIn::start(test, &[]) else {
         return;
     };
-    let ChromiumFace {
-        mut b, d, pages, ..
-    } = face;
-    let url = pages.url("recipes");
-    let tab = wait_for_tab(&d, &b, &url, |n| n.contains(&"browser_handoff"));
-    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
-    let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
-        tab["id"]
-    ));
+    let SignIn {
+        face: ChromiumFace { mut b, d, .. },
+        tab,
+        tab_ref,
+        popup,
+        ..
+    } = s;
     let connected = d.ctl_json(&["browsers"])["browsers"][0].clone();
     let call = spawn_ctl(&d, &handoff_args(&tab_ref, "5m"));
     b.wait_for(&popup, "the hand-off in the popup", SHOWN);
     // The popup asks the worker nothing meanwhile: closed, and opened again to answer.
     b.close_page(&popup);
     std::thread::sleep(Duration::from_secs(35));
-    let popup = b.open(&format!(
-        "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
-        tab["id"]
-    ));
+    let popup = b.open(&popup_url(&tab));
     b.wait_for(&popup, "the hand-off still waiting", SHOWN);
     b.eval(&popup, &press_in_popup("done"));
     let out = call.join().unwrap();

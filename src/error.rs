@@ -68,6 +68,15 @@ pub enum ErrorCode {
     /// The person stopped trusted input (*Cancel* on the browser's debugging bar) in the middle
     /// of an action: the page saw part of it. Not retried; take a new snapshot first.
     InputCancelled,
+    /// The tab is handed to the person (`browser_handoff`): no other call runs there until
+    /// they answer; `details.tab` names it.
+    HandoffInProgress,
+    /// The person answered a hand-off with *I can't*.
+    HandoffDeclined,
+    /// Nobody answered a hand-off within its time (the person's extensions included).
+    HandoffTimeout,
+    /// A hand-off to a browser nobody sees: one the daemon launched headless.
+    NoPerson,
 }
 
 impl ErrorCode {
@@ -99,6 +108,10 @@ impl ErrorCode {
         ErrorCode::Busy,
         ErrorCode::ElementCovered,
         ErrorCode::InputCancelled,
+        ErrorCode::HandoffInProgress,
+        ErrorCode::HandoffDeclined,
+        ErrorCode::HandoffTimeout,
+        ErrorCode::NoPerson,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -130,6 +143,10 @@ impl ErrorCode {
             ErrorCode::Busy => "BUSY",
             ErrorCode::ElementCovered => "ELEMENT_COVERED",
             ErrorCode::InputCancelled => "INPUT_CANCELLED",
+            ErrorCode::HandoffInProgress => "HANDOFF_IN_PROGRESS",
+            ErrorCode::HandoffDeclined => "HANDOFF_DECLINED",
+            ErrorCode::HandoffTimeout => "HANDOFF_TIMEOUT",
+            ErrorCode::NoPerson => "NO_PERSON",
         }
     }
 
@@ -161,7 +178,9 @@ impl ErrorCode {
             | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
-            ErrorCode::AmbiguousTarget => 409,
+            ErrorCode::AmbiguousTarget | ErrorCode::HandoffInProgress => 409,
+            ErrorCode::HandoffDeclined | ErrorCode::NoPerson => 422,
+            ErrorCode::HandoffTimeout => 504,
             ErrorCode::PayloadTooLarge => 413,
             ErrorCode::ToolError | ErrorCode::ElementCovered | ErrorCode::InputCancelled => 422,
             ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
@@ -199,6 +218,10 @@ impl ErrorCode {
             ErrorCode::Busy => 18,
             ErrorCode::ElementCovered => 19,
             ErrorCode::InputCancelled => 26,
+            ErrorCode::HandoffInProgress => 22,
+            ErrorCode::HandoffDeclined => 23,
+            ErrorCode::HandoffTimeout => 24,
+            ErrorCode::NoPerson => 25,
         }
     }
 

@@ -1,5 +1,5 @@
 // The toolbar popup: what this browser is connected to, what the current tab exposes, the
-// site switches, prompts waiting for an answer, and the tab's recent calls.
+// site switches, an agent's hand-off and prompts waiting for an answer, and the tab's recent calls.
 // `popup.html?tab=ID` shows another tab (the popup opened in a tab of its own, e.g. in tests).
 import { ask, clock, daemonList, duration, el, live, outcome, replace, toolChips, ago, wirePairForm } from './ui.js';
 
@@ -35,6 +35,7 @@ async function render() {
   const unpaired = state.daemons.some((d) => ['unpaired', 'refused'].includes(d.state));
   $('pair-section').hidden = trusted && !unpaired && !$('pair-status').textContent;
   renderSite(state.tab);
+  renderHandoffs(state.handoffs);
   renderPending(state.pending);
   renderTools(state.tab);
   renderCalls(state.calls);
@@ -101,6 +102,31 @@ function renderPending(prompts) {
   }
 }
 
+// An agent that handed this tab to the person: who, why, and the three answers.
+function renderHandoffs(handoffs) {
+  $('handoff-section').hidden = !handoffs.length;
+  const now = Date.now();
+  const keys = handoffs.map((h) => `${h.id}|${h.deadline}`).join(' ');
+  // Rebuilt only when one comes, goes or gets more time: not under a click.
+  if ($('handoffs').dataset.keys !== keys) {
+    $('handoffs').dataset.keys = keys;
+    replace($('handoffs'), handoffs.map((h) =>
+      el('div', { class: 'prompt handoff', role: 'group', 'aria-label': `${h.agent || 'A program'} asks you to take over this tab` },
+        el('div', { class: 'agent' }, el('span', { class: 'agent-name', text: h.agent || 'A program' }), ` (through the daemon on port ${h.port}) asks you to take over this tab:`),
+        el('div', {}, el('strong', { class: 'reason', text: h.reason })),
+        el('div', { class: 'muted', text: 'The page was not told. When you are done, say so here.' }),
+        el('div', { class: 'actions' },
+          el('button', { class: 'primary', dataset: { key: `done-${h.id}` }, text: 'Done', onclick: () => handoff(h.id, 'done') }),
+          el('button', { class: 'danger', dataset: { key: `cant-${h.id}` }, text: 'I can\'t', onclick: () => handoff(h.id, 'cant') }),
+          h.deadline < h.longest ? el('button', { dataset: { key: `extend-${h.id}` }, text: 'More time', 'aria-label': 'Ten more minutes', onclick: () => handoff(h.id, 'extend') }) : null,
+          el('span', { class: 'muted countdown', 'aria-hidden': 'true', 'data-deadline': h.deadline })))));
+  }
+  for (const c of $('handoffs').querySelectorAll('.countdown')) {
+    const left = Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000));
+    setText(c, left >= 120 ? `${Math.ceil(left / 60)} min left` : `${left} s left`);
+  }
+}
+
 function renderTools(tab) {
   const tools = tab?.tools ?? [];
   const exposed = tools.filter((t) => t.exposed);
@@ -146,6 +172,10 @@ function renderCalls(calls) {
 
 async function answer(id, choice) {
   await ask({ type: 'face:answer', id, choice });
+}
+
+async function handoff(id, choice) {
+  await ask({ type: 'face:handoff', id, choice });
 }
 
 // Read-modify-write of the one site's entry; the worker applies it when storage changes.

@@ -123,6 +123,14 @@ pub enum Command {
     /// and, with -v, on stderr. Ctrl-C cancels the call in the daemon (exit 130).
     #[command(disable_help_flag = true)]
     Call(call::CallArgs),
+    /// Hand a tab to the person and wait until they are done (`browser_handoff`).
+    ///
+    /// The browser brings the tab forward and asks the person, in a notification and its
+    /// popup, to do what --reason says (sign in, a 2FA code, a CAPTCHA); the command returns
+    /// the tab's snapshot and what changed once they click Done, or fails with
+    /// HANDOFF_DECLINED (23), HANDOFF_TIMEOUT (24) or NO_PERSON (25). Meanwhile other calls
+    /// on the tab fail with HANDOFF_IN_PROGRESS (22).
+    Handoff(call::HandoffArgs),
     /// Open a tab and print it once the browser reports it.
     Open {
         /// The URL to open.
@@ -225,6 +233,7 @@ impl Command {
             Command::Tabs { .. } => "tabs",
             Command::Tools { .. } => "tools",
             Command::Call(_) => "call",
+            Command::Handoff(_) => "handoff",
             Command::Open { .. } => "open",
             Command::Close { .. } => "close",
             Command::Discover { .. } => "discover",
@@ -257,6 +266,7 @@ impl Command {
             | Command::Discover { socket, .. }
             | Command::Doctor { socket, .. } => Some(socket.clone()),
             Command::Call(a) => Some(a.socket.clone()),
+            Command::Handoff(a) => Some(a.socket.clone()),
             Command::Events(a) => Some(a.socket.clone()),
             Command::Mcp(a) => Some(a.socket.clone()),
             Command::Wait(a) => Some(a.socket.clone()),
@@ -283,6 +293,7 @@ impl Command {
             | Command::Tools { out, .. }
             | Command::Discover { out, .. } => Some(out.json || out.output == Some(Format::Json)),
             Command::Call(a) => Some(a.json),
+            Command::Handoff(a) => Some(a.json),
             Command::Events(a) => Some(a.json),
             Command::Mcp(a) => Some(a.json),
             Command::Wait(a) => Some(a.json),
@@ -428,6 +439,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Call(args) => call::run(&client, args, json, command)
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
+        Command::Handoff(args) => call::run(&client, args.call(), json, command).await,
         Command::Open {
             url,
             focus,
@@ -487,6 +499,7 @@ mod tests {
         ("tabs", &[]),
         ("tools", &[]),
         ("call", &["search"]),
+        ("handoff", &["--tab", "b1:7", "--reason", "sign in"]),
         ("open", &["https://example.com"]),
         ("close", &["b1:1"]),
         ("discover", &["b1:1"]),

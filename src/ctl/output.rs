@@ -377,6 +377,10 @@ Exit codes:
   17  the tab is another agent's: read it, do not act in it (TAB_OWNED)
   18  the tab has too many calls waiting; try again after details.retryAfterMs (BUSY)
   19  the action's element is covered by another; nothing was done (ELEMENT_COVERED)
+  22  the tab is handed to the person; nothing else runs there until they answer (HANDOFF_IN_PROGRESS)
+  23  the person answered a hand-off with I can't (HANDOFF_DECLINED)
+  24  nobody answered a hand-off in its time (HANDOFF_TIMEOUT)
+  25  a hand-off to a browser nobody sees: the daemon launched it headless (NO_PERSON)
   26  the person stopped trusted input mid-action; the page saw part of it (INPUT_CANCELLED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 

@@ -1,8 +1,9 @@
 //! [`Daemon`]: what every task of the daemon shares — settings, the registry, counters, the
-//! calls that can be cancelled, each tab's queue of calls, and the two-stage shutdown.
+//! calls that can be cancelled, each tab's queue of calls and hand-off, and the two-stage shutdown.
 
 use super::calls::args::ValidatorCache;
 use super::calls::cancels::Cancels;
+use super::calls::handoffs::Handoffs;
 use super::calls::queues::TabQueues;
 use super::managed::table::Managed;
 use super::registry::presence::Presence;
@@ -39,6 +40,8 @@ pub struct Daemon {
     pub cancels: Cancels,
     /// Each tab's calls, in turn (issue 60).
     pub queues: TabQueues,
+    /// The tabs handed to the person (`browser_handoff`, issue 60).
+    pub handoffs: Handoffs,
     /// The user's pairings with browser profiles, and this daemon's pairing codes.
     pub pairings: Pairings,
     /// The browsers this daemon launched (issue 32).
@@ -68,6 +71,7 @@ impl Daemon {
             validators: ValidatorCache::default(),
             cancels: Cancels::default(),
             queues: TabQueues::default(),
+            handoffs: Handoffs::default(),
             pairings: Pairings::new(pairing_file),
             managed: Managed::default(),
             presence: Arc::default(),

@@ -614,7 +614,11 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             .send(peer, Level::Debug, json!({"event": "call", "tool": tool}))
             .await;
         let token = context.meta.get_progress_token();
-        let what = || format!("the browser to finish `{tool}`");
+        let what = || match tool {
+            // The person, not the page, ends it (issue 60).
+            "browser_handoff" => "the person to answer the hand-off (`browser_handoff`)".to_owned(),
+            _ => format!("the browser to finish `{tool}`"),
+        };
         let roots = if roots::wants_roots(tool, &args, CALL_TOOL) {
             roots::of_client(peer).await
         } else {

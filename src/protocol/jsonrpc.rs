@@ -183,7 +183,11 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::BrowserNotInstalled
         | ErrorCode::LaunchFailed
         | ErrorCode::TabOwned
-        | ErrorCode::Busy => code::CONNECTION_ERROR,
+        | ErrorCode::Busy
+        | ErrorCode::HandoffInProgress
+        | ErrorCode::HandoffDeclined
+        | ErrorCode::HandoffTimeout
+        | ErrorCode::NoPerson => code::CONNECTION_ERROR,
         ErrorCode::ToolError
         | ErrorCode::PageNavigated
         | ErrorCode::ElementCovered

@@ -9,10 +9,11 @@ import { normalize, settings } from '../../shared/settings.js';
 import { granted } from '../../shared/policy.js';
 import { uiChanged } from '../state/badge.js';
 import { isFirefox } from '../../shared/platform.js';
+import { answerWindows } from './answer-window.js';
 import { promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
-const answerWindows = new Map(); // prompt id -> window opened from its notification
+const popups = answerWindows((id) => pending.has(id));
 let seq = 0;
 
 // A daemon that times out an attempt may send the same call again: it joins the prompt that is
@@ -39,7 +40,7 @@ export function ask({ tabId, sites, place, tool, args, port, title, agent = null
       if (!pending.delete(id)) return;
       clearTimeout(prompt.timer);
       if (chrome.notifications) chrome.notifications.clear(id).catch(() => {});
-      closeAnswerWindow(id);
+      popups.close(id);
       uiChanged();
       if (how) resolve(how);
       else reject(error);
@@ -142,28 +143,7 @@ function notify(p) {
   chrome.notifications.create(p.id, options).catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
 }
 
-// The popup of the prompt's tab, in a window of its own (a notification click may not open the
-// toolbar popup itself).
-async function openAnswerWindow(id) {
-  const p = pending.get(id);
-  if (!p || answerWindows.has(id)) return;
-  const url = chrome.runtime.getURL(`ui/popup.html?tab=${p.tabId}`);
-  try {
-    const win = await chrome.windows.create({ url, type: 'popup', width: 420, height: 640 });
-    if (pending.has(id)) answerWindows.set(id, win.id);
-    else chrome.windows.remove(win.id).catch(() => {});
-  } catch {
-    chrome.tabs.create({ url }).catch(() => {});
-  }
-}
-
-function closeAnswerWindow(id) {
-  const win = answerWindows.get(id);
-  answerWindows.delete(id);
-  if (win != null) chrome.windows.remove(win).catch(() => {});
-}
-
 // Registered at module load, i.e. synchronously at service-worker start.
 chrome.notifications?.onButtonClicked?.addListener((id, button) => answer(id, button === 0 ? 'once' : 'deny'));
-chrome.notifications?.onClicked.addListener((id) => openAnswerWindow(id));
+chrome.notifications?.onClicked.addListener((id) => popups.open(id, pending.get(id)?.tabId));
 if (!isFirefox) chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, 'deny'));

@@ -49,6 +49,26 @@ const tool = (name, title, description, properties, required, annotations) => ({
   annotations: { title, ...annotations },
 });
 
+// A hand-off to the person (issue 60): listed here, run by worker/calls/handoff.js, which
+// waits for the person rather than the page.
+export const HANDOFF_LIMITS = { DEFAULT_SEC: 600, MAX_SEC: 3600, REASON_MAX: 500 };
+const { DEFAULT_SEC, MAX_SEC, REASON_MAX } = HANDOFF_LIMITS;
+const HANDOFF_TOOL = {
+  name: 'browser_handoff',
+  title: 'Hand off to the person',
+  description: `Ask the person at the browser to take over this tab (sign in, a 2FA code, a CAPTCHA) and wait until they click Done or "I can't" in browser-mcp's popup. The tab is brought forward and a notification says who asks and why; the page is not told. Returns a fresh snapshot of the tab and what changed (URL, title). Fails with HANDOFF_DECLINED, HANDOFF_TIMEOUT (default ${DEFAULT_SEC} s; the person may give more time), or NO_PERSON in a headless browser the daemon launched. Never retried.`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      reason: { type: 'string', description: 'What the person should do, in their words (e.g. "sign in to your bank")', maxLength: REASON_MAX },
+      timeoutSec: { type: 'number', description: `How long to wait for the person, in seconds (default ${DEFAULT_SEC}, at most ${MAX_SEC})`, exclusiveMinimum: 0, maximum: MAX_SEC },
+    },
+    required: ['reason'],
+    additionalProperties: false,
+  },
+  annotations: { title: 'Hand off to the person', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+};
+
 export const BUILTIN_TOOLS = [
   tool('browser_navigate', 'Navigate', 'Load a URL in this tab and wait until it has loaded.',
     { url: { type: 'string', description: 'Absolute http(s) URL' }, dialog }, ['url'],
@@ -151,6 +171,7 @@ export const BUILTIN_TOOLS = [
     'Evaluate a JavaScript expression in the page and return its JSON value. Off unless enabled in the extension options.',
     { expression: { type: 'string' } }, ['expression'], ACT),
   ...OBSERVE_TOOLS,
+  HANDOFF_TOOL,
 ];
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));

@@ -15,16 +15,20 @@
 //! call waits for its tab's turn ([`queues`]): one tab's calls in order, different tabs' at
 //! once.
 //!
+//! A hand-off to the person ([`handoffs`]) waits for them, not for the browser: one attempt,
+//! never repeated, as long as the person may take; while it waits, the tab refuses other calls.
+//!
 //! Beside the path: [`args`] (a call's arguments, typed and validated), [`upload`] (the files
 //! a call names, read and sent inline; [`beneath`] opens them), [`cancels`] (calls a caller may cancel by its id).
 //! A new step of a call's way to its tab goes here. May import `context.rs` and what is below
-//! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs` and `queues.rs` sit below
+//! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs`, `handoffs.rs` and `queues.rs` sit below
 //! `context.rs` (the Daemon holds their state), so they import none of the folder.
 
 pub(crate) mod args;
 mod beneath;
 pub(crate) mod cancels;
 mod exchange;
+pub(crate) mod handoffs;
 mod lanes;
 mod policy;
 pub(crate) mod queues;
@@ -155,6 +159,16 @@ async fn call_inner(
     let reach = lanes::reach(&req.tool, &tool, &args);
     let target = first.target;
     lanes::may(d, target, reach, lane)?;
+    d.handoffs.refuse(target)?;
+    let handoff = req.tool == handoffs::HANDOFF;
+    let mut handed = match handoff {
+        true => Some(Handing {
+            held: hand_off(d, target)?,
+            conn: first.conn.clone(),
+            answered: false,
+        }),
+        false => None,
+    };
     let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
         .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
         .collect();
@@ -177,7 +191,22 @@ async fn call_inner(
     };
     let turn_started = Instant::now();
     let _moving = lanes::focus_guard(d, &req.tool, target, reach, lane);
+    let policy = match handoff {
+        true => policy.handoff(),
+        false => policy,
+    };
     let result = attempts(d, &req, &policy, first, &args, started).await;
+    if let Some(h) = &mut handed {
+        // The browser ended it (the person answered, or its time ran out); anything else
+        // (a lost connection, the ceiling) leaves it on the person's screen.
+        h.answered = match &result {
+            Ok(_) => true,
+            Err(e) => matches!(
+                e.code,
+                ErrorCode::HandoffDeclined | ErrorCode::HandoffTimeout
+            ),
+        };
+    }
     if let Some(place) = &place {
         place.took(turn_started);
     }
@@ -185,6 +214,52 @@ async fn call_inner(
         lanes::opened(d, target, reach, lane, &r.result).await;
     }
     result
+}
+
+/// A hand-off's call while it lasts. One that ends before the browser ended it (its caller
+/// went away: Ctrl-C, a closed MCP session, a cancel) tells the browser, which takes it off
+/// the person's screen rather than let them answer nobody.
+struct Handing<'a> {
+    held: handoffs::Held<'a>,
+    conn: crate::daemon::conn::ConnHandle,
+    answered: bool,
+}
+
+impl Drop for Handing<'_> {
+    fn drop(&mut self) {
+        let Some(tab) = self.held.target().tab else {
+            return;
+        };
+        if !self.answered {
+            let end = Request::EndHandoff { tab };
+            let _ = self
+                .conn
+                .tx
+                .try_send(crate::daemon::conn::Command::Request(end));
+        }
+    }
+}
+
+/// Marks a tab as handed to the person, where there is one: a browser the daemon launched
+/// headless shows nobody anything (NO_PERSON).
+fn hand_off(d: &Daemon, target: Target) -> Result<handoffs::Held<'_>, Error> {
+    if target.tab.is_none() {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "`{}` hands a tab to the person; {target} is a browser",
+                handoffs::HANDOFF
+            ),
+        ));
+    }
+    if d.managed.headless(target.browser) == Some(true) {
+        return Err(Error::new(
+            ErrorCode::NoPerson,
+            format!("{} was launched headless by browser-mcpd: nobody sees it to take over; launch it with --headed on a display", target.browser),
+        )
+        .with_details(json!({"tab": target.to_string()})));
+    }
+    d.handoffs.hold(target)
 }
 
 /// A call that waited its whole patience for its tab's turn: it never ran, and may be tried

@@ -186,6 +186,13 @@ impl Dialect for Bridge {
                 let frame = watch_frame(session, &id, on);
                 link.ask(id, Waiter::Watch(reply), frame);
             }
+            Request::EndHandoff { tab } => link.send(
+                ServerMessage::EndHandoff {
+                    session_id: session,
+                    tab_id: tab,
+                }
+                .to_json(),
+            ),
             Request::GroupTabs { tabs, group, reply } => {
                 link.send(
                     ServerMessage::GroupTabs {

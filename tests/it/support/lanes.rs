@@ -149,6 +149,8 @@ pub struct Mcp {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     next: u64,
+    /// The messages of the progress notifications heard so far.
+    pub progress: Vec<String>,
 }
 
 impl Mcp {
@@ -174,6 +176,7 @@ impl Mcp {
             stdin,
             lines,
             next: 0,
+            progress: Vec::new(),
         };
         let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": name, "version": "1"}});
@@ -203,6 +206,10 @@ impl Mcp {
                 if v["id"] == id {
                     return Some(v);
                 }
+                if v["method"] == "notifications/progress" {
+                    let said = v["params"]["message"].as_str().unwrap_or_default();
+                    self.progress.push(said.to_owned());
+                }
             }
         };
         let v = tokio::time::timeout(limit, answer).await.ok()??;
@@ -214,8 +221,25 @@ impl Mcp {
     }
 
     pub async fn call(&mut self, tool: &str, args: Value) -> Outcome {
-        let params = json!({"name": tool, "arguments": args});
-        let Some(r) = self.request("tools/call", params, HUNG).await else {
+        self.call_with(json!({"name": tool, "arguments": args}), HUNG)
+            .await
+    }
+
+    /// A call that asks for progress (heard in `progress`) and may take up to `limit`.
+    #[allow(dead_code)] // the bench, which shares this file, asks for no progress
+    pub async fn call_hearing_progress(
+        &mut self,
+        tool: &str,
+        args: Value,
+        limit: Duration,
+    ) -> Outcome {
+        let meta = json!({"progressToken": "p1"});
+        let params = json!({"name": tool, "arguments": args, "_meta": meta});
+        self.call_with(params, limit).await
+    }
+
+    async fn call_with(&mut self, params: Value, limit: Duration) -> Outcome {
+        let Some(r) = self.request("tools/call", params, limit).await else {
             return Outcome::Hung;
         };
         let text: Vec<&str> = (r["content"].as_array().into_iter().flatten())

@@ -9,10 +9,11 @@
 
 mod chromium_ask;
 mod chromium_consent;
+mod chromium_handoff;
 mod chromium_popup;
-
 mod firefox;
 mod firefox_consent;
+mod firefox_handoff;
 mod scopes;
 
 use crate::support::cdp::*;
@@ -355,19 +356,33 @@ impl ChromiumFace {
     /// The extension as a fresh install has it: a call on a site the person has not allowed
     /// asks first (issue 31).
     pub(crate) fn fresh(test: &str) -> Option<ChromiumFace> {
-        ChromiumFace::launch(test, PAGE, false)
+        ChromiumFace::launch(test, PAGE, false, &[])
     }
 
     /// The same as `start` with another page at every path.
     pub(crate) fn showing(test: &str, page: &'static str) -> Option<ChromiumFace> {
-        ChromiumFace::launch(test, page, true)
+        ChromiumFace::launch(test, page, true, &[])
     }
 
-    fn launch(test: &str, page: &'static str, everywhere: bool) -> Option<ChromiumFace> {
+    /// The same as `showing`, the daemon started with `args`.
+    pub(crate) fn showing_with(
+        test: &str,
+        page: &'static str,
+        args: &[&str],
+    ) -> Option<ChromiumFace> {
+        ChromiumFace::launch(test, page, true, args)
+    }
+
+    fn launch(
+        test: &str,
+        page: &'static str,
+        everywhere: bool,
+        args: &[&str],
+    ) -> Option<ChromiumFace> {
         let exe = chromium_or_skip(test)?;
         let lock = machine_wide_lock();
         let pages = PageServer::page(page);
-        let d = daemon_in_scan_range(&[]);
+        let d = daemon_in_scan_range(args);
         let profile = tempfile::tempdir().unwrap();
         // The page opens once the extension is up: a tab that loads while Chromium is still
         // loading an unpacked extension gets no content scripts, and so no page tools.

@@ -19,15 +19,7 @@ const ACTIONS: &[(&str, &str)] = &[
 /// Row 16 alone (`--input`): a daemon, the page server and the two browsers of its own.
 pub(crate) async fn input_only_rows(quick: bool) -> Vec<Row> {
     let Some(exe) = chromium_exe() else {
-        eprintln!("\n*** row 16 needs Chromium at {CHROMIUM_DEFAULT}\n");
-        return vec![row(
-            "16 input",
-            "no Chromium".into(),
-            "-".into(),
-            "-".into(),
-            "measured",
-            Some(false),
-        )];
+        return no_chromium("16");
     };
     let pages = PageServer::start().await;
     let d = Daemon::start();

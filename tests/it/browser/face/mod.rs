@@ -403,3 +403,32 @@ impl ChromiumFace {
         })
     }
 }
+
+/// Firefox with the extension paired with a daemon on a scanned port, at the recipe page, as a
+/// fresh install has it (a call on a site the person has not allowed asks first); None (after
+/// a loud SKIPPED) without Firefox. Fields drop browser first, lock last.
+pub(crate) struct FirefoxFace {
+    pub(crate) ff: crate::support::firefox::Firefox,
+    pub(crate) d: TestDaemon,
+    pub(crate) pages: PageServer,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl FirefoxFace {
+    pub(crate) fn fresh(test: &str) -> Option<FirefoxFace> {
+        use crate::support::firefox::*;
+        let exe = firefox_or_skip(test)?;
+        let lock = machine_wide_lock();
+        let pages = PageServer::page(PAGE);
+        let d = daemon_in_scan_range(&[]);
+        let mut ff = Firefox::launch(&exe, &Options::default());
+        ff.pair(&d);
+        ff.show(&pages.url("recipes"));
+        Some(FirefoxFace {
+            ff,
+            d,
+            pages,
+            _lock: lock,
+        })
+    }
+}

@@ -44,18 +44,15 @@ fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_chromium() {
 
 #[test]
 fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox() {
-    let Some(exe) = firefox_or_skip(
+    let Some(FirefoxFace {
+        mut ff, d, pages, ..
+    }) = FirefoxFace::fresh(
         "browser::face::scopes::a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox",
-    ) else {
+    )
+    else {
         return;
     };
-    let _lock = machine_wide_lock();
-    let pages = PageServer::page(PAGE);
-    let d = daemon_in_scan_range(&[]);
-    let mut ff = Firefox::launch(&exe, &Options::default());
-    ff.pair(&d);
     let url = pages.url("recipes");
-    ff.show(&url);
     let tab = listed_tab(&d, FIREFOX_WAIT, &url, "browser_snapshot");
     let popup = ff.extension_page(&format!("ui/popup.html?tab={}", tab["id"]));
     read_only_for_one_agent(&mut ff, &popup, &d, &tab, &pages.origin());

@@ -349,7 +349,7 @@ async function handle(conn, msg) {
     case 'groupTabs':
       return tabs.groupTabs(msg);
     case 'endHandoff':
-      return endHandoff(msg.tabId);
+      return endHandoff(msg.tabId, msg.answer);
     case 'watch': {
       // The vote is this socket's: it goes when the socket closes, and an answer is not sent on
       // one that replaced it.

@@ -22,6 +22,9 @@ pub trait Backend: Send + Sync + 'static {
     fn call(&self, req: CallRequest) -> impl Future<Output = Result<CallResponse, Error>> + Send;
     /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
     fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
+    /// The person's answer (`done`, `cant`) to the hand-off of call `call_id`, given in the
+    /// agent's client; false when it no longer waits (answered in the browser first).
+    fn answer_handoff(&self, call_id: &str, answer: &'static str) -> bool;
     fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
     /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
     fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;

@@ -8,6 +8,7 @@
 //!
 //! - [`backend`]: what the server drives (the daemon's registry and call path).
 //! - [`calls`]: a call's way to its tab (the current tab, scope, cancellation).
+//! - [`elicit`]: a hand-off asked in the client too, where it can answer a form.
 //! - [`expose`]: which tools are in scope and the names clients see.
 //! - [`identity`]: who the server is and which protocol revisions it speaks.
 //! - [`groups`]: the tab groups that show which tabs an agent drives.
@@ -23,6 +24,7 @@
 
 pub mod backend;
 pub mod calls;
+pub mod elicit;
 pub mod expose;
 pub mod groups;
 pub mod identity;

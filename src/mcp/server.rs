@@ -2,6 +2,7 @@
 //! session's current tab, cancellation, and `notifications/tools/list_changed`.
 
 use super::backend::Backend;
+use super::elicit;
 use super::expose::{Scope, Snapshot};
 use super::groups::{self, group_for};
 use super::identity::{info, NEWEST};
@@ -628,19 +629,22 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             peer,
             token,
             what,
-            roots::with(roots, async {
-                match tool {
-                    LIST_TABS => inner.list_tabs().await,
-                    SELECT_TAB => inner.select_tab(&args).await,
-                    OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
-                    CLOSE_TAB => inner.close_tab(&args).await,
-                    LIST_TOOLS => inner.list_tools(&args).await,
-                    CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
-                    LAUNCH_BROWSER => inner.launch_browser(&args).await,
-                    CLOSE_BROWSER => inner.close_browser(&args).await,
-                    name => inner.call_tab_tool(name, args, &context.ct).await,
-                }
-            }),
+            roots::with(
+                roots,
+                elicit::with(peer, async {
+                    match tool {
+                        LIST_TABS => inner.list_tabs().await,
+                        SELECT_TAB => inner.select_tab(&args).await,
+                        OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
+                        CLOSE_TAB => inner.close_tab(&args).await,
+                        LIST_TOOLS => inner.list_tools(&args).await,
+                        CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
+                        LAUNCH_BROWSER => inner.launch_browser(&args).await,
+                        CLOSE_BROWSER => inner.close_browser(&args).await,
+                        name => inner.call_tab_tool(name, args, &context.ct).await,
+                    }
+                }),
+            ),
         )
         .await;
         if let Err(e) = &outcome {

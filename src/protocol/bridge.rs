@@ -379,11 +379,14 @@ pub enum ServerMessage<'a> {
         request_id: &'a str,
     },
     /// Not in seed 001 (additive; old extensions ignore unknown types): the hand-off on this
-    /// tab lost its caller (issue 60); the browser stops asking the person. No answer.
+    /// tab lost its caller, or (`answer`: `done`, `cant`) the person answered it in the agent's
+    /// client (issue 60); the browser stops asking the person. No answer.
     #[serde(rename_all = "camelCase")]
     EndHandoff {
         session_id: &'a str,
         tab_id: TabId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<&'a str>,
     },
     /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
     /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No

@@ -123,11 +123,15 @@ export function answer(id, choice) {
   return true;
 }
 
-// The daemon's word that nobody waits for the tab's hand-off any more (its agent went away):
-// it leaves the person's screen.
-export function endHandoff(tabId) {
+// The daemon's word on the tab's hand-off from elsewhere: with `answer` ('done' or 'cant'), the
+// person answered in the agent's own client (MCP elicitation), first answer wins; without, nobody
+// waits for it any more (its agent went away). Either way it leaves the person's screen.
+export function endHandoff(tabId, answer) {
   for (const h of [...pending.values()]) {
-    if (h.tabId === tabId) h.settle(null, new ToolError(Code.TOOL_ERROR, 'the agent stopped waiting for the hand-off'));
+    if (h.tabId !== tabId) continue;
+    if (answer === 'done') h.settle('done', null);
+    else if (answer === 'cant') h.settle(null, new ToolError(Code.HANDOFF_DECLINED, `the person answered the hand-off ("${h.reason}") with "I can't" in the agent's client`));
+    else h.settle(null, new ToolError(Code.TOOL_ERROR, 'the agent stopped waiting for the hand-off'));
   }
 }
 

@@ -163,7 +163,7 @@ async fn call_inner(
     let handoff = req.tool == handoffs::HANDOFF;
     let mut handed = match handoff {
         true => Some(Handing {
-            held: hand_off(d, target)?,
+            held: hand_off(d, target, req.call_id.clone(), first.conn.clone())?,
             conn: first.conn.clone(),
             answered: false,
         }),
@@ -231,7 +231,7 @@ impl Drop for Handing<'_> {
             return;
         };
         if !self.answered {
-            let end = Request::EndHandoff { tab };
+            let end = Request::EndHandoff { tab, answer: None };
             let _ = self
                 .conn
                 .tx
@@ -242,7 +242,12 @@ impl Drop for Handing<'_> {
 
 /// Marks a tab as handed to the person, where there is one: a browser the daemon launched
 /// headless shows nobody anything (NO_PERSON).
-fn hand_off(d: &Daemon, target: Target) -> Result<handoffs::Held<'_>, Error> {
+fn hand_off(
+    d: &Daemon,
+    target: Target,
+    call_id: Option<String>,
+    conn: crate::daemon::conn::ConnHandle,
+) -> Result<handoffs::Held<'_>, Error> {
     if target.tab.is_none() {
         return Err(Error::new(
             ErrorCode::InvalidArguments,
@@ -259,7 +264,7 @@ fn hand_off(d: &Daemon, target: Target) -> Result<handoffs::Held<'_>, Error> {
         )
         .with_details(json!({"tab": target.to_string()})));
     }
-    d.handoffs.hold(target)
+    d.handoffs.hold(target, call_id, conn)
 }
 
 /// A call that waited its whole patience for its tab's turn: it never ran, and may be tried

@@ -71,10 +71,12 @@ pub enum Request {
         on: bool,
         reply: Reply<()>,
     },
-    /// A hand-off whose call ended before the person answered (its caller went away): the
-    /// browser takes it off the person's screen. Sent, never answered.
+    /// A hand-off whose call ended before the person answered (its caller went away), or that
+    /// the person answered in the agent's client (`answer`: `done`, `cant`): the browser takes
+    /// it off the person's screen. Sent, never answered.
     EndHandoff {
         tab: TabId,
+        answer: Option<&'static str>,
     },
     /// Answered once sent: the browser says nothing back.
     GroupTabs {

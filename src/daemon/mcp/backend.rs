@@ -90,6 +90,10 @@ impl Backend for DaemonBackend {
         Ok(self.d.cancels.cancel(call_id))
     }
 
+    fn answer_handoff(&self, call_id: &str, answer: &'static str) -> bool {
+        self.d.handoffs.answer(call_id, answer)
+    }
+
     async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
         calls::open_tab_as(&self.d, req, Some(self.lane)).await
     }

@@ -107,17 +107,17 @@ pub(crate) fn signed_in(out: &std::process::Output, url: &str) {
 
 /// Chromium at the sign-in page, the daemon started with `args`: the page's tab (listed, and
 /// attached for the person's input) and the popup opened on it.
-struct SignIn {
-    face: ChromiumFace,
-    url: String,
-    tab: Value,
-    tab_ref: String,
-    page: Page,
-    popup: Page,
+pub(crate) struct SignIn {
+    pub(crate) face: ChromiumFace,
+    pub(crate) url: String,
+    pub(crate) tab: Value,
+    pub(crate) tab_ref: String,
+    pub(crate) page: Page,
+    pub(crate) popup: Page,
 }
 
 impl SignIn {
-    fn start(test: &str, args: &[&str]) -> Option<SignIn> {
+    pub(crate) fn start(test: &str, args: &[&str]) -> Option<SignIn> {
         let mut face = ChromiumFace::showing_with(test, SIGN_IN, args)?;
         let url = face.pages.url("recipes");
         let tab = wait_for_tab(&face.d, &face.b, &url, |n| n.contains(&"browser_handoff"));

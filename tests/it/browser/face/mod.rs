@@ -14,6 +14,7 @@ mod chromium_popup;
 mod firefox;
 mod firefox_consent;
 mod firefox_handoff;
+mod handoff_elicit;
 mod scopes;
 
 use crate::support::cdp::*;

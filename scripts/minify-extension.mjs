@@ -25,10 +25,13 @@ const READING = [
   'content/dom-tools.js',
   'content/dom-snapshot.js',
 ];
-const HANDS = ['content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js'];
+const HANDS = ['content/dom-point.js', 'content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js', 'content/dom-input.js'];
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
+  // The page world's part of the DOM kit (worker/frames/frame-channel.js): put in with the
+  // reading part, never at load.
+  'page/handlers.min.js': ['page/handlers.js'],
   // The DOM kit (worker/frames/frame-channel.js), put into a frame when a tool first needs it: the
   // reading part and the acting part.
   'content/dom-kit.min.js': READING,

@@ -54,6 +54,29 @@ pub enum ErrorCode {
     /// A launched browser exited, or its extension did not connect, before its first tab
     /// was listed; `details.log` is its log and `details.tail` the last lines.
     LaunchFailed,
+    /// The tab is another agent's (its MCP session opened it): this agent may read it, not
+    /// act in it, unless the person allows that (`share-agent-tabs`); `details.owner` names
+    /// the agent, `details.tab` the tab.
+    TabOwned,
+    /// The tab already has as many calls waiting for their turn as `--tab-queue` allows;
+    /// `details.retryAfterMs` says when trying again is likely to find room.
+    Busy,
+    /// An action's element is covered by another at the point where it would land (a dialog,
+    /// a banner, an overlay): nothing was done. The message names what covers it (with a ref
+    /// when it is something to act on); `force` acts anyway.
+    ElementCovered,
+    /// The person stopped trusted input (*Cancel* on the browser's debugging bar) in the middle
+    /// of an action: the page saw part of it. Not retried; take a new snapshot first.
+    InputCancelled,
+    /// The tab is handed to the person (`browser_handoff`): no other call runs there until
+    /// they answer; `details.tab` names it.
+    HandoffInProgress,
+    /// The person answered a hand-off with *I can't*.
+    HandoffDeclined,
+    /// Nobody answered a hand-off within its time (the person's extensions included).
+    HandoffTimeout,
+    /// A hand-off to a browser nobody sees: one the daemon launched headless.
+    NoPerson,
     /// The person at the browser said no to the call in its consent prompt: the tool did not
     /// run.
     UserDenied,
@@ -86,6 +109,14 @@ impl ErrorCode {
         ErrorCode::PageNavigated,
         ErrorCode::BrowserNotInstalled,
         ErrorCode::LaunchFailed,
+        ErrorCode::TabOwned,
+        ErrorCode::Busy,
+        ErrorCode::ElementCovered,
+        ErrorCode::InputCancelled,
+        ErrorCode::HandoffInProgress,
+        ErrorCode::HandoffDeclined,
+        ErrorCode::HandoffTimeout,
+        ErrorCode::NoPerson,
         ErrorCode::UserDenied,
         ErrorCode::UserConsentTimeout,
     ];
@@ -115,6 +146,14 @@ impl ErrorCode {
             ErrorCode::PageNavigated => "PAGE_NAVIGATED",
             ErrorCode::BrowserNotInstalled => "BROWSER_NOT_INSTALLED",
             ErrorCode::LaunchFailed => "LAUNCH_FAILED",
+            ErrorCode::TabOwned => "TAB_OWNED",
+            ErrorCode::Busy => "BUSY",
+            ErrorCode::ElementCovered => "ELEMENT_COVERED",
+            ErrorCode::InputCancelled => "INPUT_CANCELLED",
+            ErrorCode::HandoffInProgress => "HANDOFF_IN_PROGRESS",
+            ErrorCode::HandoffDeclined => "HANDOFF_DECLINED",
+            ErrorCode::HandoffTimeout => "HANDOFF_TIMEOUT",
+            ErrorCode::NoPerson => "NO_PERSON",
             ErrorCode::UserDenied => "USER_DENIED",
             ErrorCode::UserConsentTimeout => "USER_CONSENT_TIMEOUT",
         }
@@ -131,6 +170,7 @@ impl ErrorCode {
                 | ErrorCode::NoBrowser
                 | ErrorCode::LimitExceeded
                 | ErrorCode::DaemonUnavailable
+                | ErrorCode::Busy
         )
     }
 
@@ -139,7 +179,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
             ErrorCode::Unauthorized => 401,
-            ErrorCode::UserDenied => 403,
+            ErrorCode::TabOwned | ErrorCode::UserDenied => 403,
             ErrorCode::UserConsentTimeout => 408,
             ErrorCode::TabNotFound
             | ErrorCode::ToolNotFound
@@ -148,10 +188,12 @@ impl ErrorCode {
             | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
-            ErrorCode::AmbiguousTarget => 409,
+            ErrorCode::AmbiguousTarget | ErrorCode::HandoffInProgress => 409,
+            ErrorCode::HandoffDeclined | ErrorCode::NoPerson => 422,
+            ErrorCode::HandoffTimeout => 504,
             ErrorCode::PayloadTooLarge => 413,
-            ErrorCode::ToolError => 422,
-            ErrorCode::LimitExceeded => 429,
+            ErrorCode::ToolError | ErrorCode::ElementCovered | ErrorCode::InputCancelled => 422,
+            ErrorCode::LimitExceeded | ErrorCode::Busy => 429,
             ErrorCode::Cancelled => 499,
             ErrorCode::Internal => 500,
             ErrorCode::SendError
@@ -182,8 +224,16 @@ impl ErrorCode {
             ErrorCode::PageNavigated => 14,
             ErrorCode::BrowserNotInstalled => 15,
             ErrorCode::LaunchFailed => 16,
-            ErrorCode::UserDenied => 17,
-            ErrorCode::UserConsentTimeout => 18,
+            ErrorCode::TabOwned => 17,
+            ErrorCode::Busy => 18,
+            ErrorCode::ElementCovered => 19,
+            ErrorCode::InputCancelled => 26,
+            ErrorCode::HandoffInProgress => 22,
+            ErrorCode::HandoffDeclined => 23,
+            ErrorCode::HandoffTimeout => 24,
+            ErrorCode::NoPerson => 25,
+            ErrorCode::UserDenied => 20,
+            ErrorCode::UserConsentTimeout => 21,
         }
     }
 

@@ -144,6 +144,32 @@ pub fn check(dir: &Path) -> Result<Owner, Untrusted> {
     Ok(owner)
 }
 
+/// Whether what lies at `path` (a directory others' code is loaded from, such as the extension
+/// launched browsers load: issue 58, item 2) is ours to trust: `path` and every directory above
+/// it [`check`]ed, and `path` itself not writable by others even if sticky. Give it with its
+/// links resolved (a link on the way is refused). Its entries can then only be ours or
+/// root's own, or have been put there by us or root.
+pub fn check_path(path: &Path) -> Result<Owner, Untrusted> {
+    let mut owner = Owner::Root;
+    for dir in path.ancestors().collect::<Vec<_>>().into_iter().rev() {
+        owner = check(dir)?;
+    }
+    let mode = std::fs::metadata(path)
+        .map_err(|e| Untrusted {
+            dir: path.to_path_buf(),
+            reason: Reason::Io(e.to_string()),
+        })?
+        .mode()
+        & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(Untrusted {
+            dir: path.to_path_buf(),
+            reason: Reason::OpenToOthers { mode },
+        });
+    }
+    Ok(owner)
+}
+
 /// [`check`], and that we can create files in it.
 pub fn check_writable(dir: &Path) -> Result<Owner, Untrusted> {
     let owner = check(dir)?;
@@ -188,45 +214,6 @@ pub fn ensure(dir: &Path) -> Result<(Owner, bool), Untrusted> {
     check_writable(dir).map(|owner| (owner, created))
 }
 
-/// Writes `contents` to `path`, mode 0600, through a temporary file and a rename (never
-/// through a symlink), making its directory (0700) if needed; the directory must be
-/// trusted ([`ensure`]). With `replace` false an existing file is kept, and `Ok(false)` says
-/// so (two writers that race agree on the first one's file).
-pub fn write_private(path: &Path, contents: &[u8], replace: bool) -> io::Result<bool> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    ensure(dir)?;
-    let mut suffix = [0u8; 6];
-    getrandom::fill(&mut suffix).map_err(|e| io::Error::other(e.to_string()))?;
-    let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = dir.join(format!(".write.{suffix}.tmp"));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(contents)?;
-        f.sync_all()?;
-        if replace {
-            std::fs::rename(&tmp, path)
-        } else {
-            std::fs::hard_link(&tmp, path)
-        }
-    })();
-    let _ = std::fs::remove_file(&tmp);
-    match result {
-        Ok(()) => Ok(true),
-        Err(e) if !replace && e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// The uid of the process at the other end of a Unix socket (the daemon checks its clients
 /// with it, browserctl its daemon).
 pub fn peer_uid(stream: &impl std::os::fd::AsFd) -> io::Result<u32> {
@@ -251,6 +238,27 @@ mod tests {
 
     fn mode(p: &Path, m: u32) {
         fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    #[test]
+    fn a_path_is_trusted_only_if_its_last_directory_is_closed_to_others() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ext = tmp.path().join("share/extension");
+        fs::create_dir_all(&ext).unwrap();
+        let ext = fs::canonicalize(&ext).unwrap();
+        mode(&ext, 0o755);
+        assert!(check_path(&ext).is_ok());
+        // Sticky does not do for the directory itself: others could add files to it.
+        mode(&ext, 0o1777);
+        let e = check_path(&ext).unwrap_err();
+        assert!(matches!(e.reason, Reason::OpenToOthers { .. }), "{e}");
+        mode(&ext, 0o755);
+        // Nor for a directory above it that others may write in, unless sticky.
+        mode(ext.parent().unwrap(), 0o777);
+        let e = check_path(&ext).unwrap_err();
+        assert_eq!(e.dir, ext.parent().unwrap());
+        mode(ext.parent().unwrap(), 0o1777);
+        assert!(check_path(&ext).is_ok());
     }
 
     #[test]

@@ -67,19 +67,24 @@ async fn launch_host_chromium(exe: &Path, disco: &Path, ext: &Path) -> Chromium 
     .await
 }
 
+/// Rows that need Chromium where there is none: a missed target, said loudly.
+pub(crate) fn no_chromium(rows: &str) -> Vec<Row> {
+    eprintln!(
+        "\n*** rows {rows} need Chromium at {CHROMIUM_DEFAULT} (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n"
+    );
+    vec![row(
+        &format!("{rows} the extension in Chromium"),
+        "no Chromium".into(),
+        "-".into(),
+        "-".into(),
+        "measured",
+        Some(false),
+    )]
+}
+
 pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
     let Some(exe) = chromium_exe() else {
-        eprintln!(
-            "\n*** rows 11-14 need Chromium at {CHROMIUM_DEFAULT} (apt-get install chromium, or set BROWSER_MCP_CHROMIUM)\n"
-        );
-        return vec![row(
-            "11-14 the extension in Chromium",
-            "no Chromium".into(),
-            "-".into(),
-            "-".into(),
-            "measured",
-            Some(false),
-        )];
+        return no_chromium("11-14");
     };
     let pages = PageServer::start().await;
     let d = Daemon::start();
@@ -110,7 +115,6 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
     if std::env::var_os("BENCH_CASES").is_none() {
         rows.extend(first_call_rows(&mut with, &d, &pages).await);
         let stitched = screenshot_secs(&mut with, &d, &pages).await;
-        drop(with);
         let granted = granted_extension();
         let mut fast = host_chromium_with(
             &exe,
@@ -118,6 +122,8 @@ pub(crate) async fn browser_rows(quick: bool) -> Vec<Row> {
             &granted.path().join("extension"),
         )
         .await;
+        rows.extend(input_rows(&d, &pages, &mut fast, &mut with, quick).await);
+        drop(with);
         let one = screenshot_secs(&mut fast, &d, &pages).await;
         drop(fast);
         rows.extend(screenshot_rows(stitched, one));

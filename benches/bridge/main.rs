@@ -8,9 +8,10 @@
 //! browser is a process of its own; row 9's floor is served by a process of its own (the
 //! daemon is one: each hop wakes another process). Rows 8–9 run twice: as the kernel places
 //! their processes (reported) and with all of them on one CPU (the targets; see [`OneCpu`]).
-//! Rows 11–14 put the real extension in headless Chromium (browser.rs). `--check` exits
-//! non-zero when a target is missed; `--quick` runs fewer iterations; `--browser-only` runs
-//! rows 11–14 alone.
+//! Rows 11–14 and 16 put the real extension in headless Chromium (browser.rs, input.rs), row 15
+//! eight agents at once in it (lanes.rs). `--check` exits non-zero when a target is missed;
+//! `--quick` runs fewer iterations; `--browser-only` runs rows 11–14 and 16 alone, `--lanes`
+//! row 15 alone, `--input` row 16 alone.
 
 mod browser;
 mod calls;
@@ -18,6 +19,11 @@ mod cdp;
 mod daemon;
 mod first_call;
 mod floors;
+mod input;
+mod lanes;
+/// Issue 60's workload, shared with the CI test `browser::lanes`.
+#[path = "../../tests/it/support/lanes.rs"]
+mod lanes_work;
 mod mcp;
 mod page_cost;
 mod pages;
@@ -29,8 +35,8 @@ mod view;
 /// What every module of the bench uses: the crates' types and each other's items.
 mod prelude {
     pub(crate) use crate::{
-        browser::*, calls::*, cdp::*, daemon::*, first_call::*, floors::*, mcp::*, page_cost::*,
-        pages::*, pinning::*, report::*, startup::*, view::*,
+        browser::*, calls::*, cdp::*, daemon::*, first_call::*, floors::*, input::*, lanes::*,
+        mcp::*, page_cost::*, pages::*, pinning::*, report::*, startup::*, view::*,
     };
     pub(crate) use bytes::Bytes;
     pub(crate) use futures_util::{SinkExt, StreamExt};
@@ -63,9 +69,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    // `--browser-only`: rows 11-14 alone (the extension in Chromium), for work on the extension.
+    // `--browser-only`: rows 11-14 and 16 alone (the extension in Chromium), for work on the extension.
     if args.iter().any(|a| a == "--browser-only") {
         return finish(rt.block_on(browser_rows(quick)), check);
+    }
+    // `--input`: row 16 alone (issue 57).
+    if args.iter().any(|a| a == "--input") {
+        return finish(rt.block_on(input_only_rows(quick)), check);
+    }
+    // `--lanes`: row 15 alone (issue 60).
+    if args.iter().any(|a| a == "--lanes") {
+        return finish(rt.block_on(lanes_rows(quick)), check);
     }
     let scratch = tempfile::tempdir().unwrap();
     let mut rows = Vec::new();
@@ -507,6 +521,7 @@ fn main() {
     ));
 
     rows.extend(rt.block_on(browser_rows(quick)));
+    rows.extend(rt.block_on(lanes_rows(quick)));
     finish(rows, check);
 }
 

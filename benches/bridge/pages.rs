@@ -1,6 +1,6 @@
 //! The pages rows 11–14 load, served from loopback: Playwright's own test pages (tests/e2e/
 //! third_party) and generated ones (50,000 elements, 20 iframes, a page that changes its DOM
-//! 60 times a second, a 5,000 px tall page).
+//! 60 times a second, a 5,000 px tall page), and the page of row 15's lanes.
 
 use crate::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -67,6 +67,9 @@ fn page(path: &str) -> Option<Vec<u8>> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/third_party");
         return std::fs::read(root.join(rest)).ok();
     }
+    if path == "/lane" {
+        return Some(lane_page());
+    }
     let html = match path {
         "/big" => {
             let mut s = String::from("<!doctype html><title>50,000 elements</title><body>");
@@ -90,6 +93,14 @@ fn page(path: &str) -> Option<Vec<u8>> {
                     const d = document.createElement('div'); d.textContent = n; document.body.append(d); \
                     if (document.body.children.length > 200) document.body.children[1].remove(); }, 1000 / 60);\
                     </script>"
+            .into(),
+        // Row 16's page: what each action acts on, and handlers that see it, as a page has.
+        "/act" => "<!doctype html><title>act</title><body style=margin:0>\
+                   <button id=b style=\"margin:20px;width:120px;height:40px\">Go</button>\
+                   <input id=t aria-label=Name style=margin:20px><p id=n>0</p><script>\
+                   let n = 0; for (const t of ['click', 'mouseover', 'input', 'keydown'])\
+                   document.addEventListener(t, () => document.getElementById('n').textContent = ++n);\
+                   </script>"
             .into(),
         "/tall" => "<!doctype html><title>tall</title><body style=margin:0>\
                     <div style=\"height:5000px;background:linear-gradient(#fff,#09f)\">tall</div>"

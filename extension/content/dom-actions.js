@@ -7,10 +7,10 @@
   const { fail, resolve, describeShort, visible } = dom;
   const text = (s) => ({ content: [{ type: 'text', text: s }] });
 
-  function interactable(el) {
-    if (el.disabled) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is disabled`);
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-  }
+  // The actionability checks of dom-point.js: a pointer's (`hit`) or a keyboard's.
+  const reach = (el, args, how) => dom.actionPoint(el, { position: args.position, force: args.force === true, enabled: true, hit: false, ...how });
+  // What followed, for the worker to say in one line (worker/tools/aftermath.js).
+  const withAfter = (result, seen) => Object.assign(result, { after: seen.facts, navigating: seen.navigating });
 
   // A page in a background tab (or window) does not have focus: el.focus() then moves
   // activeElement silently, so the focus events a page listens for are sent by hand.
@@ -45,17 +45,19 @@
     const hit = document.elementFromPoint(at.x, at.y);
     return { at, over: hit && dst.contains(hit) ? hit : dst };
   }
-  Object.assign(dom, { interactable, focusOn, center, mouseInit, pointer, mouse, text, dragEvent, dropPoint });
+  Object.assign(dom, { reach, withAfter, focusOn, center, mouseInit, pointer, mouse, text, dragEvent, dropPoint });
 
-  function click(args) {
+  async function click(args) {
     const el = resolve(args);
     dom.hoverCss?.clickAt(el);
-    interactable(el);
     const what = describeShort(el); // as it was before the click changed it
-    const at = center(el);
-    // The innermost element there, as a real click would hit (a header's label, a cell's text).
-    const hit = document.elementFromPoint(at.x, at.y);
-    const target = hit && hit !== el && el.contains(hit) && !hit.closest('a, button, input, select, textarea, label') ? hit : el;
+    // The innermost element at the point, as a real click would hit (a header's label, a
+    // cell's text, an icon's path).
+    const { at, target, via } = await reach(el, args, { hit: true, verb: 'click' });
+    // Through a label, the control's own activation: Firefox does not pass an untrusted click
+    // on a label on to its control.
+    const activated = via === el ? target : el;
+    const seen = dom.watchAfter(el);
     const presses = args.doubleClick === true ? 2 : 1;
     for (let detail = 1; detail <= presses; detail++) {
       // Pages often listen for pointer/mouse down rather than click.
@@ -64,24 +66,24 @@
       if (detail === 1) focusOn(el);
       pointer('pointerup', target, at, { detail });
       mouse('mouseup', target, at, { detail });
-      if (detail === 1) target.click();
-      else mouse('click', target, at, { detail });
+      // click() runs the element's activation (a link, a checkbox); an element without one (an
+      // SVG icon's path) gets the event, which bubbles to whatever listens.
+      if (detail === 1 && typeof activated.click === 'function') activated.click();
+      else mouse('click', activated, at, { detail });
     }
     if (presses === 2) mouse('dblclick', target, at, { detail: 2 });
-    return text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`);
+    return withAfter(text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`), await seen());
   }
 
   // --- hover -------------------------------------------------------------------------------------
 
   let hovered = null; // WeakRef to the element the last hover entered
 
-  function hover(args) {
+  async function hover(args) {
     const el = resolve(args);
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     const what = describeShort(el);
-    const at = center(el);
-    const target = document.elementFromPoint(at.x, at.y);
-    const over = target && el.contains(target) ? target : el;
+    const { at, hit: over } = await reach(el, args, { hit: true, enabled: false, verb: 'pointer' });
+    const seen = dom.watchAfter(el);
     const before = hovered?.deref();
     if (before && before !== over && before.isConnected) {
       pointer('pointerout', before, at);
@@ -98,7 +100,7 @@
     hovered = new WeakRef(over);
     // Events do not move the browser's :hover; menus that CSS alone opens need dom-hover-css.js.
     const styled = dom.hoverCss?.apply(over) > 0;
-    return text(`Hovered over ${what}${styled ? "; the page's :hover styles apply to it" : ''}`);
+    return withAfter(text(`Hovered over ${what}${styled ? "; the page's :hover styles apply to it" : ''}`), await seen());
   }
 
   // --- typing and keys ---------------------------------------------------------------------------
@@ -125,32 +127,69 @@
     return 'pressed Enter';
   }
 
-  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
+  // An edit of an editable element as the browser makes one (issue 57): a cancelable
+  // `beforeinput` first, saying what would change (getTargetRanges()). A page that cancels it
+  // makes the change itself (Lexical, Slate and the other editors that keep their own document)
+  // and nothing else happens; otherwise the browser's editing command makes it, which fires
+  // `input` (Chromium fires no beforeinput of its own for it; Firefox does, and that second one
+  // is kept from the page: ours was it). null when the page took the edit, else whether the
+  // command made it.
+  function edit(host, inputType, data, command, ranges = selectionRanges()) {
+    const before = new InputEvent('beforeinput', { bubbles: true, cancelable: true, composed: true, inputType, data, targetRanges: ranges });
+    if (!host.dispatchEvent(before)) return null;
+    const mute = (e) => e.isTrusted && e.stopImmediatePropagation();
+    window.addEventListener('beforeinput', mute, true);
+    try {
+      return document.execCommand(command, false, data ?? undefined);
+    } finally {
+      window.removeEventListener('beforeinput', mute, true);
+    }
+  }
+  const frozen = (r) => new StaticRange({ startContainer: r.startContainer, startOffset: r.startOffset, endContainer: r.endContainer, endOffset: r.endOffset });
+  // The selection, or (`extend`: a deletion at a caret) the character it would take.
+  function selectionRanges(extend) {
+    const sel = document.getSelection();
+    if (!sel?.rangeCount) return [];
+    const range = sel.getRangeAt(0).cloneRange();
+    if (!extend || !range.collapsed) return [frozen(range)];
+    sel.modify('extend', extend, 'character');
+    const wider = sel.rangeCount ? sel.getRangeAt(0).cloneRange() : range;
+    sel.removeAllRanges();
+    sel.addRange(range);
+    return [frozen(wider)];
+  }
 
-  function type(args) {
+  async function type(args) {
     if (typeof args.text !== 'string') fail('INVALID_ARGUMENTS', '"text" must be a string');
     const el = resolve(args);
-    interactable(el);
+    await reach(el, args);
     if (el instanceof HTMLInputElement && el.type === 'file') fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is a file chooser: use browser_file_upload`);
-    const textual = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
+    const textual = dom.textField(el);
     if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
     if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
     focusOn(el);
+    const seen = dom.watchAfter(el);
     if (args.slowly === true) {
       // Key by key, for editors that listen to keys and ignore a value set at once.
       if (textual) el.setSelectionRange?.(el.value.length, el.value.length);
       else caretAtEnd(el);
-      for (const ch of args.text) key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
+      for (const ch of args.text) {
+        key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
+        // A person's keys come a task apart: an editor that renders its own document after
+        // each (Lexical, in a microtask, moving the caret) has done so before the next.
+        await dom.nextTask();
+      }
     } else if (el.isContentEditable && !textual) {
-      // As the editing commands do it, so an editor sees beforeinput/input and its own DOM.
+      // The whole text replaced, as selecting all and typing does.
       document.getSelection()?.selectAllChildren(el);
-      if (!document.execCommand('insertText', false, args.text)) el.textContent = args.text;
+      const done = args.text ? edit(el, 'insertText', args.text, 'insertText') : edit(el, 'deleteContentBackward', null, 'delete');
+      if (done === false) el.textContent = args.text; // no editing command here
     } else {
       setValue(el, args.text);
       fireInput(el, args.text);
     }
     const after = args.submit ? `, then ${submit(el)}` : '';
-    return text(`Typed into ${describeShort(el)}${args.slowly === true ? ' key by key' : ''}${after}`);
+    return withAfter(text(`Typed into ${describeShort(el)}${args.slowly === true ? ' key by key' : ''}${after}`), await seen());
   }
 
   // The caret after the last text of an editable element, inside its last block (Firefox
@@ -163,10 +202,10 @@
     sel.setPosition(node, node.nodeType === Node.TEXT_NODE ? node.length : node.childNodes.length - (node.lastChild?.nodeName === 'BR' ? 1 : 0));
   }
 
-  function select(args) {
+  async function select(args) {
     const el = resolve(args);
     if (!(el instanceof HTMLSelectElement)) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is not a <select>`);
-    interactable(el);
+    await reach(el, args);
     const wanted = Array.isArray(args.value) ? args.value : [args.value];
     if (!wanted.length || wanted.some((v) => typeof v !== 'string')) fail('INVALID_ARGUMENTS', '"value" must be a string or an array of strings');
     const options = [...el.options];
@@ -175,9 +214,10 @@
       fail('INVALID_ARGUMENTS', `no option ${JSON.stringify(wanted[chosen.indexOf(undefined)])}; options are ${options.map((o) => JSON.stringify(o.label.trim() || o.value)).join(', ')}`);
     }
     if (chosen.length > 1 && !el.multiple) fail('INVALID_ARGUMENTS', 'this <select> takes a single value');
+    const seen = dom.watchAfter(el);
     for (const o of options) o.selected = chosen.includes(o);
     fireInput(el, null);
-    return text(`Selected ${chosen.map((o) => JSON.stringify(o.label.trim() || o.value)).join(', ')} in ${describeShort(el)}`);
+    return withAfter(text(`Selected ${chosen.map((o) => JSON.stringify(o.label.trim() || o.value)).join(', ')} in ${describeShort(el)}`), await seen());
   }
 
   const CODES = { Enter: 'Enter', Tab: 'Tab', Escape: 'Escape', Backspace: 'Backspace', Delete: 'Delete', ' ': 'Space', ArrowUp: 'ArrowUp', ArrowDown: 'ArrowDown', ArrowLeft: 'ArrowLeft', ArrowRight: 'ArrowRight', Home: 'Home', End: 'End', PageUp: 'PageUp', PageDown: 'PageDown' };
@@ -248,8 +288,8 @@
   const MOVES = { ArrowLeft: ['backward', 'character'], ArrowRight: ['forward', 'character'], Home: ['backward', 'lineboundary'], End: ['forward', 'lineboundary'], ArrowUp: ['backward', 'line'], ArrowDown: ['forward', 'line'] };
 
   // What the browser would have done with the key, unless the page cancelled it. Text goes in
-  // after a `beforeinput` the page may cancel; in an editable element the editing commands do
-  // it (they fire beforeinput and input themselves).
+  // after a `beforeinput` the page may cancel, in a text field and in an editable element
+  // (`edit`) alike.
   function defaultAction(el, k, printable, mods) {
     const textField = el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && TEXT_TYPES.includes(el.type));
     const editable = !textField && el.isContentEditable;
@@ -265,12 +305,13 @@
     if (printable && textField) {
       insert(k, 'insertText');
     } else if (printable && editable) {
-      document.execCommand('insertText', false, k);
+      edit(el, 'insertText', k, 'insertText');
     } else if (shortcut && k.toLowerCase() === 'a') {
       if (textField) el.select();
       else document.getSelection()?.selectAllChildren(editable ? el : document.body);
     } else if ((k === 'Backspace' || k === 'Delete') && editable) {
-      document.execCommand(k === 'Backspace' ? 'delete' : 'forwardDelete');
+      const back = k === 'Backspace';
+      edit(el, back ? 'deleteContentBackward' : 'deleteContentForward', null, back ? 'delete' : 'forwardDelete', selectionRanges(back ? 'backward' : 'forward'));
     } else if ((k === 'Backspace' || k === 'Delete') && textField && el.value) {
       const start = el.selectionStart ?? el.value.length;
       const end = el.selectionEnd ?? el.value.length;
@@ -283,7 +324,8 @@
     } else if (k === 'Enter' && el instanceof HTMLTextAreaElement) {
       insert('\n', 'insertLineBreak');
     } else if (k === 'Enter' && editable) {
-      document.execCommand(mods.shiftKey ? 'insertLineBreak' : 'insertParagraph');
+      const command = mods.shiftKey ? 'insertLineBreak' : 'insertParagraph';
+      edit(el, command, null, command);
     } else if (k === 'Enter') {
       if (el instanceof HTMLInputElement && el.form) el.form.requestSubmit();
       else if (el instanceof HTMLButtonElement || el instanceof HTMLAnchorElement) el.click();
@@ -319,16 +361,17 @@
     }
   }
 
-  function pressKey(args) {
+  async function pressKey(args) {
     parseKey(args.key); // refuse a bad key before anything happens
     if (args.ref || args.selector) {
       const target = resolve(args);
-      interactable(target);
+      await reach(target, args);
       focusOn(target);
     }
     const el = document.activeElement || document.body;
+    const seen = dom.watchAfter(el);
     key(el, args.key);
-    return text(`Pressed ${args.key} on ${el === document.body ? 'the page' : describeShort(el)}`);
+    return withAfter(text(`Pressed ${args.key} on ${el === document.body ? 'the page' : describeShort(el)}`), await seen());
   }
 
   // --- file upload -------------------------------------------------------------------------------

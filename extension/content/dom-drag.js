@@ -40,7 +40,7 @@
     if (src === dst && !position) fail('INVALID_ARGUMENTS', 'the drag source and the drop target are the same element');
     const offset = args.offset;
     if (!toElement && (!offset || typeof offset !== 'object' || !Number.isFinite(offset.x ?? 0) || !Number.isFinite(offset.y ?? 0))) fail('INVALID_ARGUMENTS', '"offset" is {x, y} in CSS pixels from the centre of the drag source');
-    dom.interactable(src);
+    await dom.reach(src, args, { hit: true, enabled: false, verb: 'drag' });
     if (dst && !visible(dst)) fail('ELEMENT_NOT_INTERACTABLE', `the drop target ${describeShort(dst)} is not visible`);
     const what = dst ? `${describeShort(src)} onto ${describeShort(dst)}` : `${describeShort(src)} by (${offset.x ?? 0}, ${offset.y ?? 0})`;
 

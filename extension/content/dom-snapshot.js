@@ -26,6 +26,8 @@
     let root = document.body || document.documentElement;
     if (args.scopeRef || args.scopeSelector) root = dom.resolve({ ref: args.scopeRef, selector: args.scopeSelector });
     dom.probeListeners();
+    // What each ancestor does to the boxes it holds, shared by every element's "rendered" check.
+    const memo = new Map();
     let itemsOf = null; // a focusable row or a list that takes drops: its children are what one acts on
 
     const items = [];
@@ -79,7 +81,16 @@
         if (!full) current += node.data;
         return;
       }
-      if (node.nodeType !== Node.ELEMENT_NODE || SKIP.has(node.tagName)) return;
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      if (SKIP.has(node.tagName)) {
+        // A drawing is no text, but an <svg> that is a control itself (role=button) is one.
+        if (node instanceof SVGSVGElement && !full && dom.visible(node) && dom.interactive(node) && dom.reachable(node, memo)) {
+          flush();
+          const d = dom.describe(node);
+          if (!push({ el: d, line: dom.line(d) })) more++;
+        }
+        return;
+      }
       const el = node;
       if (el.hidden || el.getAttribute('aria-hidden') === 'true' || !dom.visible(el)) return;
       if (full) {
@@ -94,7 +105,9 @@
         return;
       }
       const item = itemsOf !== null && (el.parentElement === itemsOf || el.parentNode?.host === itemsOf);
-      if (item || dom.interactive(el)) {
+      // An element a person cannot see or reach gets no ref (issue 57): a listbox's 0×0
+      // accessibility copies of its options must not stand for the options one clicks.
+      if ((item || dom.interactive(el)) && dom.reachable(el, memo)) {
         flush();
         const d = dom.describe(el);
         // A focusable row (a grid's, often tabindex=0) is not one control: its cells and
@@ -131,7 +144,7 @@
       // ancestor, is something to act on too. Long text (paragraphs) stays plain.
       if (LEAF.test(el.tagName) && !el.firstElementChild && !interactiveOnly) {
         const t = dom.squash(el.innerText, 200);
-        if (t && t.length <= SHORT) {
+        if (t && t.length <= SHORT && dom.rendered(el, memo)) {
           flush();
           push({ text: true, line: `[text ${dom.ref(el)}] ${t}` });
           return;

@@ -28,6 +28,7 @@ globalThis.browserMcpDom ??= (() => {
     }
     return prefix + r;
   }
+  const hasRef = (el) => refOf.has(el);
 
   function query(selector, root = document) {
     try {
@@ -58,6 +59,93 @@ globalThis.browserMcpDom ??= (() => {
     if (el.checkVisibility ? el.checkVisibility({ checkVisibilityCSS: true }) : el.getClientRects().length > 0) return true;
     // display: contents has no box of its own, but its children do.
     return getComputedStyle(el).display === 'contents';
+  }
+
+  // --- rendered: what a person could see and reach (issue 57) ---------------------------------
+  // Not `visibility: hidden`, not in an `inert` subtree, a box of some area (its own, or a
+  // child's when its own has none: a link around a floated image), and not clipped to nothing
+  // (a box of no area that clips what it holds, as listboxes keep their accessibility copies;
+  // `clip: rect(0 0 0 0)`, `clip-path: inset(50%)`: the screen-reader-only patterns). Off
+  // screen or scrolled out of a scroller still counts: scrolling brings it in.
+  const up = (n) => n.parentElement || n.parentNode?.host || null;
+  const isRect = (r) => r.width > 0 && r.height > 0;
+  // A `clip` or `clip-path` that leaves nothing (pure: the unit tests read it).
+  function clipsAll(clip, clipPath) {
+    const rect = /^rect\((.*)\)$/.exec(clip || '');
+    if (rect) {
+      const [top, right, bottom, left] = rect[1].split(/[\s,]+/).map((v) => (v === 'auto' ? NaN : parseFloat(v)));
+      if (right - left <= 0 || bottom - top <= 0) return true;
+    }
+    const inset = /^inset\(\s*([\d.]+)%/.exec(clipPath || '');
+    return Boolean(inset && Number(inset[1]) >= 50) || /^circle\(\s*0(px)?[\s)]/.test(clipPath || '');
+  }
+  // What an ancestor does to what it holds, computed once per element (a snapshot passes one
+  // memo for all its elements: a page's deep trees share ancestors).
+  function facts(el, memo) {
+    let f = memo?.get(el);
+    if (f) return f;
+    const s = getComputedStyle(el);
+    const paint = /paint|strict|content/.test(s.contain || '');
+    const inline = s.display === 'inline' || s.display === 'contents';
+    // Inline boxes and SVG's inner elements have no box of their own to clip with.
+    const box = !inline && !(el instanceof SVGElement && el.ownerSVGElement);
+    const xClip = box && (paint || s.overflowX !== 'visible');
+    const yClip = box && (paint || s.overflowY !== 'visible');
+    f = {
+      inert: el.hasAttribute('inert'),
+      position: s.position,
+      // Holds position: fixed descendants too (a transform, a filter, paint containment).
+      holdsFixed: s.transform !== 'none' || s.filter !== 'none' || paint,
+      nothing: clipsAll(s.clip, s.clipPath) || (xClip && el.clientWidth === 0) || (yClip && el.clientHeight === 0),
+    };
+    memo?.set(el, f);
+    return f;
+  }
+  // Whether `el`'s box is clipped to nothing by itself or by an ancestor it is laid out in: an
+  // absolutely placed box escapes the ancestors below its containing block, a fixed one all
+  // but those that hold fixed boxes. Also says whether an ancestor is inert.
+  function clippedAway(el, style, memo, keyboard) {
+    if (!keyboard && clipsAll(style.clip, style.clipPath)) return true;
+    let mode = style.position;
+    for (let a = up(el); a; a = up(a)) {
+      const f = facts(a, memo);
+      if (f.inert) return true;
+      const contains = mode === 'fixed' ? f.holdsFixed : mode === 'absolute' ? f.position !== 'static' || f.holdsFixed : true;
+      if (!contains) continue;
+      if (f.nothing && !keyboard) return true;
+      mode = f.position;
+    }
+    return false;
+  }
+  // The box an action on `el` aims at: its own, or (a box of no area) its first child's that
+  // has one; null when neither has any.
+  function actionBox(el) {
+    const own = el.getBoundingClientRect();
+    if (isRect(own)) return own;
+    let n = 0;
+    for (const c of el.querySelectorAll('*')) {
+      const r = c.getBoundingClientRect();
+      if (isRect(r)) return r;
+      if (++n >= 20) break;
+    }
+    return null;
+  }
+  // A field that takes text is reached by the keyboard, not by sight: code editors (CodeMirror,
+  // Ace) keep theirs clipped to nothing under the text they draw, and typing there works.
+  function rendered(el, memo, style = getComputedStyle(el)) {
+    if (style.visibility !== 'visible' || el.hasAttribute('inert')) return false;
+    if (style.display === 'contents') return [...el.children].some((c) => rendered(c, memo));
+    return actionBox(el) !== null && !clippedAway(el, style, memo, textField(el));
+  }
+  const NOT_TEXT = ['checkbox', 'radio', 'button', 'submit', 'reset', 'file', 'image', 'range', 'color'];
+  // A textarea or an input one types in.
+  const textField = (el) => el instanceof HTMLTextAreaElement || (el instanceof HTMLInputElement && !NOT_TEXT.includes(el.type));
+  // What a person reaches `el` through: itself when it is rendered, else a rendered <label> of
+  // it (a form control hidden for screen readers behind the label one clicks), else null.
+  function reachable(el, memo) {
+    if (rendered(el, memo)) return el;
+    for (const l of el.labels || []) if (rendered(l, memo)) return l;
+    return null;
   }
 
   const INTERACTIVE = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [contenteditable=""], [contenteditable=true], ' +
@@ -260,6 +348,13 @@ globalThis.browserMcpDom ??= (() => {
     resolve,
     query,
     visible,
+    rendered,
+    reachable,
+    textField,
+    actionBox,
+    clipsAll,
+    up,
+    hasRef,
     interactive,
     listenedOn,
     probeListeners,

@@ -1,6 +1,7 @@
 // Which of a page's WebMCP tools the extension offers to daemons. A page may not shadow a
-// built-in nor pose as one (names.js), and may not make the message that carries its tab's
-// tools too big for the daemon: a frame over the daemon's limit (16 MiB by default) closes the
+// built-in nor pose as one, in any case or with other separators (names.js: looksBuiltin
+// judges the folded name), and may not make the message that carries its tab's tools too
+// big for the daemon: a frame over the daemon's limit (16 MiB by default) closes the
 // connection (1009), and every tab of the browser with it, over and over as the extension
 // reconnects. So a tool larger than MAX_TOOL_BYTES, and the tools past MAX_PAGE_TOOLS or
 // MAX_PAGE_TOOLS_BYTES in a tab, are refused here, by name, and the daemon is told why.

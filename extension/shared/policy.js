@@ -9,6 +9,8 @@
 //   on a site asks, and "always for this site" sets it to "allow" (issue 31). A tab an agent
 //   opened and a browser the daemon launched do not wait on the default, only on a site the
 //   person set to "ask" themselves (activity.js).
+// - A site framed in another site's page is asked about like a tab of it: a call's consent
+//   covers its tab's sites and what it names itself (needsConsent, below; issue 58).
 // - The eyes (console, network, downloads, screenshots, tabs) are built-ins like the rest; what
 //   they record follows the same rule (observe.js records nothing of a site whose built-ins
 //   are hidden).
@@ -68,6 +70,47 @@ export function frameBlock(chain, s = settings()) {
     const site = siteOf(url);
     const why = site && hiddenWhy(site, s);
     if (why) return why;
+  }
+  return null;
+}
+
+// Consent beyond the tab's own site (issue 58): a call's consent covers the sites of the tab it
+// runs on (`cleared`: checkCall's, asked about when their mode says so), and the sites it named
+// itself and had asked about (a frame its ref points into, the page browser_navigate goes to).
+// Any other site a frame of the page belongs to is out of the call's reach unless the person
+// allowed it, or it follows the default in a tab that is the agent's own (`free`: a tab an agent
+// opened, a browser the daemon launched), where only a site the person set to ask asks.
+// `reach` is {cleared: Set of sites, free}. A site turned off is frameBlock's to refuse.
+export function needsConsent(site, reach, s = settings()) {
+  if (!site || reach.cleared.has(site)) return false;
+  const p = sitePolicy(site, s);
+  if (p.mode !== 'ask') return false;
+  return !(reach.free && s.sites[site]?.mode !== 'ask');
+}
+
+// Whether a remembered answer (issue 60) lets `agent` (null: a caller with no name) do what
+// needs `access` ('read' or 'act') on `site` without asking: one for this agent or for every
+// agent ('*'), of that access or wider. A read-only grant never lets an action through.
+export function granted(site, agent, access, s = settings()) {
+  return s.grants.some((g) => g.site === site && (g.agent === '*' || (agent != null && g.agent === agent))
+    && (g.access === 'act' || access === 'read'));
+}
+
+// Why a site that needs consent is not shown, in the person's terms.
+export function consentWhy(site, s = settings()) {
+  return s.sites[site]?.mode === 'ask'
+    ? `${site} is set to ask before each call`
+    : `${site} has not been allowed for agents`;
+}
+
+// Why a frame is out of a call's reach, or null: frameBlock's reasons first (a site turned off,
+// built-ins off), then a site of the chain the call's consent does not cover (`asks` is true).
+export function frameReach(chain, reach, s = settings()) {
+  const why = frameBlock(chain, s);
+  if (why) return { why, asks: false };
+  for (const url of chain) {
+    const site = siteOf(url);
+    if (needsConsent(site, reach, s)) return { why: consentWhy(site, s), asks: true };
   }
   return null;
 }

@@ -28,6 +28,9 @@ export const Code = Object.freeze({
   SITE_DISABLED: 'SITE_DISABLED',
   USER_DENIED: 'USER_DENIED',
   USER_CONSENT_TIMEOUT: 'USER_CONSENT_TIMEOUT',
+  // A hand-off to the person (handoff.js).
+  HANDOFF_DECLINED: 'HANDOFF_DECLINED',
+  HANDOFF_TIMEOUT: 'HANDOFF_TIMEOUT',
 });
 
 export function errorBody(err) {

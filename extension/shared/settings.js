@@ -15,6 +15,9 @@ export const DEFAULTS = Object.freeze({
   // timeout (30 s): an answer given after the daemon stopped waiting would run a call nobody
   // receives.
   consentTimeoutMs: 25_000,
+  // Remembered answers narrower than a site's "allow" (issue 60): [{ site, agent ('*': every
+  // agent), access: 'read' | 'act', at }], newest last; the options page lists and takes them back.
+  grants: [],
   scanPorts: { first: 8765, last: 8785 },
 });
 
@@ -48,6 +51,8 @@ export function normalize(key, value) {
   switch (key) {
     case 'sites':
       return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    case 'grants':
+      return Array.isArray(value) ? value.filter(isGrant) : [];
     case 'defaultMode':
       return ['allow', 'ask', 'off'].includes(value) ? value : fallback;
     case 'consentTimeoutMs':
@@ -62,6 +67,11 @@ export function normalize(key, value) {
     default:
       return typeof value === typeof fallback ? value : fallback;
   }
+}
+
+function isGrant(g) {
+  return !!g && typeof g.site === 'string' && typeof g.agent === 'string' && g.agent !== ''
+    && ['read', 'act'].includes(g.access) && Number.isFinite(g.at);
 }
 
 // Listeners are registered at module load, i.e. synchronously at service-worker start. Outside

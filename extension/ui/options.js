@@ -26,6 +26,7 @@ async function render() {
   $('native-hint').hidden = state.native.state === 'connected';
   renderPairings(state.pairings);
   await renderSites();
+  await renderGrants();
   await renderDefaults();
   renderActivity(state.calls);
 }
@@ -67,6 +68,31 @@ async function renderSites() {
   }));
 }
 
+// Remembered answers (issue 60), each with whom and what it lets through, and since when.
+async function renderGrants() {
+  const grants = await stored('grants');
+  $('grants-empty').hidden = grants.length > 0;
+  $('grants').closest('table').hidden = grants.length === 0;
+  replace($('grants'), grants.map((g) => {
+    const who = g.agent === '*' ? 'every agent' : g.agent;
+    return el('tr', { dataset: { grant: `${g.site} ${g.agent} ${g.access}` } },
+      el('td', { class: 'mono', text: g.site }),
+      el('td', { class: g.agent === '*' ? '' : 'mono', text: who }),
+      el('td', { text: g.access === 'read' ? 'read only (snapshot, screenshot, console, network)' : 'read and act' }),
+      el('td', { text: `${new Date(g.at).toLocaleDateString()} ${clock(g.at)}` }),
+      el('td', {}, el('button', { type: 'button', dataset: { key: `revoke-${g.site}-${g.agent}-${g.access}` }, 'aria-label': `Take back: ${who} on ${g.site}, ${g.access === 'read' ? 'read only' : 'read and act'}`,
+        text: 'Take back', onclick: () => revokeGrant(g) })));
+  }));
+}
+
+async function revokeGrant(g) {
+  const grants = await stored('grants');
+  await chrome.storage.local.set({ grants: grants.filter((x) => !(x.site === g.site && x.agent === g.agent && x.access === g.access)) });
+  $('grants-h').focus(); // the focused button is gone
+}
+
+const ANSWER_WORDS = { once: 'allowed once', always: 'always, this site', agent: 'always, this agent', 'agent-read': 'reading, this agent', 'site-read': 'reading, every agent', remembered: 'remembered answer', deny: 'denied', 'no answer': 'no answer' };
+
 async function renderDefaults() {
   // Leave a control alone while it has focus: the user may be in the middle of typing.
   const focused = document.activeElement;
@@ -77,7 +103,7 @@ async function renderDefaults() {
   set($('builtins-default'), (n) => (n.checked = v('builtinsByDefault')));
   set($('evaluate'), (n) => (n.checked = v('evaluateEnabled')));
   set($('consent-timeout'), (n) => (n.value = String(Math.round(v('consentTimeoutMs') / 100) / 10)));
-  set($('fast-shots'), async (n) => (n.checked = await fastShotsGranted()));
+  set($('trusted-input'), async (n) => (n.checked = await debuggerGranted()));
   if (!$('ports-form').contains(focused)) {
     $('port-first').value = v('scanPorts').first;
     $('port-last').value = v('scanPorts').last;
@@ -95,7 +121,8 @@ function renderActivity(calls) {
       el('td', {}, outcome(c), c.code ? el('div', { class: 'muted', text: `${c.code}: ${c.message}` }) : null),
       el('td', { text: c.ms != null ? duration(c.ms) : '…' }),
       el('td', { class: 'mono', text: String(c.port) }),
-      el('td', { class: 'mono', text: c.agent || '—' }))));
+      el('td', { class: 'mono', text: c.agent || '—' }),
+      el('td', { text: c.consent ? ANSWER_WORDS[c.consent] ?? c.consent : '—' }))));
 }
 
 async function setSite(site, patch) {
@@ -133,14 +160,16 @@ $('consent-timeout').addEventListener('change', (e) => {
   if (seconds > 0) chrome.storage.local.set({ consentTimeoutMs: Math.round(seconds * 1000) });
 });
 // A permission, not a setting: granting it is the person's say (the browser asks them), and
-// removing it takes the power away, not just the habit. Firefox captures a whole page without it.
-const fastShotsGranted = async () => !isFirefox && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
-$('fast-shots-field').hidden = isFirefox;
-$('fast-shots').addEventListener('change', async (e) => {
+// removing it takes the power away, not just the habit. Firefox has no such permission: its
+// trusted input comes only in a browser the daemon launched (WebDriver BiDi), and it captures a
+// whole page without it.
+const debuggerGranted = async () => !isFirefox && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
+$('trusted-input-field').hidden = isFirefox;
+$('trusted-input').addEventListener('change', async (e) => {
   const want = e.target.checked;
   const done = want ? await chrome.permissions.request({ permissions: ['debugger'] }).catch(() => false)
     : await chrome.permissions.remove({ permissions: ['debugger'] }).catch(() => false);
-  e.target.checked = want ? done : !done && (await fastShotsGranted());
+  e.target.checked = want ? done : !done && (await debuggerGranted());
 });
 $('ports-form').addEventListener('submit', async (e) => {
   e.preventDefault();

@@ -1,5 +1,5 @@
 // The toolbar popup: what this browser is connected to, what the current tab exposes, the
-// site switches, prompts waiting for an answer, and the tab's recent calls.
+// site switches, an agent's hand-off and prompts waiting for an answer, and the tab's recent calls.
 // `popup.html?tab=ID` shows another tab (the popup opened in a tab of its own, e.g. in tests).
 import { ask, clock, daemonList, duration, el, live, outcome, replace, toolChips, ago, wirePairForm } from './ui.js';
 
@@ -35,6 +35,7 @@ async function render() {
   const unpaired = state.daemons.some((d) => ['unpaired', 'refused'].includes(d.state));
   $('pair-section').hidden = trusted && !unpaired && !$('pair-status').textContent;
   renderSite(state.tab);
+  renderHandoffs(state.handoffs);
   renderPending(state.pending);
   renderTools(state.tab);
   renderCalls(state.calls);
@@ -65,6 +66,24 @@ function renderSite(tab) {
   $('builtins-row').setAttribute('aria-disabled', String(!on));
 }
 
+// A prompt's answers (the worker's consent.CHOICES, those that fit it): the button's words, its
+// data-key prefix, and what a screen reader hears of it.
+const CHOICES = [
+  ['once', 'Allow once', 'allow', () => null],
+  ['agent', 'Always for this agent', 'agent', (p) => `Always allow ${p.agent} on ${p.site}, to read and act`],
+  ['always', 'Always for this site', 'always', (p) => `Always allow agents on ${p.site}`],
+  ['agent-read', 'Reading only, this agent', 'agent-read', (p) => `Let ${p.agent} read ${p.site} from now on, not act`],
+  ['site-read', 'Reading only, every agent', 'site-read', (p) => `Let every agent read ${p.site} from now on, not act`],
+  ['deny', 'Deny', 'deny', () => null],
+];
+
+function choiceButton(p, choice) {
+  const [, text, key, label] = CHOICES.find((c) => c[0] === choice) ?? [];
+  if (!text) return null;
+  const cls = choice === 'once' ? 'primary' : choice === 'deny' ? 'danger' : undefined;
+  return el('button', { ...(cls ? { class: cls } : {}), dataset: { key: `${key}-${p.id}` }, text, ...(label(p) ? { 'aria-label': label(p) } : {}), onclick: () => answer(p.id, choice) });
+}
+
 function renderPending(prompts) {
   $('pending-section').hidden = !prompts.length;
   const now = Date.now();
@@ -72,16 +91,39 @@ function renderPending(prompts) {
     el('div', { class: 'prompt', role: 'group', 'aria-label': `Allow ${p.agent || 'a program'} to run ${p.tool} on ${p.site}?` },
       el('div', { class: 'agent' }, el('span', { class: 'agent-name', text: p.agent || 'A program' }), ` (through the daemon on port ${p.port}) wants to run`),
       el('div', {}, el('strong', { text: p.tool }), ` on ${p.site}`),
-      p.args !== '{}' ? el('div', { class: 'mono muted', text: p.args.length > 200 ? `${p.args.slice(0, 197)}…` : p.args }) : null,
+      p.args ? el('div', { class: 'mono muted', text: p.args }) : null,
       el('div', { class: 'actions' },
-        el('button', { class: 'primary', dataset: { key: `allow-${p.id}` }, text: 'Allow once', onclick: () => answer(p.id, 'once') }),
-        el('button', { dataset: { key: `always-${p.id}` }, text: 'Always for this site', 'aria-label': `Always allow agents on ${p.site}`, onclick: () => answer(p.id, 'always') }),
-        el('button', { class: 'danger', dataset: { key: `deny-${p.id}` }, text: 'Deny', onclick: () => answer(p.id, 'deny') }),
+        CHOICES.filter(([c]) => !p.choices || p.choices.includes(c)).map(([c]) => choiceButton(p, c)),
         el('span', { class: 'muted countdown', 'aria-hidden': 'true', 'data-deadline': p.deadline })))));
   // The countdown ticks in place: rebuilding the prompt every second would pull its buttons
   // out from under a click.
   for (const c of $('pending').querySelectorAll('.countdown')) {
-    setText(c, `denied in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
+    setText(c, `lapses in ${Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000))} s`);
+  }
+}
+
+// An agent that handed this tab to the person: who, why, and the three answers.
+function renderHandoffs(handoffs) {
+  $('handoff-section').hidden = !handoffs.length;
+  const now = Date.now();
+  const keys = handoffs.map((h) => `${h.id}|${h.deadline}`).join(' ');
+  // Rebuilt only when one comes, goes or gets more time: not under a click.
+  if ($('handoffs').dataset.keys !== keys) {
+    $('handoffs').dataset.keys = keys;
+    replace($('handoffs'), handoffs.map((h) =>
+      el('div', { class: 'prompt handoff', role: 'group', 'aria-label': `${h.agent || 'A program'} asks you to take over this tab` },
+        el('div', { class: 'agent' }, el('span', { class: 'agent-name', text: h.agent || 'A program' }), ` (through the daemon on port ${h.port}) asks you to take over this tab:`),
+        el('div', {}, el('strong', { class: 'reason', text: h.reason })),
+        el('div', { class: 'muted', text: 'The page was not told. When you are done, say so here.' }),
+        el('div', { class: 'actions' },
+          el('button', { class: 'primary', dataset: { key: `done-${h.id}` }, text: 'Done', onclick: () => handoff(h.id, 'done') }),
+          el('button', { class: 'danger', dataset: { key: `cant-${h.id}` }, text: 'I can\'t', onclick: () => handoff(h.id, 'cant') }),
+          h.deadline < h.longest ? el('button', { dataset: { key: `extend-${h.id}` }, text: 'More time', 'aria-label': 'Ten more minutes', onclick: () => handoff(h.id, 'extend') }) : null,
+          el('span', { class: 'muted countdown', 'aria-hidden': 'true', 'data-deadline': h.deadline })))));
+  }
+  for (const c of $('handoffs').querySelectorAll('.countdown')) {
+    const left = Math.max(0, Math.ceil((Number(c.dataset.deadline) - now) / 1000));
+    setText(c, left >= 120 ? `${Math.ceil(left / 60)} min left` : `${left} s left`);
   }
 }
 
@@ -130,6 +172,10 @@ function renderCalls(calls) {
 
 async function answer(id, choice) {
   await ask({ type: 'face:answer', id, choice });
+}
+
+async function handoff(id, choice) {
+  await ask({ type: 'face:handoff', id, choice });
 }
 
 // Read-modify-write of the one site's entry; the worker applies it when storage changes.

@@ -19,6 +19,7 @@ import { setPairHandler } from './ui-api.js';
 import { loadActivity, runCall } from './calls/activity.js';
 import { siteOf } from '../shared/policy.js';
 import { watched } from './calls/call-watch.js';
+import { endHandoff, handOff } from './calls/handoff.js';
 import { setManagedBrowser } from './state/managed.js';
 import * as watch from './ahead/watch.js';
 
@@ -347,6 +348,8 @@ async function handle(conn, msg) {
       return;
     case 'groupTabs':
       return tabs.groupTabs(msg);
+    case 'endHandoff':
+      return endHandoff(msg.tabId, msg.answer);
     case 'watch': {
       // The vote is this socket's: it goes when the socket closes, and an answer is not sent on
       // one that replaced it.
@@ -366,7 +369,7 @@ async function handle(conn, msg) {
       return;
     case 'callTool':
       try {
-        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => watched(msg.tabId, msg.toolName, () => callTool(msg)))));
+        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => watched(msg.tabId, msg.toolName, () => callTool(msg, conn.port)))));
       } catch (e) {
         conn.send(proto.toolResult(msg.callId, null, e));
       }
@@ -376,9 +379,11 @@ async function handle(conn, msg) {
   }
 }
 
-function callTool({ tabId, toolName, args }) {
+function callTool({ tabId, toolName, args, agent }, port) {
   if (typeof toolName !== 'string' || !toolName) throw new proto.ToolError(proto.Code.INVALID_ARGUMENTS, 'toolName is missing');
   if (!Number.isInteger(tabId)) throw new proto.ToolError(proto.Code.INVALID_ARGUMENTS, 'tabId must be an integer');
+  // It waits for the person, not the page: its own path (handoff.js).
+  if (toolName === 'browser_handoff') return handOff({ tabId, args: args ?? {}, agent, port });
   return isBuiltinName(toolName) ? callBuiltin(tabId, toolName, args ?? {}) : tabs.callPageTool(tabId, toolName, args ?? {});
 }
 

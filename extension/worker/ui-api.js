@@ -2,6 +2,7 @@
 // pages read and write chrome.storage themselves (settings.js).
 import * as daemons from './connection/daemons.js';
 import * as consent from './calls/consent.js';
+import * as handoff from './calls/handoff.js';
 import * as activity from './calls/activity.js';
 import * as pairings from './connection/pairings.js';
 import { badgeState } from './state/badge.js';
@@ -60,12 +61,16 @@ async function answer(msg) {
         badge: badgeState(),
         tab: tabId == null ? null : await tabView(tabId),
         pending: consent.list(tabId),
+        handoffs: handoff.list(tabId),
         calls: activity.recent(tabId, tabId == null ? undefined : 20),
       };
     }
     case 'face:answer':
-      // `choice`: once, always or deny; `allow` (a boolean) is once or deny.
-      return { answered: await consent.answer(msg.id, ['once', 'always', 'deny'].includes(msg.choice) ? msg.choice : msg.allow === true) };
+      // `choice`: one of consent.CHOICES; `allow` (a boolean) is once or deny.
+      return { answered: await consent.answer(msg.id, consent.CHOICES.includes(msg.choice) ? msg.choice : msg.allow === true) };
+    case 'face:handoff':
+      // `choice`: done, cant or extend.
+      return { answered: handoff.answer(msg.id, msg.choice) };
     case 'face:pair':
       return pairHandler ? pairHandler(String(msg.code ?? '')) : { paired: false, code: 'ERROR', message: 'not ready yet' };
     case 'face:forgetPairing':

@@ -144,12 +144,6 @@ impl Client {
         let exists = self.socket.exists();
         let why = if exists {
             format!("cannot connect to {} ({e})", self.socket.display())
-        } else if self.discovered {
-            let looked: Vec<String> = crate::paths::socket_candidates()
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            format!("no daemon socket at {}", looked.join(", nor at "))
         } else {
             format!("no daemon socket at {}", self.socket.display())
         };

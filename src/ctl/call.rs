@@ -67,6 +67,51 @@ pub struct CallArgs {
     pub rest: Vec<String>,
 }
 
+/// `browserctl handoff --tab T --reason "…" [--timeout D]`: `browser_handoff` on that tab.
+#[derive(Debug, clap::Args)]
+pub struct HandoffArgs {
+    /// The tab to hand to the person (b1:12, or 12 when unique).
+    #[arg(long, add = super::completions::tabs())]
+    pub tab: String,
+    /// What the person should do there, as they will read it ("sign in to your bank").
+    #[arg(long)]
+    pub reason: String,
+    /// How long to wait for the person (at most 1h; they may give more time) [default: 10m].
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
+    pub timeout: Option<std::time::Duration>,
+    /// Print the whole answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub socket: super::args::SocketArg,
+}
+
+impl HandoffArgs {
+    /// The call it makes.
+    pub fn call(self) -> CallArgs {
+        let mut args = serde_json::json!({"reason": self.reason});
+        if let Some(t) = self.timeout {
+            args["timeoutSec"] = serde_json::json!(t.as_secs_f64());
+        }
+        CallArgs {
+            tab: Some(self.tab),
+            browser: None,
+            timeout: None,
+            attempt_timeout: None,
+            retries: None,
+            retry_on_timeout: false,
+            args: Some(args.to_string()),
+            json: self.json,
+            verbose: false,
+            socket: self.socket,
+            help: false,
+            tool: "browser_handoff".to_owned(),
+            flags: Flags::default(),
+            rest: Vec::new(),
+        }
+    }
+}
+
 /// A timeout: a duration of more than zero.
 pub fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
     let d = parse_duration(s)?;

@@ -12,7 +12,6 @@ pub mod args;
 pub mod browser;
 pub mod call;
 pub mod client;
-pub mod clients;
 pub mod completions;
 pub mod dial_stdio;
 pub mod doctor;
@@ -26,7 +25,6 @@ pub mod native_host;
 pub mod output;
 pub mod pair;
 pub mod setup;
-pub mod token;
 pub mod usage;
 pub mod wait;
 
@@ -125,6 +123,14 @@ pub enum Command {
     /// and, with -v, on stderr. Ctrl-C cancels the call in the daemon (exit 130).
     #[command(disable_help_flag = true)]
     Call(call::CallArgs),
+    /// Hand a tab to the person and wait until they are done (`browser_handoff`).
+    ///
+    /// The browser brings the tab forward and asks the person, in a notification and its
+    /// popup, to do what --reason says (sign in, a 2FA code, a CAPTCHA); the command returns
+    /// the tab's snapshot and what changed once they click Done, or fails with
+    /// HANDOFF_DECLINED (23), HANDOFF_TIMEOUT (24) or NO_PERSON (25). Meanwhile other calls
+    /// on the tab fail with HANDOFF_IN_PROGRESS (22).
+    Handoff(call::HandoffArgs),
     /// Open a tab and print it once the browser reports it.
     Open {
         /// The URL to open.
@@ -186,9 +192,6 @@ pub enum Command {
     /// with every daemon of your user and survives restarts. --list shows the pairings,
     /// --revoke ID removes one and disconnects its browser.
     Pair(pair::PairArgs),
-    /// The token MCP clients' HTTP configurations carry: it stays the same across daemon
-    /// restarts; `browserctl token rotate` replaces it and names the configurations to update.
-    Token(token::TokenArgs),
     /// The browser's native-messaging host (the browser starts it; see install-native-host).
     NativeHost(native_host::NativeHostArgs),
     /// Register `browserctl native-host` with this user's browsers (Chromium family, Firefox).
@@ -230,6 +233,7 @@ impl Command {
             Command::Tabs { .. } => "tabs",
             Command::Tools { .. } => "tools",
             Command::Call(_) => "call",
+            Command::Handoff(_) => "handoff",
             Command::Open { .. } => "open",
             Command::Close { .. } => "close",
             Command::Discover { .. } => "discover",
@@ -238,7 +242,6 @@ impl Command {
             Command::Wait(_) => "wait",
             Command::Browser(_) => "browser",
             Command::Pair(_) => "pair",
-            Command::Token(_) => "token",
             Command::NativeHost(_) => "native-host",
             Command::InstallNativeHost(_) => "install-native-host",
             Command::Completions(_) => "completions",
@@ -263,11 +266,11 @@ impl Command {
             | Command::Discover { socket, .. }
             | Command::Doctor { socket, .. } => Some(socket.clone()),
             Command::Call(a) => Some(a.socket.clone()),
+            Command::Handoff(a) => Some(a.socket.clone()),
             Command::Events(a) => Some(a.socket.clone()),
             Command::Mcp(a) => Some(a.socket.clone()),
             Command::Wait(a) => Some(a.socket.clone()),
             Command::Pair(a) => Some(a.socket.clone()),
-            Command::Token(a) => Some(a.socket.clone()),
             Command::Forward(a) => Some(a.socket.clone()),
             Command::DialStdio(a) => Some(a.socket.clone()),
             Command::ForwardEnd(_)
@@ -290,12 +293,12 @@ impl Command {
             | Command::Tools { out, .. }
             | Command::Discover { out, .. } => Some(out.json || out.output == Some(Format::Json)),
             Command::Call(a) => Some(a.json),
+            Command::Handoff(a) => Some(a.json),
             Command::Events(a) => Some(a.json),
             Command::Mcp(a) => Some(a.json),
             Command::Wait(a) => Some(a.json),
             Command::Browser(a) => Some(a.json()),
             Command::Pair(a) => Some(a.json),
-            Command::Token(a) => Some(a.json),
             Command::InstallNativeHost(a) => Some(a.json),
             Command::Completions(a) => Some(a.json),
             Command::Setup(a) => Some(a.json),
@@ -378,13 +381,13 @@ impl Invocation {
     /// started for it would only add to the memory it holds all that time (issue 17).
     pub fn run_without_runtime(&self) -> Option<ExitCode> {
         match &self.command {
-            Command::Mcp(args) if !args.print_config => Some(
-                match self.client().and_then(|client| mcp::serve(client, args)) {
-                    Ok(()) => ExitCode::SUCCESS,
-                    // Said on stderr as it happened (clients keep a server's stderr).
-                    Err(e) => ExitCode::from(e.code.exit_code()),
-                },
-            ),
+            Command::Mcp(args) if !args.print_config => Some(match self.client() {
+                Ok(client) => {
+                    mcp::serve(client, args);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(&e, self.json),
+            }),
             Command::DialStdio(args) => Some(match &self.host {
                 Some(_) => fail(&forward::no_host("dial-stdio"), true),
                 None => dial_stdio::run(args, self.socket.clone()),
@@ -436,6 +439,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Call(args) => call::run(&client, args, json, command)
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
+        Command::Handoff(args) => call::run(&client, args.call(), json, command).await,
         Command::Open {
             url,
             focus,
@@ -453,7 +457,6 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Wait(args) => wait::run(&client, args, json).await,
         Command::Browser(args) => browser::run(&client, args, json).await,
         Command::Pair(args) => pair::run(&client, args, json).await,
-        Command::Token(args) => token::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
@@ -496,6 +499,7 @@ mod tests {
         ("tabs", &[]),
         ("tools", &[]),
         ("call", &["search"]),
+        ("handoff", &["--tab", "b1:7", "--reason", "sign in"]),
         ("open", &["https://example.com"]),
         ("close", &["b1:1"]),
         ("discover", &["b1:1"]),
@@ -504,7 +508,6 @@ mod tests {
         ("wait", &["--tool", "x"]),
         ("browser", &["list"]),
         ("pair", &[]),
-        ("token", &["rotate"]),
         ("native-host", &[]),
         ("install-native-host", &[]),
         ("completions", &["bash"]),

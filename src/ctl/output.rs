@@ -374,8 +374,16 @@ Exit codes:
   14  the page navigated away before the call finished (PAGE_NAVIGATED)
   15  no browser to launch is installed (BROWSER_NOT_INSTALLED)
   16  a launched browser exited or did not connect in time (LAUNCH_FAILED)
-  17  the person denied the call in the browser's prompt (USER_DENIED)
-  18  nobody answered the browser's prompt in time (USER_CONSENT_TIMEOUT)
+  17  the tab is another agent's: read it, do not act in it (TAB_OWNED)
+  18  the tab has too many calls waiting; try again after details.retryAfterMs (BUSY)
+  19  the action's element is covered by another; nothing was done (ELEMENT_COVERED)
+  20  the person denied the call in the browser's prompt (USER_DENIED)
+  21  nobody answered the browser's prompt in time (USER_CONSENT_TIMEOUT)
+  22  the tab is handed to the person; nothing else runs there until they answer (HANDOFF_IN_PROGRESS)
+  23  the person answered a hand-off with I can't (HANDOFF_DECLINED)
+  24  nobody answered a hand-off in its time (HANDOFF_TIMEOUT)
+  25  a hand-off to a browser nobody sees: the daemon launched it headless (NO_PERSON)
+  26  the person stopped trusted input mid-action; the page saw part of it (INPUT_CANCELLED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

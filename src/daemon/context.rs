@@ -1,8 +1,10 @@
 //! [`Daemon`]: what every task of the daemon shares — settings, the registry, counters, the
-//! calls that can be cancelled, and the two-stage shutdown.
+//! calls that can be cancelled, each tab's queue of calls and hand-off, and the two-stage shutdown.
 
 use super::calls::args::ValidatorCache;
 use super::calls::cancels::Cancels;
+use super::calls::handoffs::Handoffs;
+use super::calls::queues::TabQueues;
 use super::managed::table::Managed;
 use super::registry::presence::Presence;
 use super::registry::{Limits, Registry};
@@ -23,6 +25,7 @@ pub struct Runtime {
     pub discovery_file: PathBuf,
     pub started_at: String,
     pub started: Instant,
+    pub token: String,
 }
 
 pub struct Daemon {
@@ -30,14 +33,15 @@ pub struct Daemon {
     // the lock, so no reader ever holds the lock across an `.await`.
     config: RwLock<Arc<Config>>,
     pub runtime: Runtime,
-    /// The token of the loopback port (the user's, kept in a file; `browserctl token rotate`
-    /// changes it while the daemon runs, and the discovery file follows).
-    pub token: tokio::sync::watch::Sender<Arc<str>>,
     pub registry: Registry,
     pub stats: Stats,
     pub validators: ValidatorCache,
     /// Calls in flight that a caller may cancel by their `callId`.
     pub cancels: Cancels,
+    /// Each tab's calls, in turn (issue 60).
+    pub queues: TabQueues,
+    /// The tabs handed to the person (`browser_handoff`, issue 60).
+    pub handoffs: Handoffs,
     /// The user's pairings with browser profiles, and this daemon's pairing codes.
     pub pairings: Pairings,
     /// The browsers this daemon launched (issue 32).
@@ -54,7 +58,7 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    pub fn new(config: Config, runtime: Runtime, token: String) -> Daemon {
+    pub fn new(config: Config, runtime: Runtime) -> Daemon {
         let pairing_file = config.pairing_path();
         let registry = Registry::new(config.event_buffer, config.event_stream_buffer);
         registry.set_limits(registry_limits(&config));
@@ -62,11 +66,12 @@ impl Daemon {
         Daemon {
             config: RwLock::new(Arc::new(config)),
             runtime,
-            token: tokio::sync::watch::Sender::new(token.into()),
             registry,
             stats: Stats::default(),
             validators: ValidatorCache::default(),
             cancels: Cancels::default(),
+            queues: TabQueues::default(),
+            handoffs: Handoffs::default(),
             pairings: Pairings::new(pairing_file),
             managed: Managed::default(),
             presence: Arc::default(),
@@ -74,11 +79,6 @@ impl Daemon {
             shutdown,
             tasks: TaskTracker::new(),
         }
-    }
-
-    /// The token in force now.
-    pub fn token(&self) -> Arc<str> {
-        self.token.borrow().clone()
     }
 
     /// The settings in force now (they change on SIGHUP).

@@ -21,6 +21,8 @@
 //! managed/process.rs  process groups, and the thread that starts browsers
 //! calls/args.rs       tool arguments: flags typed by schema, validation and its cache
 //! calls/cancels.rs    the calls a caller may cancel by its callId
+//! calls/queues.rs     each tab's calls in turn, the wait bounded
+//! calls/handoffs.rs   the tabs handed to the person, which refuse other calls
 //! registry/           browsers → tabs → tools, the event log; presence (an agent at work)
 //! conn/               a connection's handle and its pending calls
 //! trust/              who may connect: peer uid, Host/Origin/token, the trust handshake,

@@ -10,12 +10,21 @@ use tokio::sync::mpsc;
 /// What the MCP server needs from the daemon: the control API for `browserctl mcp`, the
 /// registry itself inside the daemon.
 pub trait Backend: Send + Sync + 'static {
-    /// Browsers, tabs and tools, as one consistent-enough picture.
+    /// The session's agent said its name (`initialize`): the label its tabs' group and its
+    /// calls carry, which the daemon makes unique among the sessions live (issue 60).
+    fn name_agent(&self, name: &str) -> String {
+        name.to_owned()
+    }
+    /// Browsers, tabs and tools, as one consistent-enough picture; the focused tab is the one
+    /// the person focused (an agent's action does not move it).
     fn snapshot(&self) -> impl Future<Output = Result<Snapshot, Error>> + Send;
     /// A tool call through the daemon's call path (validation, timeouts, retries).
     fn call(&self, req: CallRequest) -> impl Future<Output = Result<CallResponse, Error>> + Send;
     /// Cancels the call with this `callId`; false when the daemon has no such call (yet).
     fn cancel(&self, call_id: &str) -> impl Future<Output = Result<bool, Error>> + Send;
+    /// The person's answer (`done`, `cant`) to the hand-off of call `call_id`, given in the
+    /// agent's client; false when it no longer waits (answered in the browser first).
+    fn answer_handoff(&self, call_id: &str, answer: &'static str) -> bool;
     fn open_tab(&self, req: OpenTabRequest) -> impl Future<Output = Result<TabView, Error>> + Send;
     /// Puts existing tabs (refs) in a tab group, as far as their browsers can: best effort.
     fn group_tabs(&self, tabs: &[String], group: &TabGroup) -> impl Future<Output = ()> + Send;

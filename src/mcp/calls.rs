@@ -214,6 +214,7 @@ impl<B: Backend> Inner<B> {
         ct: &CancellationToken,
     ) -> Result<CallResponse, Error> {
         let call_id = next_call_id();
+        let args_text = args.clone();
         let req = CallRequest {
             tool: tool.to_owned(),
             tab,
@@ -225,10 +226,29 @@ impl<B: Backend> Inner<B> {
         };
         let call = self.backend.call(req);
         tokio::pin!(call);
-        tokio::select! {
-            biased;
-            r = &mut call => return r,
-            _ = ct.cancelled() => {}
+        // A hand-off is asked in the client too where it can answer; its answer ends the
+        // hand-off in the browser, and the call returns what the browser then says.
+        let door = async {
+            match (tool == super::elicit::HANDOFF, super::elicit::client()) {
+                (true, Some(peer)) => {
+                    let args: Value = serde_json::from_str(args_text.get()).unwrap_or_default();
+                    super::elicit::ask(peer, &args, self.agent.get().map(String::as_str)).await
+                }
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::pin!(door);
+        let mut asked = false;
+        loop {
+            tokio::select! {
+                biased;
+                r = &mut call => return r,
+                _ = ct.cancelled() => break,
+                answer = &mut door, if !asked => {
+                    asked = true;
+                    self.backend.answer_handoff(&call_id, answer);
+                }
+            }
         }
         // The client gave up. Cancel in the daemon and keep driving the call until the
         // daemon ends it with CANCELLED, so nothing is left pending behind us. The cancel may

@@ -7,6 +7,7 @@
 //! tab silently owns the plain name, and deterministic for a given set of tabs. The tab's
 //! title and URL go into the description so a model can tell the tools apart.
 
+use super::names;
 use super::result;
 use crate::pattern::url_matches;
 use crate::protocol::control::{BrowserView, TabView, ToolView};
@@ -175,7 +176,10 @@ pub(super) fn order_key(target: &str) -> (u64, Option<i64>) {
     (b.trim_start_matches('b').parse().unwrap_or(u64::MAX), t)
 }
 
-/// The tools in scope, named uniquely. `reserved` names (the meta tools) are never given out.
+/// The tools in scope, named uniquely. A tool whose name reads as one of `reserved` (the meta
+/// tools and the built-ins), with or without a target's suffix, is left out (see
+/// [`names::poses`]); and names are unique as a model reads them ([`names::fold`]), not only
+/// byte for byte.
 pub fn expose(snapshot: &Snapshot, scope: &Scope, reserved: &[&str]) -> Vec<Exposed> {
     let browsers: HashMap<&str, &BrowserView> = snapshot
         .browsers
@@ -197,7 +201,9 @@ pub fn expose(snapshot: &Snapshot, scope: &Scope, reserved: &[&str]) -> Vec<Expo
             // A tab that closed between the two reads, or a browser that just left.
             _ => false,
         };
-        if !in_scope {
+        // Issue 58, item 5: not suffixed but left out, since any name it got would still
+        // read as ours (`browser-type_b1_9` is the built-in's call on another tab).
+        if !in_scope || names::poses(&view.name, reserved) {
             continue;
         }
         picked.push(Exposed {
@@ -211,42 +217,43 @@ pub fn expose(snapshot: &Snapshot, scope: &Scope, reserved: &[&str]) -> Vec<Expo
     // Stable: within one target the page's own order of tools is kept.
     picked.sort_by_key(|e| order_key(&e.target));
 
-    let mut count: HashMap<&str, usize> = HashMap::new();
+    let fold = |e: &Exposed| names::fold(&e.name);
+    let mut count: HashMap<String, usize> = HashMap::new();
     for e in &picked {
-        *count.entry(e.name.as_str()).or_default() += 1;
+        *count.entry(fold(e)).or_default() += 1;
     }
     let mut clashes: BTreeSet<String> = count
         .into_iter()
-        .filter(|(name, n)| *n > 1 || reserved.contains(name))
-        .map(|(name, _)| name.to_owned())
+        .filter(|(_, n)| *n > 1)
+        .map(|(name, _)| name)
         .collect();
     // A tool whose own name is the name a clashing tool gets with its tab (a page's
-    // `browser.type_b2_7`, sanitized, is the bank tab's `browser_type_b2_7`) clashes too: it
-    // must not take that name from the tool it points at, whatever the order.
+    // `search.x_b2_7`, sanitized, is the other tab's `search_x_b2_7`) clashes too: it must not
+    // take that name from the tool it points at, whatever the order.
     let suffixed: BTreeSet<String> = picked
         .iter()
-        .filter(|e| clashes.contains(&e.name))
-        .map(|e| with_suffix(&e.name, &format!("_{}", sanitize(&e.target))))
+        .filter(|e| clashes.contains(&fold(e)))
+        .map(|e| names::fold(&with_suffix(&e.name, &format!("_{}", sanitize(&e.target)))))
         .collect();
     for e in &picked {
-        if suffixed.contains(&e.name) {
-            clashes.insert(e.name.clone());
+        if suffixed.contains(&fold(e)) {
+            clashes.insert(fold(e));
         }
     }
-    let mut used: BTreeSet<String> = reserved.iter().map(|s| s.to_string()).collect();
+    let mut used: BTreeSet<String> = reserved.iter().map(|s| names::fold(s)).collect();
     // Plain names first, so a suffixed name never takes a name a tool has by right.
-    for e in picked.iter().filter(|e| !clashes.contains(&e.name)) {
-        used.insert(e.name.clone());
+    for e in picked.iter().filter(|e| !clashes.contains(&fold(e))) {
+        used.insert(fold(e));
     }
-    for e in picked.iter_mut().filter(|e| clashes.contains(&e.name)) {
+    for e in picked.iter_mut().filter(|e| clashes.contains(&fold(e))) {
         let base = with_suffix(&e.name, &format!("_{}", sanitize(&e.target)));
         let mut name = base.clone();
         let mut n = 2;
-        while used.contains(&name) {
+        while used.contains(&names::fold(&name)) {
             name = with_suffix(&base, &format!("_{n}"));
             n += 1;
         }
-        used.insert(name.clone());
+        used.insert(names::fold(&name));
         e.name = name;
     }
     picked
@@ -387,6 +394,7 @@ mod tests {
             focused: false,
             tools: vec![],
             hidden: None,
+            owner: None,
         }
     }
 
@@ -419,6 +427,7 @@ mod tests {
                 tool("b1:7", "search"),
                 tool("b1:7", "page.read"),
                 tool("b2:7", "click"),
+                tool("b2:7", "list_tabs"),
                 tool("b2:7", "browserctl_list_tabs"),
                 tool("b2", "screenshot"),
             ],
@@ -433,6 +442,7 @@ mod tests {
 
     #[test]
     fn names_are_sanitised_and_collisions_get_their_tab() {
+        // The page's `browserctl_list_tabs` reads as the meta tool: left out (issue 58).
         let e = expose(&snapshot(), &Scope::default(), &["browserctl_list_tabs"]);
         assert_eq!(
             names(&e),
@@ -442,7 +452,7 @@ mod tests {
                 ("search_b1_9", "b1:9"),
                 ("screenshot", "b2"),
                 ("click", "b2:7"),
-                ("browserctl_list_tabs_b2_7", "b2:7"),
+                ("list_tabs", "b2:7"),
             ]
         );
         // The same picture in another order gives the same names.
@@ -553,7 +563,7 @@ mod tests {
                 "search@b1:7",
                 "page.read@b1:7",
                 "click@b2:7",
-                "browserctl_list_tabs@b2:7"
+                "list_tabs@b2:7"
             ]
         );
         assert_eq!(
@@ -561,7 +571,7 @@ mod tests {
                 sessions: vec!["s2".into()],
                 ..Scope::default()
             }),
-            vec!["screenshot@b2", "click@b2:7", "browserctl_list_tabs@b2:7"]
+            vec!["screenshot@b2", "click@b2:7", "list_tabs@b2:7"]
         );
         assert!(only(Scope {
             browsers: vec!["b3".into()],
@@ -575,7 +585,7 @@ mod tests {
                 opened: vec!["b2:7".into()],
                 ..Scope::default()
             }),
-            vec!["click@b2:7", "browserctl_list_tabs@b2:7"]
+            vec!["click@b2:7", "list_tabs@b2:7"]
         );
         assert!(only(Scope {
             own_tabs: true,

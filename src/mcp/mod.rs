@@ -8,11 +8,13 @@
 //!
 //! - [`backend`]: what the server drives (the daemon's registry and call path).
 //! - [`calls`]: a call's way to its tab (the current tab, scope, cancellation).
+//! - [`elicit`]: a hand-off asked in the client too, where it can answer a form.
 //! - [`expose`]: which tools are in scope and the names clients see.
 //! - [`identity`]: who the server is and which protocol revisions it speaks.
 //! - [`groups`]: the tab groups that show which tabs an agent drives.
 //! - [`log`]: `logging/setLevel` and the messages a client asked for.
 //! - [`meta`]: the meta tools, offered beside the tab tools under names that never change.
+//! - [`names`]: how a model reads a tool's name, and the names a page's tool may not have.
 //! - [`progress`]: progress notifications while a long call runs.
 //! - [`result`]: a page's answer as an MCP result every client shows in full.
 //! - [`server`]: the rmcp `ServerHandler` and the [`Backend`] it drives.
@@ -22,11 +24,13 @@
 
 pub mod backend;
 pub mod calls;
+pub mod elicit;
 pub mod expose;
 pub mod groups;
 pub mod identity;
 pub mod log;
 pub mod meta;
+pub mod names;
 pub mod offline;
 pub mod progress;
 pub mod result;

@@ -113,6 +113,8 @@ const PAGE_TEXT_BUILTINS: &[&str] = &[
     "browser_network_requests",
     "browser_tabs",
     "browser_downloads",
+    // The snapshot of the page the person left.
+    "browser_handoff",
 ];
 
 /// Whether a built-in's result carries text a page wrote.

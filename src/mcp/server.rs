@@ -2,6 +2,7 @@
 //! session's current tab, cancellation, and `notifications/tools/list_changed`.
 
 use super::backend::Backend;
+use super::elicit;
 use super::expose::{Scope, Snapshot};
 use super::groups::{self, group_for};
 use super::identity::{info, NEWEST};
@@ -15,7 +16,7 @@ use super::result::error_result;
 use super::roots;
 use super::view::{browser_tabs_out_of_scope, one_tab, tabs_in_scope, Listed, View, BROWSER_TABS};
 use crate::error::{Error, ErrorCode};
-use crate::protocol::control::OpenTabRequest;
+use crate::protocol::control::{OpenTabRequest, TabGroup};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
     InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
@@ -60,7 +61,8 @@ pub(super) struct Inner<B> {
     /// Tabs in scope already put in this client's tab group.
     grouped: Mutex<HashSet<String>>,
     /// The client's name (`clientInfo.name` at `initialize`), sent with each call so that the
-    /// browser's consent prompt names who asks.
+    /// browser's consent prompt names who asks, and the title of its tabs' group: made unique
+    /// among the sessions live (`claude-code (2)`), so that it names this agent's lane.
     pub(super) agent: OnceLock<String>,
 }
 
@@ -78,6 +80,8 @@ struct Listing {
 pub(super) struct SessionTabs {
     /// Opened with `browserctl_open_tab` (for `--own-tabs`).
     opened: Vec<String>,
+    /// Browsers launched with `browserctl_launch_browser`: all an `--own-tabs` session closes.
+    launched: Vec<String>,
     /// Last opened or selected: the current tab while it is there ([`current_tab`]).
     selected: Option<String>,
 }
@@ -231,7 +235,17 @@ impl<B: Backend> Inner<B> {
         if fresh.is_empty() {
             return;
         }
-        self.backend.group_tabs(&fresh, &group_for(client)).await;
+        self.backend.group_tabs(&fresh, &self.group(client)).await;
+    }
+
+    /// The tab group of this session's tabs: named after its agent's lane.
+    fn group(&self, client: Option<Implementation>) -> TabGroup {
+        match self.agent.get() {
+            Some(label) => TabGroup {
+                title: label.clone(),
+            },
+            None => group_for(client),
+        }
     }
 
     /// The tool behind a name: from the client's last listing (names mean what the client
@@ -312,6 +326,9 @@ impl<B: Backend> Inner<B> {
                     .collect();
                 let mut row = json!({"tab": t.tab_ref, "title": t.title, "url": t.url,
                     "focused": t.focused, "tools": tools});
+                if let Some(owner) = &t.owner {
+                    row["owner"] = json!(owner);
+                }
                 if view.current.as_deref() == Some(t.tab_ref.as_str()) {
                     row["current"] = json!(true);
                 }
@@ -398,7 +415,7 @@ impl<B: Backend> Inner<B> {
                 focus,
                 browser,
                 timeout_ms: None,
-                group: Some(group_for(client)),
+                group: Some(self.group(client)),
             })
             .await
             .map_err(|e| e.hint(ErrorCode::AmbiguousTarget, "name one as `browser`"))?;
@@ -437,6 +454,8 @@ impl<B: Backend> Inner<B> {
             .backend
             .launch_browser(meta::launch_request(args)?)
             .await?;
+        self.tabs
+            .send_modify(|t| t.launched.push(v.browser.clone()));
         if let Some(tab) = &v.tab {
             self.select(tab, true);
         }
@@ -450,6 +469,10 @@ impl<B: Backend> Inner<B> {
         self.may_manage_browsers()?;
         let want = arg_str(args, "browser")?
             .ok_or_else(|| Error::new(ErrorCode::InvalidArguments, "`browser` is required"))?;
+        if self.scope.own_tabs && !self.tabs.borrow().launched.iter().any(|b| b == want) {
+            let why = "an --own-tabs session closes only the browsers it launched";
+            return Err(Error::new(ErrorCode::Unauthorized, why));
+        }
         let v = self.backend.close_browser(want).await?;
         Ok(CallToolResult::structured(
             json!({ "closed": v.browser, "exit": v.exit }),
@@ -548,10 +571,8 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             let _ = slot.0.set(self.inner());
         }
         context.peer.set_peer_info(request.clone());
-        let _ = self
-            .inner
-            .agent
-            .set(groups::group_for(Some(request.client_info.clone())).title);
+        let name = groups::group_for(Some(request.client_info.clone())).title;
+        let _ = self.inner.agent.set(self.inner.backend.name_agent(&name));
         let answer = self.negotiate_initialize(&request);
         self.inner
             .initialized
@@ -594,7 +615,11 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             .send(peer, Level::Debug, json!({"event": "call", "tool": tool}))
             .await;
         let token = context.meta.get_progress_token();
-        let what = || format!("the browser to finish `{tool}`");
+        let what = || match tool {
+            // The person, not the page, ends it (issue 60).
+            "browser_handoff" => "the person to answer the hand-off (`browser_handoff`)".to_owned(),
+            _ => format!("the browser to finish `{tool}`"),
+        };
         let roots = if roots::wants_roots(tool, &args, CALL_TOOL) {
             roots::of_client(peer).await
         } else {
@@ -604,19 +629,22 @@ impl<B: Backend> rmcp::ServerHandler for McpServer<B> {
             peer,
             token,
             what,
-            roots::with(roots, async {
-                match tool {
-                    LIST_TABS => inner.list_tabs().await,
-                    SELECT_TAB => inner.select_tab(&args).await,
-                    OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
-                    CLOSE_TAB => inner.close_tab(&args).await,
-                    LIST_TOOLS => inner.list_tools(&args).await,
-                    CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
-                    LAUNCH_BROWSER => inner.launch_browser(&args).await,
-                    CLOSE_BROWSER => inner.close_browser(&args).await,
-                    name => inner.call_tab_tool(name, args, &context.ct).await,
-                }
-            }),
+            roots::with(
+                roots,
+                elicit::with(peer, async {
+                    match tool {
+                        LIST_TABS => inner.list_tabs().await,
+                        SELECT_TAB => inner.select_tab(&args).await,
+                        OPEN_TAB => inner.open_tab(&args, context.client_info()).await,
+                        CLOSE_TAB => inner.close_tab(&args).await,
+                        LIST_TOOLS => inner.list_tools(&args).await,
+                        CALL_TOOL => inner.call_by_name(&args, &context.ct).await,
+                        LAUNCH_BROWSER => inner.launch_browser(&args).await,
+                        CLOSE_BROWSER => inner.close_browser(&args).await,
+                        name => inner.call_tab_tool(name, args, &context.ct).await,
+                    }
+                }),
+            ),
         )
         .await;
         if let Err(e) = &outcome {

@@ -10,13 +10,18 @@
 //! nothing but `name`, `arguments` and an empty `_meta` (no progress token, no task), whose
 //! name is in the client's last listing, on a session whose client asked for no log messages.
 //! Everything else (a first call before any listing, progress, tasks, the meta tools, bad
-//! input and its errors) goes to rmcp as before. The call itself is the same code either way
+//! input and its errors) goes to rmcp as before; so does `browser_file_upload`, whose call
+//! first asks the client for its roots (`roots/list`, a request to the client that only rmcp's
+//! peer can make and await): taken here, an agent's uploads from its own workspace were
+//! refused (issue 58, item 10); and `browser_handoff`, which may ask the client too (an
+//! elicitation, issue 60). The call itself is the same code either way
 //! ([`Inner::call_listed`]), and so is its answer's shape (rmcp's own types).
 
 use super::backend::Backend;
 use super::result::error_result;
 use super::server::{Inner, McpServer, ServerSlot};
 use super::view::Listed;
+use crate::protocol::tool::{FILE_UPLOAD, HANDOFF};
 use rmcp::model::{CallToolResponse, JsonObject, RequestId, ServerJsonRpcMessage, ServerResult};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -174,6 +179,9 @@ impl<B: Backend> Shortcut<B> {
             return None;
         }
         let target = server.listed_tool(&params.name)?;
+        if [FILE_UPLOAD, HANDOFF].contains(&target.tool()) {
+            return None;
+        }
         let ct = CancellationToken::new();
         let generation = {
             let mut in_flight = self.in_flight();

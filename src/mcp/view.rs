@@ -57,6 +57,14 @@ impl Listed {
             Listed::Builtin(b) => &b.view.name,
         }
     }
+
+    /// The tool its calls send to the daemon (a page tool's own name, unsuffixed).
+    pub fn tool(&self) -> &str {
+        match self {
+            Listed::Page(e) => &e.view.name,
+            Listed::Builtin(b) => &b.view.name,
+        }
+    }
 }
 
 /// What one look at the browsers shows a session.
@@ -368,6 +376,7 @@ mod tests {
                 focused: focused == Some(id),
                 tools: vec![],
                 hidden: None,
+                owner: None,
             });
             for name in BUILTINS {
                 s.tools.push(tool(&format!("b1:{id}"), name));

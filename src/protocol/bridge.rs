@@ -384,6 +384,16 @@ pub enum ServerMessage<'a> {
         /// with when it refuses (a tab of a site the user turned off). Done is `tabClosed`.
         request_id: &'a str,
     },
+    /// Not in seed 001 (additive; old extensions ignore unknown types): the hand-off on this
+    /// tab lost its caller, or (`answer`: `done`, `cant`) the person answered it in the agent's
+    /// client (issue 60); the browser stops asking the person. No answer.
+    #[serde(rename_all = "camelCase")]
+    EndHandoff {
+        session_id: &'a str,
+        tab_id: TabId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<&'a str>,
+    },
     /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
     /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No
     /// answer.
@@ -431,5 +441,4 @@ impl ServerMessage<'_> {
 }
 
 #[cfg(test)]
-#[path = "bridge_tests.rs"]
 mod tests;

@@ -154,6 +154,11 @@ pub struct TabView {
     /// Tools the browser extension keeps from the daemon (the user's site policy), and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden: Option<super::bridge::Hidden>,
+    /// The agent whose tab it is (issue 60): the MCP client that opened it, by its name
+    /// (`claude-code`, `claude-code (2)` for a second session of it). Another agent may read
+    /// the tab, not act in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A tool together with where it lives. The tool's fields are spelled out (not flattened)
@@ -404,17 +409,6 @@ pub struct PairingList {
     pub pairings: Vec<PairingInfo>,
     /// The user's pairing file, shared by all of the user's daemons.
     pub file: String,
-}
-
-/// `POST /v1/token/rotate`: the daemon's token was replaced (issue 59); the old one no longer
-/// opens `/mcp`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenRotated {
-    /// Where the new token is kept.
-    pub token_file: String,
-    /// The port whose `/mcp` takes it.
-    pub port: u16,
 }
 
 /// `DELETE /v1/pairings/{id}`.

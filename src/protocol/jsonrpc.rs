@@ -181,10 +181,18 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::DaemonUnavailable
         | ErrorCode::Cancelled
         | ErrorCode::BrowserNotInstalled
-        | ErrorCode::LaunchFailed => code::CONNECTION_ERROR,
+        | ErrorCode::LaunchFailed
+        | ErrorCode::TabOwned
+        | ErrorCode::Busy
+        | ErrorCode::HandoffInProgress
+        | ErrorCode::HandoffDeclined
+        | ErrorCode::HandoffTimeout
+        | ErrorCode::NoPerson => code::CONNECTION_ERROR,
         // The consent codes were TOOL_ERROR's `toolCode` before issue 59: the same answer.
         ErrorCode::ToolError
         | ErrorCode::PageNavigated
+        | ErrorCode::ElementCovered
+        | ErrorCode::InputCancelled
         | ErrorCode::Internal
         | ErrorCode::UserDenied
         | ErrorCode::UserConsentTimeout => code::INTERNAL_ERROR,

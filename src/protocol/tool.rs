@@ -3,6 +3,8 @@
 /// The built-in whose `paths` the daemon reads from disk (daemon/calls/upload.rs), and whose
 /// files browserctl names for the person (ctl/call.rs).
 pub const FILE_UPLOAD: &str = "browser_file_upload";
+/// The built-in that hands a tab to the person (issue 60).
+pub const HANDOFF: &str = "browser_handoff";
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

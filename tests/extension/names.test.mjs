@@ -21,3 +21,14 @@ test('a page tool that would pass for a built-in, or another tab\'s, is caught',
     assert.ok(!looksBuiltin(name), name);
   }
 });
+
+// Issue 58, item 5: `-`, `.`, `_` and spaces, in any run, and case, make no new name to a
+// model; neither do separators around the name.
+test('a name that reads as ours with other separators is caught', () => {
+  for (const name of ['browser-type', 'browser-type-b1-7', 'browserctl-call-tool', 'Browser Type', 'BROWSER__SNAPSHOT', '-browser_type_b1_1-', 'browser - click', 'Browserctl.List-Tabs']) {
+    assert.ok(looksBuiltin(name), name);
+  }
+  for (const name of ['browsers-type', 'my-browser-type', 'browser', 'browser-', 'browserctl', 'web-browser_click']) {
+    assert.ok(!looksBuiltin(name), name);
+  }
+});

@@ -110,3 +110,46 @@ test('a tab of an off site is told by its origin, without title or path', () => 
   assert.deepEqual(shownPlace('about:blank', 'bank.test/account/42', { loading: true }, s), { url: 'about:blank', title: '' });
   assert.deepEqual(shownPlace('https://news.test/a', 'News', { loading: true }, s), { url: 'https://news.test/a', title: 'News' });
 });
+
+test('a framed site needs the person unless allowed, covered by the call, or the default in an agent\'s tab', async () => {
+  const { needsConsent, frameReach } = await import('../../extension/shared/policy.js');
+  const s = with_({ defaultMode: 'ask', sites: { 'https://shop.example': { mode: 'allow' }, 'https://bank.example': { mode: 'ask' }, 'https://off.example': { mode: 'off' } } });
+  const person = { cleared: new Set(['https://news.example']), free: false };
+  const agents = { cleared: new Set(['https://news.example']), free: true };
+  assert.equal(needsConsent('https://news.example', person, s), false, 'the tab\'s own site was asked about');
+  assert.equal(needsConsent('https://shop.example', person, s), false, 'allowed');
+  assert.equal(needsConsent('https://ads.example', person, s), true, 'never answered');
+  assert.equal(needsConsent('https://ads.example', agents, s), false, 'the default, in the agent\'s own tab');
+  assert.equal(needsConsent('https://bank.example', agents, s), true, 'set to ask: asks in the agent\'s tab too');
+  assert.equal(needsConsent('https://off.example', person, s), false, 'off is refused, not asked');
+  assert.equal(needsConsent(null, person, s), false);
+  assert.deepEqual(frameReach(['about:srcdoc', 'https://bank.example/', 'https://news.example/'], person, s), { why: 'https://bank.example is set to ask before each call', asks: true });
+  assert.deepEqual(frameReach(['https://shop.example/', 'https://ads.example/x', 'https://news.example/'], person, s), { why: 'https://ads.example has not been allowed for agents', asks: true }, 'an allowed frame inside one that is not');
+  assert.equal(frameReach(['https://shop.example/', 'https://news.example/'], person, s), null);
+  assert.equal(frameReach(['https://off.example/', 'https://news.example/'], person, s).asks, false);
+});
+
+test('a remembered answer covers its agent (or every agent) and no wider access than it gave', async () => {
+  const { granted } = await import('../../extension/shared/policy.js');
+  const { normalize } = await import('../../extension/shared/settings.js');
+  const grants = normalize('grants', [
+    { site: 'https://news.example', agent: 'claude-code', access: 'read', at: 1 },
+    { site: 'https://shop.example', agent: 'claude-code', access: 'act', at: 2 },
+    { site: 'https://docs.example', agent: '*', access: 'read', at: 3 },
+    { site: 'https://bad.example', agent: '', access: 'act', at: 4 }, // no agent: not a grant
+    { site: 'https://bad.example', agent: 'x', access: 'all', at: 5 },
+    'junk',
+  ]);
+  assert.equal(grants.length, 3, 'malformed entries are dropped');
+  const s = with_({ grants });
+  assert.equal(granted('https://news.example', 'claude-code', 'read', s), true, 'a read-only grant lets a snapshot through');
+  assert.equal(granted('https://news.example', 'claude-code', 'act', s), false, 'and never a click');
+  assert.equal(granted('https://news.example', 'codex', 'read', s), false, 'this agent is not another agent');
+  assert.equal(granted('https://news.example', null, 'read', s), false, 'nor a caller with no name');
+  assert.equal(granted('https://shop.example', 'claude-code', 'read', s), true, 'read and act covers reading');
+  assert.equal(granted('https://docs.example', 'codex', 'read', s), true, 'every agent');
+  assert.equal(granted('https://docs.example', null, 'read', s), true);
+  assert.equal(granted('https://docs.example', 'codex', 'act', s), false);
+  assert.equal(granted('https://bad.example', 'x', 'act', s), false);
+  assert.equal(granted('https://news.example', 'claude-code', 'read', with_({})), false, 'none by default');
+});

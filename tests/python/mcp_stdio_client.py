@@ -7,14 +7,11 @@ BROWSERCTL_COMMAND, the whole command line as a JSON list (tests/it/remote: thro
 Exits non-zero with a message on the first mismatch.
 """
 
-import json
-import os
-
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from checks import checker, texts
+from checks import browserctl_mcp, checker, texts
 
 SEARCH_SCHEMA = {
     "type": "object",
@@ -27,14 +24,7 @@ check = checker("python MCP client")
 
 
 async def main():
-    if "BROWSERCTL_COMMAND" in os.environ:
-        argv = json.loads(os.environ["BROWSERCTL_COMMAND"])
-        server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    else:
-        server = StdioServerParameters(
-            command=os.environ["BROWSERCTL"],
-            args=["--socket", os.environ["BROWSER_MCP_SOCKET"], "mcp"],
-        )
+    server = browserctl_mcp()
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()

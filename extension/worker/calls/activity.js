@@ -1,15 +1,18 @@
 // Every tool call passes through here: the site policy decides (and in "ask" mode the user),
 // then the call runs; each call is counted while in flight (badge) and logged when done
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
-// The log keeps tool, agent, site, tab title, timing and outcome, never the arguments or results.
-import { errorBody } from '../../shared/protocol.js';
+// The log keeps tool, agent, site, tab title, timing, outcome and the person's answer when one
+// was asked for (`consent`: a choice of consent.js, `remembered` when a grant answered, `deny`,
+// `no answer`), never the arguments or results.
 import { setInFlight, uiChanged } from '../state/badge.js';
-import { checkCall, siteOf } from '../../shared/policy.js';
+import { checkCall, granted, siteOf, tabSites } from '../../shared/policy.js';
 import * as consent from './consent.js';
 import { getTab } from '../frames/page.js';
-import { isBuiltinName } from '../tools/builtins.js';
+import { isBuiltinName, isReadOnlyBuiltin } from '../tools/builtins.js';
 import { isAgentTab } from '../state/agent-tabs.js';
 import { isManagedBrowser } from '../state/managed.js';
+import { beyondTab, namedFrames } from '../frames/reach.js';
+import { Code, ToolError, errorBody } from '../../shared/protocol.js';
 
 const LIMIT = 200;
 const running = new Map(); // id -> entry
@@ -33,26 +36,7 @@ export async function runCall({ tabId, toolName, args, agent }, port, call) {
   changed();
   try {
     // Malformed requests are left to `call`, which names what is wrong.
-    if (Number.isInteger(tabId) && typeof toolName === 'string' && toolName) {
-      const tab = await getTab(tabId);
-      e.site = siteOf(tab.url || tab.pendingUrl);
-      e.title = tab.title || '';
-      const { mode, sites, explicit } = checkCall(tab, toolName, isBuiltinName(toolName));
-      // The agent's own tab, or a browser the daemon launched: the default does not ask there.
-      const free = !explicit && (isManagedBrowser() || (await isAgentTab(tabId)));
-      if (mode === 'ask' && !free) {
-        e.state = 'waiting';
-        changed();
-        const asked = Date.now();
-        try {
-          await consent.ask({ tabId, sites, tool: toolName, args, port, title: e.title, agent: e.agent });
-        } finally {
-          e.waitMs = Date.now() - asked;
-        }
-        e.state = 'running';
-        changed();
-      }
-    }
+    if (Number.isInteger(tabId) && typeof toolName === 'string' && toolName) await consented(e, { tabId, toolName, args, port });
     const result = await call();
     finish(e, null);
     return result;
@@ -60,6 +44,73 @@ export async function runCall({ tabId, toolName, args, agent }, port, call) {
     finish(e, err);
     throw err;
   }
+}
+
+// Whether the call may run: the policy of its tab's sites, and of what it names beyond them (a
+// frame of another site, the page browser_navigate goes to: reach.js), asking the person when
+// that is the rule. An answer is for the documents the person saw named: one that a page (or a
+// frame the call names) left while the prompt waited fails the call, which never runs on the
+// page that came instead (issue 58).
+async function consented(e, { tabId, toolName, args, port }) {
+  const builtin = isBuiltinName(toolName);
+  const moved = builtin ? watchDocuments(tabId, [0, ...namedFrames(tabId, args)]) : watchDocuments(tabId, [0]);
+  try {
+    const tab = await getTab(tabId);
+    e.site = siteOf(tab.url || tab.pendingUrl);
+    e.title = tab.title || '';
+    const { mode, sites, explicit } = checkCall(tab, toolName, builtin);
+    // The agent's own tab, or a browser the daemon launched: the default does not ask there.
+    const free = !explicit && (isManagedBrowser() || (await isAgentTab(tabId)));
+    const mine = mode === 'ask' && !free ? sites : [];
+    const beyond = builtin ? await beyondTab(tabId, toolName, args, sites) : { sites: [] };
+    // What the call needs: a built-in that only looks reads; anything else (a page's own tool
+    // too: what it does is the page's to say, not ours to trust) acts.
+    const access = builtin && isReadOnlyBuiltin(toolName) ? 'read' : 'act';
+    const wanted = [...new Set([...mine, ...beyond.sites])];
+    const asked = wanted.filter((site) => !granted(site, e.agent, access));
+    if (wanted.length && !asked.length) e.consent = 'remembered';
+    if (!asked.length) return;
+    // The sites asked about, and where they are seen from when the tab's own is not asked.
+    const from = !mine.length && sites.length ? ` (${beyond.navigating ? 'going there from' : 'framed in'} ${sites.join(' → ')})` : '';
+    e.state = 'waiting';
+    changed();
+    const since = Date.now();
+    try {
+      e.consent = await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent, access });
+    } catch (err) {
+      e.consent = err?.code === Code.USER_DENIED ? 'deny' : 'no answer';
+      throw err;
+    } finally {
+      e.waitMs = Date.now() - since;
+    }
+    const now = await getTab(tabId);
+    if (moved.left(tab.pendingUrl) || tabSites(now).some((site) => !sites.includes(site))) {
+      throw new ToolError(Code.PAGE_NAVIGATED, `the page in tab ${tabId} navigated away while the person was asked about ${toolName} on ${asked.join(' → ')}; the answer was for that page, and the call did not run`);
+    }
+    e.state = 'running';
+    changed();
+  } finally {
+    moved.stop();
+  }
+}
+
+// Whether any of `frameIds` of the tab starts loading another document from now on (a
+// same-document navigation keeps the document), other than the top frame's arrival at
+// `expected`, the page a loading tab was asked about.
+function watchDocuments(tabId, frameIds) {
+  const went = [];
+  const on = (d) => {
+    if (d.tabId === tabId && frameIds.includes(d.frameId)) went.push(d);
+  };
+  chrome.webNavigation.onBeforeNavigate.addListener(on);
+  chrome.webNavigation.onCommitted.addListener(on);
+  return {
+    left: (expected) => went.some((d) => !(d.frameId === 0 && expected && d.url === expected)),
+    stop() {
+      chrome.webNavigation.onBeforeNavigate.removeListener(on);
+      chrome.webNavigation.onCommitted.removeListener(on);
+    },
+  };
 }
 
 function finish(e, err) {

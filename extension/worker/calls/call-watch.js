@@ -5,7 +5,8 @@
 import { Code, ToolError } from '../../shared/protocol.js';
 
 // Tools that navigate on purpose: a navigation is what they do, not what cut them off.
-const NAVIGATING = new Set(['browser_navigate', 'browser_navigate_back', 'browser_navigate_forward', 'browser_reload']);
+// A hand-off's person may navigate as they please.
+const NAVIGATING = new Set(['browser_navigate', 'browser_navigate_back', 'browser_navigate_forward', 'browser_reload', 'browser_handoff']);
 // browser_tabs may close the very tab it was called on, and answers for itself.
 const CLOSING = new Set(['browser_tabs']);
 // A tool's own verdicts stand; only "the page stopped answering" failures are re-read.

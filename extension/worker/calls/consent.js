@@ -1,42 +1,53 @@
 // "Ask" mode: a call waits until the user allows or denies it, in a desktop notification or in
 // the popup, and fails with USER_DENIED, or USER_CONSENT_TIMEOUT when nobody answers in time.
 // The prompt names who asks (the agent), the site and the tool; the person allows this call
-// once, allows the site for good ("always for this site": the site's mode becomes "allow"), or
-// denies.
+// once, allows the site for good ("always for this site": the site's mode becomes "allow"),
+// remembers a narrower answer (issue 60: for this agent, and/or read only: a grant, listed in
+// the options page with its date and taken back there), or denies.
 import { Code, ToolError } from '../../shared/protocol.js';
-import { settings } from '../../shared/settings.js';
+import { normalize, settings } from '../../shared/settings.js';
+import { granted } from '../../shared/policy.js';
 import { uiChanged } from '../state/badge.js';
 import { isFirefox } from '../../shared/platform.js';
+import { answerWindows } from './answer-window.js';
+import { promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
-const answerWindows = new Map(); // prompt id -> window opened from its notification
+const popups = answerWindows((id) => pending.has(id));
 let seq = 0;
 
 // A daemon that times out an attempt may send the same call again: it joins the prompt that is
 // already on screen instead of raising a second one.
 const keyOf = (p) => `${p.tabId}|${p.agent}|${p.tool}|${p.argsText}`;
 
-export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
+// `sites`: what "always" allows; `place`: how the prompt names where the call runs (the sites,
+// and the page they are framed in or reached from).
+// `access`: what the call needs, 'read' (it only looks) or 'act'. Resolves with the answer that
+// let it through (CHOICES).
+export function ask({ tabId, sites, place, tool, args, port, title, agent = null, access = 'act' }) {
   const argsText = JSON.stringify(args ?? {});
   const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, agent, tool, argsText }));
   if (same) return same.promise;
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
-  const site = sites.join(' → ');
-  const prompt = { id, tabId, sites, site, tool, argsText, port, title, agent, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
+  const site = place ?? sites.join(' → ');
+  // What the person reads of the arguments (an upload's files by name, never their bytes).
+  const shown = promptArgs(tool, args);
+  const prompt = { id, tabId, sites, site, tool, argsText, shown, port, title, agent, access, createdAt: Date.now(), deadline: Date.now() + timeoutMs };
   prompt.promise = new Promise((resolve, reject) => {
-    prompt.settle = (allowed, error) => {
+    // `how`: the choice that allowed it, or null with the error that refused it.
+    prompt.settle = (how, error) => {
       if (!pending.delete(id)) return;
       clearTimeout(prompt.timer);
       if (chrome.notifications) chrome.notifications.clear(id).catch(() => {});
-      closeAnswerWindow(id);
+      popups.close(id);
       uiChanged();
-      if (allowed) resolve();
+      if (how) resolve(how);
       else reject(error);
     };
   });
   prompt.timer = setTimeout(() => {
-    prompt.settle(false, new ToolError(Code.USER_CONSENT_TIMEOUT,
+    prompt.settle(null, new ToolError(Code.USER_CONSENT_TIMEOUT,
       `nobody answered the browser-mcp prompt for ${tool} on ${site} within ${formatMs(timeoutMs)}; the call did not run`));
   }, timeoutMs);
   pending.set(id, prompt);
@@ -45,21 +56,41 @@ export function ask({ tabId, sites, tool, args, port, title, agent = null }) {
   return prompt.promise;
 }
 
-// `choice`: 'once', 'always' (this call, and the prompt's sites from now on) or 'deny'; true
-// and false stand for once and deny.
+// The answers: `once` this call; `always` every agent, read and act, on the prompt's sites from
+// now on (their mode becomes "allow"); remembered grants (issue 60): `agent` this agent, read
+// and act; `agent-read` this agent, read only; `site-read` every agent, read only; `deny`.
+// The read-only ones answer only a call that reads, and the agent's only a named agent.
+export const CHOICES = ['once', 'always', 'agent', 'agent-read', 'site-read', 'deny'];
+
+export function choicesFor(p) {
+  return CHOICES.filter((c) => (!c.endsWith('-read') || p.access === 'read') && (!c.startsWith('agent') || !!p.agent));
+}
+
+// `choice` one of CHOICES; true and false stand for once and deny. False when there is no such
+// prompt, or the choice does not fit it.
 export async function answer(id, choice) {
   const p = pending.get(id);
   if (!p) return false;
   const how = choice === true ? 'once' : choice === false ? 'deny' : choice;
-  if (how === 'always') {
-    await allowSites(p.sites);
-    // Other calls waiting on the same sites are answered by the same choice.
-    for (const other of [...pending.values()]) {
-      if (other.sites.every((site) => p.sites.includes(site))) other.settle(true);
-    }
+  if (!choicesFor(p).includes(how)) return false;
+  if (how === 'deny') {
+    p.settle(null, new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}${p.agent ? ` for ${p.agent}` : ''}`));
     return true;
   }
-  p.settle(how === 'once', new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}${p.agent ? ` for ${p.agent}` : ''}`));
+  if (how === 'once') {
+    p.settle(how);
+    return true;
+  }
+  if (how === 'always') await allowSites(p.sites);
+  else await remember(p.sites, how.startsWith('agent') ? p.agent : '*', how.endsWith('-read') ? 'read' : 'act');
+  p.settle(how);
+  // Other calls waiting on sites this answer now covers are let through by it too.
+  for (const other of [...pending.values()]) {
+    const covered = how === 'always'
+      ? other.sites.every((site) => p.sites.includes(site))
+      : other.sites.every((site) => granted(site, other.agent, other.access));
+    if (covered) other.settle(how);
+  }
   return true;
 }
 
@@ -72,10 +103,20 @@ async function allowSites(sites) {
   await chrome.storage.local.set({ sites: next });
 }
 
+// A grant for each site, replacing a narrower or equal one of the same agent; the in-memory
+// settings are updated at once, so the next call needs no wait for storage's change event.
+async function remember(sites, agent, access) {
+  const { grants: stored } = await chrome.storage.local.get('grants');
+  const kept = normalize('grants', stored).filter((g) => !(sites.includes(g.site) && g.agent === agent && (access === 'act' || g.access === 'read')));
+  const next = [...kept, ...sites.map((site) => ({ site, agent, access, at: Date.now() }))];
+  settings().grants = next;
+  await chrome.storage.local.set({ grants: next });
+}
+
 export function list(tabId) {
   return [...pending.values()]
     .filter((p) => tabId == null || p.tabId === tabId)
-    .map(({ id, tabId: t, site, tool, argsText, port, title, agent, createdAt, deadline }) => ({ id, tabId: t, site, tool, args: argsText, port, title, agent, createdAt, deadline }));
+    .map((p) => ({ id: p.id, tabId: p.tabId, site: p.site, tool: p.tool, args: p.shown, port: p.port, title: p.title, agent: p.agent, access: p.access, choices: choicesFor(p), createdAt: p.createdAt, deadline: p.deadline }));
 }
 
 function formatMs(ms) {
@@ -91,10 +132,10 @@ function formatMs(ms) {
 // it means nothing: an unanswered prompt is denied by its timeout.
 function notify(p) {
   if (!chrome.notifications) return;
-  const args = p.argsText === '{}' ? '' : ` with ${p.argsText.length > 120 ? `${p.argsText.slice(0, 117)}…` : p.argsText}`;
+  const args = p.shown ? ` with ${p.shown}` : '';
   const who = p.agent ? `“${p.agent}” (through browser-mcpd, port ${p.port})` : `A program using browser-mcpd (port ${p.port})`;
   const message = `${who} wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
-  const deadline = `Denied automatically in ${formatMs(p.deadline - p.createdAt)}`;
+  const deadline = `Unanswered, it lapses in ${formatMs(p.deadline - p.createdAt)} and the call does not run`;
   const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: `Allow ${p.tool} on ${p.sites.map((site) => new URL(site).host).join(' → ')}?` };
   const options = isFirefox
     ? { ...common, message: `${message} Click to answer. ${deadline}.` }
@@ -102,28 +143,7 @@ function notify(p) {
   chrome.notifications.create(p.id, options).catch((e) => console.info('browser-mcp: no notification (answer in the popup)', e.message));
 }
 
-// The popup of the prompt's tab, in a window of its own (a notification click may not open the
-// toolbar popup itself).
-async function openAnswerWindow(id) {
-  const p = pending.get(id);
-  if (!p || answerWindows.has(id)) return;
-  const url = chrome.runtime.getURL(`ui/popup.html?tab=${p.tabId}`);
-  try {
-    const win = await chrome.windows.create({ url, type: 'popup', width: 420, height: 640 });
-    if (pending.has(id)) answerWindows.set(id, win.id);
-    else chrome.windows.remove(win.id).catch(() => {});
-  } catch {
-    chrome.tabs.create({ url }).catch(() => {});
-  }
-}
-
-function closeAnswerWindow(id) {
-  const win = answerWindows.get(id);
-  answerWindows.delete(id);
-  if (win != null) chrome.windows.remove(win).catch(() => {});
-}
-
 // Registered at module load, i.e. synchronously at service-worker start.
 chrome.notifications?.onButtonClicked?.addListener((id, button) => answer(id, button === 0 ? 'once' : 'deny'));
-chrome.notifications?.onClicked.addListener((id) => openAnswerWindow(id));
+chrome.notifications?.onClicked.addListener((id) => popups.open(id, pending.get(id)?.tabId));
 if (!isFirefox) chrome.notifications?.onClosed.addListener((id, byUser) => byUser && answer(id, 'deny'));

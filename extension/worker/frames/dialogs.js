@@ -4,6 +4,11 @@
 //
 // A tab is driven for DRIVE_MS after each built-in call on it. Only then are dialogs answered
 // for the page: the person's own browsing keeps its native dialogs.
+//
+// An answer browser_handle_dialog arms (a prompt's text may be a PIN) stays here until the
+// agent acts in a frame: that frame's document alone is given it, and keeps it until a dialog
+// of its own uses it, it leaves, or the agent acts in another frame (issue 58). Every frame
+// learns the policy and until when the tab is driven, none the armed answers.
 import { Code, ToolError } from '../../shared/protocol.js';
 import { DIALOGS_SCRIPT } from './frame-channel.js';
 import { registration } from './registrations.js';
@@ -15,15 +20,16 @@ const MAX_KEPT = 20; // dialogs kept per tab until a result reports them
 export const POLICIES = ['accept', 'dismiss'];
 const DEFAULT_POLICY = 'dismiss';
 
-const tabs = new Map(); // tabId -> {until, told, policy, callPolicy, armed, unreported}
+const tabs = new Map(); // tabId -> {until, told, policy, callPolicy, armed, lent, unreported}
 
 function stateOf(tabId) {
   let s = tabs.get(tabId);
-  if (!s) tabs.set(tabId, (s = { until: 0, told: 0, callPolicy: null, armed: [], unreported: [] }));
+  if (!s) tabs.set(tabId, (s = { until: 0, told: 0, callPolicy: null, armed: [], lent: null, unreported: [] }));
   return s;
 }
 
-const forFrames = (s) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: s.armed });
+// What every frame is told; `lent`: the armed answers too, for the frame that holds them.
+const forFrames = (s, lent = false) => ({ until: s.until, policy: s.callPolicy || DEFAULT_POLICY, callPolicy: !!s.callPolicy, armed: lent ? s.armed : [] });
 
 // A frame's dialog state, set by chrome.scripting (a frame needs no message listener for it,
 // content.js). A frame that was there before its tab was driven may have no dom-dialogs.js
@@ -47,8 +53,25 @@ async function tellFrames(tabId, state) {
 function tell(tabId, s) {
   s.told = s.until;
   coverSubframes();
-  const sent = tellFrames(tabId, forFrames(s)).catch(() => {});
+  const sent = tellFrames(tabId, forFrames(s))
+    .then(() => s.lent !== null && tellFrame(tabId, s.lent, forFrames(s, true)))
+    .catch(() => {});
   return within(sent, TELL_MS);
+}
+
+const tellFrame = (tabId, frameId, state) =>
+  chrome.scripting.executeScript({ target: { tabId, frameIds: [frameId] }, func: setDialogState, args: [state] }).catch(() => {});
+
+// Before the agent acts in a frame: the armed answers go to it, and leave the frame that held
+// them before.
+export async function lend(tabId, frameId) {
+  const s = tabs.get(tabId);
+  if (!s?.armed.length || s.lent === frameId) return;
+  const before = s.lent;
+  s.lent = frameId;
+  const sent = (before === null ? Promise.resolve() : tellFrame(tabId, before, forFrames(s)))
+    .then(() => tellFrame(tabId, frameId, forFrames(s, true)));
+  await within(sent, TELL_MS);
 }
 
 // No frame gets dom-dialogs.js at load: an isolated world costs a frame 0.4-0.6 ms at load, 4-5
@@ -71,6 +94,8 @@ function coverSubframes() {
 // loading is answered too (its own question, dom-dialogs.js, may come back too late).
 function onCommitted({ tabId, frameId }) {
   const s = tabs.get(tabId);
+  // The document that held the armed answers went with them; the next action lends them again.
+  if (s && (s.lent === frameId || (s.lent !== null && frameId === 0))) s.lent = null;
   if (!s || Date.now() >= s.until) return;
   chrome.scripting.executeScript({
     target: { tabId, frameIds: [frameId] },
@@ -142,6 +167,7 @@ export async function arm(tabId, args) {
   if (args.promptText !== undefined && typeof args.promptText !== 'string') throw new ToolError(Code.INVALID_ARGUMENTS, '"promptText" must be a string');
   const s = stateOf(tabId);
   s.armed = [{ accept: args.accept, ...(args.promptText !== undefined ? { text: args.promptText } : {}) }];
+  s.lent = null; // told below, with every frame: no frame holds an answer until the agent acts
   s.until = Date.now() + DRIVE_MS;
   await tell(tabId, s);
   const how = args.accept ? `accepted${args.promptText !== undefined ? ` (a prompt gets ${JSON.stringify(args.promptText)})` : ''}` : 'dismissed';
@@ -162,9 +188,10 @@ function onMessage(msg, sender) {
     // The frame as the worker knows it: a frame no tool touched yet does not know its prefix.
     s.unreported.push({ ...msg.dialog, frame: sender.frameId ? `f${sender.frameId}` : 'top' });
     if (s.unreported.length > MAX_KEPT) s.unreported.shift();
-    if (msg.usedArmed && s.armed.length) {
+    // Only the frame that holds the answers can have used one (it dropped it itself).
+    if (msg.usedArmed && s.armed.length && sender.frameId === s.lent) {
       s.armed.shift();
-      tell(tabId, s);
+      if (!s.armed.length) s.lent = null;
     }
   }
   return false;

@@ -30,6 +30,11 @@ const FILES = {
   kit: '/content/dom-kit.min.js',
   hands: '/content/dom-kit-hands.min.js',
 };
+// The reading part's half in the page's own world, which alone sees the handlers frameworks
+// keep on DOM nodes (React's props, Svelte's delegated events, jQuery's delegations: issue 57).
+// It goes in with the reading part, beside it (a world of its own is an injection of its own),
+// and does nothing until a snapshot asks.
+const PAGE_WORLD = '/page/handlers.min.js';
 // The files put in off a call's path, ahead of the calls that will use them (kit-ahead.js, and
 // the acting part after a snapshot): each compiled whole as the frame reads it, so that those
 // calls find their functions compiled.
@@ -66,7 +71,10 @@ function lacking(tabId, frameId, parts) {
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
   const kit = parts.map((p) => (ahead ? AHEAD : FILES)[p]);
-  const [answer] = await chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] });
+  // A page world the frame will not let in (a sandboxed frame) only costs the snapshot its
+  // framework handlers.
+  const page = parts.includes('kit') ? chrome.scripting.executeScript({ target, world: 'MAIN', files: [PAGE_WORLD] }).catch(() => null) : null;
+  const [[answer]] = await Promise.all([chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] }), page]);
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
   if (answer?.result !== true) await addFrameScripts(target);

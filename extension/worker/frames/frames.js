@@ -4,7 +4,9 @@
 // DOM tool is routed to the frame that owns its element.
 import { Code, ToolError } from '../../shared/protocol.js';
 import { domToFrame, forgetTabDocuments } from './frame-channel.js';
-import { frameBlock } from '../../shared/policy.js';
+import { frameBlock, frameReach } from '../../shared/policy.js';
+import { iframesSeen, noteIframes, reachOf } from './reach.js';
+import { lend } from './dialogs.js';
 
 export const DEFAULT_MAX_CHARS = 20_000;
 const MIN_MAX_CHARS = 500;
@@ -43,13 +45,19 @@ async function allFrames(tabId) {
   return frames;
 }
 
-// Why a frame's content is not shown, or null when it may be: the user's site policy covers
-// frames too, and a frame inside a hidden one belongs to the hidden site (policy.js frameBlock).
-function chainBlock(frameId, byId) {
+// The URLs from a frame up to the page.
+function chainOf(frameId, byId) {
   const chain = [];
   for (let f = byId.get(frameId); f && chain.length < 64; f = byId.get(f.parentFrameId)) chain.push(f.url || '');
-  return frameBlock(chain);
+  return chain;
 }
+
+// Why a frame's content is not shown, or null when it may be: the user's site policy covers
+// frames too, and a frame inside a hidden one belongs to the hidden site (policy.js frameBlock).
+const chainBlock = (frameId, byId) => frameBlock(chainOf(frameId, byId));
+
+// The ref of an <iframe>'s line ("[iframe f3e2] Title …"), or null.
+const lineRef = (line) => /^\[\S+ ((?:f\d+)?e\d+)\]/.exec(line)?.[1] ?? null;
 
 function unreachableWhy(frame, error) {
   const url = frame.url || '';
@@ -101,21 +109,20 @@ export async function checkFramePolicy(tabId, frameId) {
   if (why) throw new ToolError(Code.SITE_DISABLED, `frame f${frameId} cannot be used: ${why}`);
 }
 
-// A DOM tool by ref, in whichever frame owns the ref.
+// A DOM tool by ref, in whichever frame owns the ref; that frame alone holds the dialog
+// answers the agent armed (dialogs.js).
 export async function domCall(tabId, name, args, { refKeys = ['ref'], timeoutMs } = {}) {
   const r = route(args, refKeys);
   await checkFramePolicy(tabId, r.frameId);
+  await lend(tabId, r.frameId);
   return inFrame(tabId, r.frameId, name, r.args, { timeoutMs, byRef: r.byRef });
 }
 
-// An element's box in the top-level viewport (CSS pixels): the frame's own answer plus the
-// offsets of the <iframe>s above it, outermost first so each scroll happens before the next
-// measure.
-export async function bounds(tabId, args) {
-  const r = route(args);
-  await checkFramePolicy(tabId, r.frameId);
+// Where frame `frameId`'s viewport starts in the top-level one (CSS pixels): the offsets of the
+// <iframe>s above it, outermost first so each scroll happens before the next measure.
+async function frameOffset(tabId, frameId) {
   const chain = [];
-  for (let id = r.frameId; id !== 0; ) {
+  for (let id = frameId; id !== 0; ) {
     const frame = await chrome.webNavigation.getFrame({ tabId, frameId: id });
     if (!frame) throw new ToolError(Code.ELEMENT_NOT_FOUND, `frame f${id} is gone; take a new browser_snapshot`);
     const { index } = await inFrame(tabId, id, 'frame_index', {}, { byRef: true });
@@ -129,8 +136,58 @@ export async function bounds(tabId, args) {
     x += box.x;
     y += box.y;
   }
+  return { x, y };
+}
+
+// An element's box in the top-level viewport (CSS pixels): the frame's own answer plus the
+// offsets of the frames above it.
+export async function bounds(tabId, args) {
+  const r = route(args);
+  await checkFramePolicy(tabId, r.frameId);
+  const { x, y } = await frameOffset(tabId, r.frameId);
   const b = await inFrame(tabId, r.frameId, 'bounds', r.args, { byRef: r.byRef });
   return { ...b, x: b.x + x, y: b.y + y };
+}
+
+// Where an action on an element lands, for input the worker makes itself (trusted input, issue
+// 57): the frame's answer after the checks every action makes (content/dom-point.js: attached,
+// rendered, enabled, not covered, or a typed error such as ELEMENT_COVERED; `force` skips them),
+// in top-level viewport CSS pixels, with the frame that owns the element and the point in it.
+// args: ref or selector, position ({x, y} CSS pixels in the element), force, enabled, hit.
+export async function actionPoint(tabId, args) {
+  const r = route(args);
+  await checkFramePolicy(tabId, r.frameId);
+  const { x, y } = await frameOffset(tabId, r.frameId);
+  const p = await inFrame(tabId, r.frameId, 'action_point', r.args, { byRef: r.byRef });
+  return { ...p, x: p.x + x, y: p.y + y, frameId: r.frameId, local: { x: p.x, y: p.y } };
+}
+
+// A DOM tool in one frame, by its id (a point's frame, the top frame's viewport).
+export async function frameTool(tabId, frameId, name, args) {
+  await checkFramePolicy(tabId, frameId);
+  return inFrame(tabId, frameId, name, args);
+}
+
+// What is at (x, y) of the top-level viewport (CSS pixels), through the frames it falls into:
+// the innermost frame's id, the point in its viewport, and the element there in a few words.
+export async function atPoint(tabId, x, y) {
+  let frameId = 0;
+  let local = { x, y };
+  for (let depth = 0; depth < 16; depth++) {
+    const hit = await frameTool(tabId, frameId, 'point_at', local);
+    if (hit.frame === undefined) return { frameId, x: local.x, y: local.y, element: hit.element };
+    const children = (await allFrames(tabId)).filter((f) => f.parentFrameId === frameId);
+    let child = null;
+    for (const c of children) {
+      const { index } = await inFrame(tabId, c.frameId, 'frame_index', {}, { timeoutMs: FRAME_ANSWER_MS }).catch(() => ({ index: -1 }));
+      if (index === hit.frame) child = c;
+      if (child) break;
+    }
+    if (!child) return { frameId, x: local.x, y: local.y, element: hit.element };
+    frameId = child.frameId;
+    local = { x: hit.x, y: hit.y };
+  }
+  throw new ToolError(Code.TOOL_ERROR, `frames nested too deep at (${x}, ${y})`);
 }
 
 // Where the frames the policy hides stand, in top-level viewport CSS pixels: those whose parent
@@ -189,24 +246,26 @@ export async function snapshot(tabId, args) {
     children.get(f.parentFrameId).push(f);
   }
   // Only the scope's frame and the frames below it are asked.
-  // A hidden frame is not asked, nor is any frame inside it.
+  // A hidden frame is not asked, nor is any frame inside it: one of a site turned off, or of a
+  // site this call's consent does not cover (reach.js).
+  const reach = await reachOf(tabId, 'browser_snapshot', args);
   const wanted = [];
   const blocked = new Map();
   const visit = (id) => {
     wanted.push(byId.get(id));
-    const why = chainBlock(id, byId);
-    if (why) blocked.set(id, why);
+    const out = frameReach(chainOf(id, byId), reach);
+    if (out) blocked.set(id, out);
     else for (const c of children.get(id) || []) visit(c.frameId);
   };
   visit(rootId);
-  if (blocked.has(rootId)) throw new ToolError(Code.SITE_DISABLED, `${rootId ? `frame f${rootId}` : 'the page'} cannot be used: ${blocked.get(rootId)}`);
+  if (blocked.has(rootId)) throw new ToolError(Code.SITE_DISABLED, `${rootId ? `frame f${rootId}` : 'the page'} cannot be used: ${blocked.get(rootId).why}`);
 
   const base = { maxChars, interactiveOnly: args.interactiveOnly === true };
   const answers = new Map();
   const docs = new Map(documents.get(tabId) || []);
   await Promise.all(wanted.map(async (f) => {
     if (blocked.has(f.frameId)) {
-      answers.set(f.frameId, { why: blocked.get(f.frameId) });
+      answers.set(f.frameId, blocked.get(f.frameId));
       return;
     }
     const frameArgs = { ...base };
@@ -244,6 +303,7 @@ export async function snapshot(tabId, args) {
     return true;
   };
   const emitted = new Set();
+  const iframeRefs = new Map(scope ? iframesSeen(tabId) : []);
   const emit = (frameId, depth) => {
     emitted.add(frameId);
     const a = answers.get(frameId).value;
@@ -267,8 +327,11 @@ export async function snapshot(tabId, args) {
       }
       claimed.add(child.frameId);
       const got = answers.get(child.frameId);
+      const iframeRef = lineRef(item.line);
+      if (iframeRef) iframeRefs.set(iframeRef, child.frameId);
       if (!got.value) {
-        add(`${item.line} (not shown: ${got.why})`, depth);
+        const how = got.asks && iframeRef ? `; browser_snapshot with {"ref": "${iframeRef}"} asks the person` : '';
+        add(`${item.line} (not shown: ${got.why}${how})`, depth);
         continue;
       }
       if (!add(item.line, depth)) continue; // counted below, with the frames never reached
@@ -278,6 +341,7 @@ export async function snapshot(tabId, args) {
     regions.push(...a.regions);
   };
   emit(rootId, 0);
+  noteIframes(tabId, iframeRefs);
   // Frames past the budget (or behind a placeholder past it) still count.
   for (const f of wanted) {
     const a = answers.get(f.frameId)?.value;

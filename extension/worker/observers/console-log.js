@@ -84,6 +84,9 @@ function clean(e, id, page, frame, now) {
     m.frameId = frame.frameId;
     if (frame.url) m.frameUrl = clip(frame.url, URL_MAX);
   }
+  // The sites of the frame and of those above it: a read shows it only to a call whose consent
+  // covers them all (observe.js).
+  if (Array.isArray(frame.sites)) m.sites = frame.sites;
   return m;
 }
 
@@ -139,7 +142,8 @@ function where(m) {
 
 const lineOf = (m) => `#${m.id} [${m.level}] ${clock(m.time)} ${m.text.replace(/\n/g, '\n    ')}${where(m)}${m.frameId ? ` [frame ${m.frameId}]` : ''}`;
 
-export function query(tabId, args) {
+// `visible(sites)`: whether the reading call may see what frames of these sites logged.
+export function query(tabId, args, visible = () => true) {
   const { maxChars, limit } = bounds(args);
   if (args.level !== undefined && !LEVELS.includes(args.level)) {
     throw new ToolError(Code.INVALID_ARGUMENTS, `"level" is one of ${LEVELS.join(', ')}`);
@@ -153,13 +157,16 @@ export function query(tabId, args) {
   const needle = args.text?.toLowerCase();
   const sincePage = args.since === undefined;
   const all = mergeById(t.errors.toArray(), t.others.toArray());
-  const entries = all.filter((m) =>
+  const matching = all.filter((m) =>
     (sincePage ? m.page === t.page : m.id > args.since) &&
     LEVELS.indexOf(m.level) >= minLevel &&
     (!needle || m.text.toLowerCase().includes(needle)));
+  const entries = matching.filter((m) => visible(m.sites ?? []));
+  const left = matching.length - entries.length;
   const scope = sincePage ? 'since the page loaded' : `after #${args.since}`;
   const filters = [args.level && args.level !== 'debug' ? `level ≥ ${args.level}` : '', needle ? `text ~ ${JSON.stringify(args.text)}` : ''].filter(Boolean).join(', ');
-  const header = `Console of tab ${tabId}, ${scope}${filters ? ` (${filters})` : ''}: ${entries.length.toLocaleString('en-US')} message${entries.length === 1 ? '' : 's'}.`;
+  const header = `Console of tab ${tabId}, ${scope}${filters ? ` (${filters})` : ''}: ${entries.length.toLocaleString('en-US')} message${entries.length === 1 ? '' : 's'}.` +
+    (left ? ` ${left.toLocaleString('en-US')} more from frames of sites this call may not read (the person has not allowed them) are left out.` : '');
   const lost = t.errors.dropped + t.others.dropped + t.droppedInPage;
   const footer = lost
     ? `(${lost.toLocaleString('en-US')} older messages of this tab are gone: it keeps the last ${OTHERS_KEPT.toLocaleString('en-US')} messages and the last ${ERRORS_KEPT} errors/warnings.)`
@@ -171,7 +178,7 @@ export function query(tabId, args) {
   return {
     content: [{ type: 'text', text: out.text }],
     structuredContent: {
-      messages: out.shown.map(({ page, ...m }) => m),
+      messages: out.shown.map(({ page, sites, ...m }) => m),
       cursor: out.more ? out.cursor : Math.max(out.cursor ?? 0, newest),
       more: out.more,
       dropped: lost,

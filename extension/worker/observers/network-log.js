@@ -26,7 +26,9 @@ const tabs = new Map(); // tabId -> TabNetwork
 // Recent request URLs -> tab, so that a download (which names no tab) can be traced to its tab.
 const recentUrls = new Map();
 const RECENT_URLS = 500;
-let recording = () => true; // (tabId, details) => may this request be recorded (site policy)
+// (tabId, details) => the sites of the frames behind the request, if it may be recorded (site
+// policy), else null: a read shows it only to a call whose consent covers them (observe.js).
+let recording = () => [];
 let hidden = () => false; // (url) => is this URL's site kept from the agent (site policy)
 
 const ofTab = (tabId) => {
@@ -57,7 +59,8 @@ export function responseSize(url) {
 }
 
 function onBeforeRequest(d) {
-  if (d.tabId < 0 || !recording(d.tabId, d)) return;
+  const sites = d.tabId < 0 ? null : recording(d.tabId, d);
+  if (!sites) return;
   const t = ofTab(d.tabId);
   const e = {
     id: t.nextId++,
@@ -68,6 +71,7 @@ function onBeforeRequest(d) {
     state: 'pending',
     start: d.timeStamp,
     frameId: d.frameId,
+    sites,
   };
   if (d.initiator) e.initiator = clip(d.initiator, 200);
   if (d.documentLifecycle === 'prerender') e.prerender = true;
@@ -260,7 +264,8 @@ function lineOf(e) {
   return s;
 }
 
-export function query(tabId, args) {
+// `visible(sites)`: whether the reading call may see what frames of these sites requested.
+export function query(tabId, args, visible = () => true) {
   const { maxChars, limit } = bounds(args);
   if (args.since !== undefined && !(Number.isInteger(args.since) && args.since >= 0)) {
     throw new ToolError(Code.INVALID_ARGUMENTS, '"since" must be a cursor (a request id) from an earlier answer');
@@ -277,18 +282,21 @@ export function query(tabId, args) {
   const t = tabs.get(tabId) || new TabNetwork();
   const sincePage = args.since === undefined;
   const all = t.ring.toArray();
-  const entries = all.filter((e) => (sincePage ? e.id >= t.pageStart : e.id > args.since) && tests.every((test) => test(e)));
+  const matching = all.filter((e) => (sincePage ? e.id >= t.pageStart : e.id > args.since) && tests.every((test) => test(e)));
+  const entries = matching.filter((e) => visible(e.sites ?? []));
+  const left = matching.length - entries.length;
   const filters = [args.url ? `url ~ ${JSON.stringify(args.url)}` : '', args.type !== undefined ? `type ${[].concat(args.type).join('|')}` : '', args.status !== undefined ? `status ${args.status}` : ''].filter(Boolean).join(', ');
   const scope = sincePage ? 'since the page loaded' : `after #${args.since}`;
   const header = `Requests of tab ${tabId}, ${scope}${filters ? ` (${filters})` : ''}: ${entries.length.toLocaleString('en-US')}${t.bodies ? '; request bodies are being recorded' : ''}.` +
-    (entries.length && entries[0].start ? ` First at ${clock(entries[0].start)}.` : '');
+    (entries.length && entries[0].start ? ` First at ${clock(entries[0].start)}.` : '') +
+    (left ? ` ${left.toLocaleString('en-US')} more made by frames of sites this call may not read (the person has not allowed them) are left out.` : '');
   const footer = t.ring.dropped ? `(${t.ring.dropped.toLocaleString('en-US')} older requests of this tab are gone: it keeps the last ${REQUESTS_KEPT.toLocaleString('en-US')}.)` : '';
   const out = fit({ header, entries, line: lineOf, maxChars, limit, since: args.since ?? t.pageStart - 1, noun: ['request', 'requests'], hint: 'url, type or status', footer });
   const newest = all.length ? all[all.length - 1].id : 0;
   return {
     content: [{ type: 'text', text: out.text }],
     structuredContent: {
-      requests: out.shown.map(({ requestId, ...e }) => e),
+      requests: out.shown.map(({ requestId, sites, ...e }) => e),
       cursor: out.more ? out.cursor : Math.max(out.cursor ?? 0, newest),
       more: out.more,
       dropped: t.ring.dropped,

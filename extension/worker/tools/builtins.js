@@ -4,15 +4,34 @@
 import { Code, ToolError } from '../../shared/protocol.js';
 import { committedTab, getTab, isWebUrl } from '../frames/page.js';
 import { started } from '../frames/navigations.js';
-import { hides, offSite, siteOf } from '../../shared/policy.js';
+import { consentWhy, hides, needsConsent, offSite, siteOf } from '../../shared/policy.js';
+import { reachOf } from '../frames/reach.js';
 import * as frames from '../frames/frames.js';
 import { warmFrame } from '../frames/frame-channel.js';
 import * as dialogs from '../frames/dialogs.js';
 import { OBSERVE_TOOLS, callObserve, isObserveTool } from './observe.js';
+import * as hands from './act.js';
+import * as aftermath from './aftermath.js';
 
 const ref = { type: 'string', description: 'Element ref from the latest browser_snapshot, e.g. "e12" (or "f3e12" inside a frame)' };
 const selector = { type: 'string', description: 'CSS selector (top frame), used when no ref is given' };
 const target = { ref, selector };
+// Every action checks first that its element is there, rendered, enabled and, for a pointer,
+// not covered by something else (content/dom-point.js); `force` skips those checks.
+const force = {
+  type: 'boolean',
+  description: 'Act even if the element is covered by another, not rendered or disabled (skips the checks that otherwise fail with ELEMENT_COVERED or ELEMENT_NOT_INTERACTABLE)',
+  default: false,
+};
+// Acting at a point (issue 57): what a screenshot shows, in the viewport's CSS pixels.
+const coordinate = (what) => ({ type: 'number', description: `${what}, in CSS pixels of the viewport (a screenshot states its scale), instead of an element` });
+const position = {
+  type: 'object',
+  properties: { x: { type: 'number' }, y: { type: 'number' } },
+  required: ['x', 'y'],
+  additionalProperties: false,
+  description: 'Where in the element, in CSS pixels from its top left corner (default: its middle)',
+};
 const dialog = {
   type: 'string',
   enum: dialogs.POLICIES,
@@ -30,6 +49,26 @@ const tool = (name, title, description, properties, required, annotations) => ({
   annotations: { title, ...annotations },
 });
 
+// A hand-off to the person (issue 60): listed here, run by worker/calls/handoff.js, which
+// waits for the person rather than the page.
+export const HANDOFF_LIMITS = { DEFAULT_SEC: 600, MAX_SEC: 3600, REASON_MAX: 500 };
+const { DEFAULT_SEC, MAX_SEC, REASON_MAX } = HANDOFF_LIMITS;
+const HANDOFF_TOOL = {
+  name: 'browser_handoff',
+  title: 'Hand off to the person',
+  description: `Ask the person at the browser to take over this tab (sign in, a 2FA code, a CAPTCHA) and wait until they click Done or "I can't" in browser-mcp's popup. The tab is brought forward and a notification says who asks and why; the page is not told. Returns a fresh snapshot of the tab and what changed (URL, title). Fails with HANDOFF_DECLINED, HANDOFF_TIMEOUT (default ${DEFAULT_SEC} s; the person may give more time), or NO_PERSON in a headless browser the daemon launched. Never retried.`,
+  inputSchema: {
+    type: 'object',
+    properties: {
+      reason: { type: 'string', description: 'What the person should do, in their words (e.g. "sign in to your bank")', maxLength: REASON_MAX },
+      timeoutSec: { type: 'number', description: `How long to wait for the person, in seconds (default ${DEFAULT_SEC}, at most ${MAX_SEC})`, exclusiveMinimum: 0, maximum: MAX_SEC },
+    },
+    required: ['reason'],
+    additionalProperties: false,
+  },
+  annotations: { title: 'Hand off to the person', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+};
+
 export const BUILTIN_TOOLS = [
   tool('browser_navigate', 'Navigate', 'Load a URL in this tab and wait until it has loaded.',
     { url: { type: 'string', description: 'Absolute http(s) URL' }, dialog }, ['url'],
@@ -45,10 +84,20 @@ export const BUILTIN_TOOLS = [
       interactiveOnly: { type: 'boolean', description: 'List only the interactive elements, without the page text', default: false },
       maxChars: { type: 'integer', description: `Character budget of the text (default ${frames.DEFAULT_MAX_CHARS})`, minimum: 500, maximum: 500000 },
     }, [], { readOnlyHint: true, openWorldHint: false }),
-  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector); doubleClick for a double click (grids and file lists edit or open on it).',
-    { ...target, doubleClick: { type: 'boolean', description: 'Double-click (two presses, then dblclick)', default: false }, dialog }, [], ACT),
-  tool('browser_hover', 'Hover', 'Move the mouse over an element (pointer and mouse over/enter/move events; CSS :hover is not applied).',
-    { ...target }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
+  tool('browser_click', 'Click', 'Click an element (by ref or CSS selector) or a point of the viewport (x, y); doubleClick for a double click (grids and file lists edit or open on it). The result says whether the browser made the input (input: trusted) or the page got synthetic events.',
+    {
+      ...target,
+      x: coordinate('The point\'s x'),
+      y: coordinate('The point\'s y'),
+      position,
+      button: { type: 'string', enum: ['left', 'middle', 'right'], default: 'left' },
+      clickCount: { type: 'integer', minimum: 1, maximum: 3, description: 'Presses in a row (2: a double click; default 1)' },
+      doubleClick: { type: 'boolean', description: 'Double-click (two presses, then dblclick); the same as clickCount 2', default: false },
+      force,
+      dialog,
+    }, [], ACT),
+  tool('browser_hover', 'Hover', 'Move the mouse over an element, or to a point of the viewport (x, y). With trusted input the page\'s :hover styles apply; with synthetic events, pointer and mouse over/enter/move events and a copy of its readable :hover rules.',
+    { ...target, x: coordinate('The point\'s x'), y: coordinate('The point\'s y'), position, force }, [], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_drag', 'Drag and drop',
     'Drag one element onto another, or by an offset (a slider\'s handle): pointer down, moves in steps, up; HTML5 drag and drop (dragstart … drop) when the pressed element is draggable by then, as sortable lists make it on pointerdown. Both elements must be in the same frame.',
     {
@@ -68,6 +117,11 @@ export const BUILTIN_TOOLS = [
         additionalProperties: false,
         description: 'Without a drop target: how far to move, in CSS pixels from the centre of the dragged element',
       },
+      startX: coordinate('Where the drag starts, x'),
+      startY: coordinate('Where the drag starts, y'),
+      endX: coordinate('Where the drag ends, x'),
+      endY: coordinate('Where the drag ends, y'),
+      force,
       dialog,
     }, [], ACT),
   tool('browser_type', 'Type text', 'Replace the text of an input, textarea or editable element; optionally submit its form. With slowly, type it key by key at the caret instead (keydown, beforeinput, input, keyup per character; "\\n" presses Enter), for editors and fields that react to each key.',
@@ -76,15 +130,16 @@ export const BUILTIN_TOOLS = [
       text: { type: 'string' },
       submit: { type: 'boolean', description: 'Submit (Enter) after typing', default: false },
       slowly: { type: 'boolean', description: 'Type one key at a time, appending at the caret, instead of replacing the value', default: false },
+      force,
       dialog,
     },
     ['text'], EDIT),
   tool('browser_select', 'Select option', 'Choose an option of a <select> by value or visible label.',
-    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, dialog },
+    { ...target, value: { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], description: 'Option value or visible label, or several for a multiple select' }, force, dialog },
     ['value'], { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true }),
   tool('browser_press_key', 'Press key',
-    'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". Events are synthetic: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
-    { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, dialog }, ['key'], ACT),
+    'Press a key on the focused element (or on the element given by ref/selector, focused first), e.g. "Enter", "Tab", "Shift+Tab", "Escape", "a", "Control+a". With trusted input the browser does what the key does; with synthetic events the common default actions are done by hand: Enter submits forms and activates buttons, Tab moves focus, characters are typed into text fields, Control/Meta+a selects all.',
+    { key: { type: 'string', description: 'Key name or character, with modifiers joined by "+" (Control, Shift, Alt, Meta)' }, ...target, force, dialog }, ['key'], ACT),
   tool('browser_file_upload', 'Upload files',
     'Set the files of a file chooser (<input type=file>; a drop zone gets them dropped), firing the input and change events the page listens for. Files are paths the daemon reads, or inline base64 content.',
     {
@@ -116,10 +171,15 @@ export const BUILTIN_TOOLS = [
     'Evaluate a JavaScript expression in the page and return its JSON value. Off unless enabled in the extension options.',
     { expression: { type: 'string' } }, ['expression'], ACT),
   ...OBSERVE_TOOLS,
+  HANDOFF_TOOL,
 ];
 
 const NAMES = new Set(BUILTIN_TOOLS.map((t) => t.name));
 export const isBuiltinName = (name) => NAMES.has(name) || name.startsWith('browser_');
+// The built-ins that only look (snapshot, screenshot, console, network…): what a read-only
+// grant covers (issue 60). Said once, by each tool's own readOnlyHint.
+const READ_ONLY = new Set(BUILTIN_TOOLS.filter((t) => t.annotations.readOnlyHint === true).map((t) => t.name));
+export const isReadOnlyBuiltin = (name) => READ_ONLY.has(name);
 
 const text = (s) => ({ content: [{ type: 'text', text: s }] });
 
@@ -203,7 +263,8 @@ function navigation(tabId, start, { timeoutMs = 30_000, startMs, noStart } = {})
   });
 }
 
-async function loaded(tabId, verb) {
+// `reach`: the call's, taken before it moved the tab (reach.js).
+async function loaded(tabId, verb, reach) {
   // Chromium shows its own error page for DNS/connection failures, and scripting refuses it.
   const tab = await getTab(tabId);
   // A redirect, or history, may end on a site the built-ins may not see: it is named, no more.
@@ -213,6 +274,10 @@ async function loaded(tabId, verb) {
   } catch (e) {
     throw new ToolError(Code.NAVIGATION_FAILED, `could not load ${tab.url}: ${e.message}`);
   }
+  // A redirect, or history, may end on a site the person was not asked about for this call: it
+  // is named by its origin, and the next call there asks.
+  const site = siteOf(tab.url);
+  if (needsConsent(site, reach)) return text(`${verb} ${site}/ (its page is not shown: ${consentWhy(site)}; a call there asks the person first)`);
   return text(`${verb} ${tab.url} — "${tab.title}"`);
 }
 
@@ -227,11 +292,12 @@ async function navigate(tabId, args) {
   if (!isWebUrl(parsed.href)) throw new ToolError(Code.INVALID_ARGUMENTS, `only http(s) URLs can be opened, not ${parsed.protocol}`);
   const off = offSite(parsed.href);
   if (off) throw new ToolError(Code.SITE_DISABLED, `browser-mcp is turned off for ${off} in this browser: the tab was not navigated`);
+  const reach = await reachOf(tabId, 'browser_navigate', args);
   await navigation(tabId, () => {
     started(tabId, parsed.href);
     return chrome.tabs.update(tabId, { url: parsed.href });
   });
-  return loaded(tabId, 'Loaded');
+  return loaded(tabId, 'Loaded', reach);
 }
 
 // history.go in the page rather than chrome.tabs.goBack: the browser's back button skips
@@ -239,16 +305,18 @@ async function navigate(tabId, args) {
 // agent's clicks are synthetic, so the page it just left would be skipped.
 async function history(tabId, step) {
   const which = step < 0 ? 'earlier' : 'later';
+  const reach = await reachOf(tabId, 'history', {});
   await navigation(tabId, () => frames.domCall(tabId, 'history_go', { step }), {
     startMs: 2000,
     noStart: `there is no ${which} page in this tab's history (nothing happened)`,
   });
-  return loaded(tabId, step < 0 ? 'Went back to' : 'Went forward to');
+  return loaded(tabId, step < 0 ? 'Went back to' : 'Went forward to', reach);
 }
 
 async function reload(tabId) {
+  const reach = await reachOf(tabId, 'browser_reload', {});
   await navigation(tabId, () => chrome.tabs.reload(tabId));
-  return loaded(tabId, 'Reloaded');
+  return loaded(tabId, 'Reloaded', reach);
 }
 
 // Runs in the page's own world, so it sees the page's globals; must be self-contained.
@@ -318,9 +386,12 @@ export async function callBuiltin(tabId, name, args = {}) {
   // built-in's DOM tool is its name without the prefix (browser_snapshot: snapshot).
   const warm = ['browser_navigate', 'browser_reload', 'browser_handle_dialog'].includes(name) ? null : warmFrame(tabId, 0, { tool: name.slice('browser_'.length) });
   await Promise.all([dialogs.drive(tabId, callPolicy), warm]);
+  const seen = aftermath.ACTIONS.has(name) ? aftermath.watch(tabId) : null;
   try {
-    return withDialogs(tabId, await run(tabId, name, rest));
+    const result = await run(tabId, name, rest);
+    return withDialogs(tabId, seen ? await seen.say(result) : result);
   } finally {
+    seen?.stop();
     dialogs.release(tabId);
   }
 }
@@ -344,12 +415,12 @@ function run(tabId, name, args) {
     case 'browser_file_upload':
       return fileUpload(tabId, args);
     case 'browser_drag':
-      return frames.domCall(tabId, 'drag', args, { refKeys: ['startRef', 'endRef'] });
     case 'browser_click':
     case 'browser_hover':
     case 'browser_type':
     case 'browser_select':
     case 'browser_press_key':
+      return hands.act(tabId, name, args);
     case 'browser_wait_for':
       return frames.domCall(tabId, name.slice('browser_'.length), args);
     default:

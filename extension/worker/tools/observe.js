@@ -12,7 +12,8 @@ import * as network from '../observers/network-log.js';
 import * as downloads from '../observers/downloads.js';
 import { screenshot } from './screenshot.js';
 import { ACTIONS, browserTabs } from './browser-tabs.js';
-import { frameBlock, hides, sitePolicy, siteOf } from '../../shared/policy.js';
+import { frameBlock, hides, needsConsent, sitePolicy, siteOf } from '../../shared/policy.js';
+import { reachOf } from '../frames/reach.js';
 import { chainNow, chainOf, initFrameSites } from '../observers/frame-sites.js';
 import { onSettingsChanged } from '../../shared/settings.js';
 import { DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET } from '../observers/ring.js';
@@ -116,15 +117,22 @@ async function ensureConsoleCapture(tabId) {
   }
 }
 
+// What frames of a site this call's consent does not cover logged or requested stays out of
+// its answer (reach.js), whenever it was recorded.
+async function visibleTo(tabId, name, args) {
+  const reach = await reachOf(tabId, name, args);
+  return (sites) => !sites.some((site) => needsConsent(site, reach));
+}
+
 export async function callObserve(tabId, name, args) {
   switch (name) {
     case 'browser_console_messages':
       watched.add(tabId);
       await ensureConsoleCapture(tabId);
       await flushConsole(tabId);
-      return consoleLog.query(tabId, args);
+      return consoleLog.query(tabId, args, await visibleTo(tabId, name, args));
     case 'browser_network_requests':
-      return network.query(tabId, args);
+      return network.query(tabId, args, await visibleTo(tabId, name, args));
     case 'browser_downloads':
       return downloads.query(tabId, args);
     case 'browser_screenshot':
@@ -155,14 +163,16 @@ function exposes(url) {
 
 // A request is the business of the page, the frame that makes it (and every frame above that),
 // the origin that starts it and the one it goes to: if any of them is hidden, it is not recorded.
+// Recorded, it keeps the sites of the page and of the frames that made it, for the reads.
 function mayRecordRequest(tabId, d) {
-  if (closed.has(tabId)) return false;
-  if (d.type === 'main_frame') return exposes(d.url);
+  if (closed.has(tabId)) return null;
+  if (d.type === 'main_frame') return exposes(d.url) ? [siteOf(d.url)] : null;
   const top = topUrls.get(tabId) ?? d.documentUrl ?? d.initiator;
-  if (top && !exposes(top)) return false;
-  if ([d.url, d.initiator, d.documentUrl].some((u) => u && hides(u))) return false;
-  const frame = d.type === 'sub_frame' ? d.parentFrameId : d.frameId;
-  return frameBlock(chainNow(tabId, frame)) === null;
+  if (top && !exposes(top)) return null;
+  if ([d.url, d.initiator, d.documentUrl].some((u) => u && hides(u))) return null;
+  const chain = chainNow(tabId, d.type === 'sub_frame' ? d.parentFrameId : d.frameId);
+  if (frameBlock(chain) !== null) return null;
+  return [...new Set([...chain, top ?? ''].map(siteOf).filter(Boolean))];
 }
 
 // consoleError events: at most ERROR_EVENTS per tab in ERROR_WINDOW_MS; the first one after a
@@ -226,7 +236,7 @@ function acceptConsole(tabId, tabUrl, frame, chain, batch) {
   if (since && Array.isArray(batch.entries)) {
     batch = { ...batch, entries: batch.entries.filter((e) => !(Number.isFinite(e?.time) && e.time < since)) };
   }
-  const stored = consoleLog.record(tabId, frame, batch);
+  const stored = consoleLog.record(tabId, { ...frame, sites: [...new Set(sites)] }, batch);
   // Errors logged while no daemon was connected reach the worker when one connects: they are in
   // the log, but they are not news.
   const recent = Date.now() - STALE_EVENT_MS;

@@ -14,6 +14,7 @@ import { Code, ToolError } from '../../shared/protocol.js';
 import { getTab } from '../frames/page.js';
 import { isFirefox } from '../../shared/platform.js';
 import * as frames from '../frames/frames.js';
+import * as dbg from '../frames/debugger.js';
 
 const FORMATS = { png: 'image/png', jpeg: 'image/jpeg' };
 const CAPTURE_GAP_MS = 520; // MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND is 2
@@ -182,7 +183,7 @@ async function oneCapture(tab, start, height, format, quality) {
   if (isFirefox) {
     const opts = format === 'jpeg' ? { format, quality } : { format };
     dataUrl = await chrome.tabs.captureTab(tab.id, { ...opts, rect, scale: start.dpr || 1 }).catch(() => null);
-  } else if (await debuggerGranted()) {
+  } else if (await dbg.granted()) {
     dataUrl = await debuggerCapture(tab.id, rect, format, quality);
     if (dataUrl) how = ' (the DevTools protocol, allowed in the options)';
   }
@@ -196,27 +197,34 @@ async function oneCapture(tab, start, height, format, quality) {
   return { data: await encode(canvas, format, quality), width: bmp.width, height: bmp.height, hidden, how };
 }
 
-const debuggerGranted = async () => !!chrome.debugger && chrome.permissions.contains({ permissions: ['debugger'] }).catch(() => false);
-
-// Attached for this one capture and detached at once. Another debugger on the tab (DevTools,
-// another extension) makes the attach fail: then the page is stitched as without the permission.
+// On the tab's session if the agent's input keeps one (frames/debugger.js), else on one attached
+// for this capture alone and detached at once. Another debugger on the tab (another extension)
+// makes the attach fail: then the page is stitched as without the permission.
 async function debuggerCapture(tabId, rect, format, quality) {
-  const target = { tabId };
+  const had = dbg.attached(tabId);
   try {
-    await chrome.debugger.attach(target, '1.3');
+    await dbg.attach(tabId);
   } catch {
     return null;
   }
   try {
     const params = { format, captureBeyondViewport: true, clip: { ...rect, scale: 1 } };
     if (format === 'jpeg') params.quality = quality;
-    const { data } = await chrome.debugger.sendCommand(target, 'Page.captureScreenshot', params);
+    const { data } = await dbg.send(tabId, 'Page.captureScreenshot', params);
     return `data:${FORMATS[format]};base64,${data}`;
   } catch (e) {
     throw new ToolError(Code.TOOL_ERROR, `could not capture the page through the DevTools protocol: ${e.message}`);
   } finally {
-    await chrome.debugger.detach(target).catch(() => {});
+    if (!had) await dbg.detach(tabId);
   }
+}
+
+// Image pixels per CSS pixel of the viewport (the screen's density times the page's zoom), so
+// that a point read off the image becomes the x, y that browser_click and browser_hover take.
+async function scaleOf(tab, bmp) {
+  const zoom = await chrome.tabs.getZoom(tab.id).catch(() => 1);
+  const scale = Math.round(((bmp.width / tab.width) * zoom || 1) * 100) / 100;
+  return scale === 1 ? 'scale 1 px per CSS px' : `scale ${scale} px per CSS px (x, y = these pixels ÷ ${scale})`;
 }
 
 export async function screenshot(tabId, args) {
@@ -227,7 +235,7 @@ export async function screenshot(tabId, args) {
   const hidden = await frames.hiddenBoxes(tabId);
   const dataUrl = await capture(tab.windowId, hidden.length ? 'png' : format, quality);
   const bmp = await bitmapOf(dataUrl);
-  const what = `Viewport of tab ${tabId}: ${bmp.width}×${bmp.height} px (${format}).${covered(hidden)}`;
+  const what = `Viewport of tab ${tabId}: ${bmp.width}×${bmp.height} px (${format}), ${await scaleOf(tab, bmp)}.${covered(hidden)}`;
   if (!hidden.length) return result(dataUrl.slice(dataUrl.indexOf(',') + 1), format, what);
   const canvas = new OffscreenCanvas(bmp.width, bmp.height);
   canvas.getContext('2d').drawImage(bmp, 0, 0);

@@ -11,27 +11,38 @@
 //! `--reconnect-grace`, the retry uses the new connection, else the call fails with NO_BROWSER
 //! (see [`reconnect`]).
 //!
+//! An agent's call (issue 60) may act only in its own tab or nobody's ([`lanes`]), and every
+//! call waits for its tab's turn ([`queues`]): one tab's calls in order, different tabs' at
+//! once.
+//!
+//! A hand-off to the person ([`handoffs`]) waits for them, not for the browser: one attempt,
+//! never repeated, as long as the person may take; while it waits, the tab refuses other calls.
+//!
 //! Beside the path: [`args`] (a call's arguments, typed and validated), [`upload`] (the files
-//! a call names, read and sent inline), [`cancels`] (calls a caller may cancel by its id).
+//! a call names, read and sent inline; [`beneath`] opens them), [`cancels`] (calls a caller may cancel by its id).
 //! A new step of a call's way to its tab goes here. May import `context.rs` and what is below
-//! it in `daemon/mod.rs`'s order; `args.rs` and `cancels.rs` sit below `context.rs` (the
-//! Daemon holds their state), so they import none of the folder.
+//! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs`, `handoffs.rs` and `queues.rs` sit below
+//! `context.rs` (the Daemon holds their state), so they import none of the folder.
 
 pub(crate) mod args;
+mod beneath;
 pub(crate) mod cancels;
 mod exchange;
+pub(crate) mod handoffs;
+mod lanes;
 mod policy;
+pub(crate) mod queues;
 mod reconnect;
 mod tabs;
 mod upload;
 
 pub use policy::MAX_TIMEOUT_MS;
-pub use tabs::{close_tab, discover, group_tabs, open_tab};
+pub use tabs::{close_tab, close_tab_as, discover, group_tabs, open_tab, open_tab_as};
 
 use crate::daemon::conn::{next_id, Request};
 use crate::daemon::context::Daemon;
 use crate::daemon::limits;
-use crate::daemon::registry::{Resolved, Target};
+use crate::daemon::registry::{Focus, LaneId, Resolved, Target};
 use crate::daemon::stats::Stats;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse};
@@ -83,7 +94,18 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// The person's call (browserctl, the control API): see [`call_as`].
 pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+    call_as(d, req, None).await
+}
+
+/// A call through the daemon's call path, for an agent's lane (an MCP session, a JSON-RPC
+/// agent) or, `None`, the person.
+pub async fn call_as(
+    d: &Daemon,
+    req: CallRequest,
+    lane: Option<LaneId>,
+) -> Result<CallResponse, Error> {
     let in_flight = InFlight::new(&d.stats);
     let max = d.config().max_calls_in_flight;
     if d.stats.calls_in_flight.load(Ordering::Relaxed) > max as u64 {
@@ -97,11 +119,11 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
         return Err(e);
     }
     let result = match req.call_id.clone() {
-        None => call_inner(d, req).await,
+        None => call_inner(d, req, lane).await,
         Some(id) => {
             let entry = d.cancels.register(&id)?;
             tokio::select! {
-                r = call_inner(d, req) => r,
+                r = call_inner(d, req, lane) => r,
                 // Dropping call_inner drops the attempt in flight, whose guard tells the
                 // connection to forget the pending entry (a later answer counts as late).
                 _ = entry.token.cancelled() => {
@@ -115,19 +137,159 @@ pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
     result
 }
 
-async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
+async fn call_inner(
+    d: &Daemon,
+    mut req: CallRequest,
+    lane: Option<LaneId>,
+) -> Result<CallResponse, Error> {
     if d.draining.is_cancelled() {
         return Err(shutting_down());
     }
     let started = Instant::now();
     let policy = Policy::for_request(d, &req)?;
-    let first = d.registry.resolve_call(&req)?;
+    // An agent follows the person's focus, which another agent's action does not move.
+    let focus = if lane.is_some() {
+        Focus::Person
+    } else {
+        Focus::Browser
+    };
+    let first = d.registry.resolve_call(&req, focus)?;
     let tool = first.tool.clone();
-    let args = args::prepare(req.args, &req.flags, Some(&tool), &d.validators)?;
+    let args = args::prepare(req.args.take(), &req.flags, Some(&tool), &d.validators)?;
+    let reach = lanes::reach(&req.tool, &tool, &args);
+    let target = first.target;
+    lanes::may(d, target, reach, lane)?;
+    d.handoffs.refuse(target)?;
+    let handoff = req.tool == handoffs::HANDOFF;
+    let mut handed = match handoff {
+        true => Some(Handing {
+            held: hand_off(d, target, req.call_id.clone(), first.conn.clone())?,
+            conn: first.conn.clone(),
+            answered: false,
+        }),
+        false => None,
+    };
     let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
         .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
         .collect();
     let args = upload::inline_paths(&req.tool, args, &roots).await?;
+    // A tab's calls take turns; a browser-level target (a tab-less dialect's peer, a program
+    // that orders its own work) is no tab.
+    let mut place = match target.tab {
+        Some(_) => Some(d.queues.enter(target, d.config().tab_queue)?),
+        None => None,
+    };
+    let _turn = match &mut place {
+        None => None,
+        Some(place) => {
+            // Waiting counts against the call's budget, else its attempt's timeout.
+            let patience =
+                (policy.budget).map_or(policy.timeout, |b| b.saturating_sub(started.elapsed()));
+            let turn = tokio::time::timeout(patience, place.turn(reach.reads())).await;
+            Some(turn.map_err(|_| no_turn(target, patience))?)
+        }
+    };
+    let turn_started = Instant::now();
+    let _moving = lanes::focus_guard(d, &req.tool, target, reach, lane);
+    let policy = match handoff {
+        true => policy.handoff(),
+        false => policy,
+    };
+    let result = attempts(d, &req, &policy, first, &args, started).await;
+    if let Some(h) = &mut handed {
+        // The browser ended it (the person answered, or its time ran out); anything else
+        // (a lost connection, the ceiling) leaves it on the person's screen.
+        h.answered = match &result {
+            Ok(_) => true,
+            Err(e) => matches!(
+                e.code,
+                ErrorCode::HandoffDeclined | ErrorCode::HandoffTimeout
+            ),
+        };
+    }
+    if let Some(place) = &place {
+        place.took(turn_started);
+    }
+    if let Ok(r) = &result {
+        lanes::opened(d, target, reach, lane, &r.result).await;
+    }
+    result
+}
+
+/// A hand-off's call while it lasts. One that ends before the browser ended it (its caller
+/// went away: Ctrl-C, a closed MCP session, a cancel) tells the browser, which takes it off
+/// the person's screen rather than let them answer nobody.
+struct Handing<'a> {
+    held: handoffs::Held<'a>,
+    conn: crate::daemon::conn::ConnHandle,
+    answered: bool,
+}
+
+impl Drop for Handing<'_> {
+    fn drop(&mut self) {
+        let Some(tab) = self.held.target().tab else {
+            return;
+        };
+        if !self.answered {
+            let end = Request::EndHandoff { tab, answer: None };
+            let _ = self
+                .conn
+                .tx
+                .try_send(crate::daemon::conn::Command::Request(end));
+        }
+    }
+}
+
+/// Marks a tab as handed to the person, where there is one: a browser the daemon launched
+/// headless shows nobody anything (NO_PERSON).
+fn hand_off(
+    d: &Daemon,
+    target: Target,
+    call_id: Option<String>,
+    conn: crate::daemon::conn::ConnHandle,
+) -> Result<handoffs::Held<'_>, Error> {
+    if target.tab.is_none() {
+        return Err(Error::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "`{}` hands a tab to the person; {target} is a browser",
+                handoffs::HANDOFF
+            ),
+        ));
+    }
+    if d.managed.headless(target.browser) == Some(true) {
+        return Err(Error::new(
+            ErrorCode::NoPerson,
+            format!("{} was launched headless by browser-mcpd: nobody sees it to take over; launch it with --headed on a display", target.browser),
+        )
+        .with_details(json!({"tab": target.to_string()})));
+    }
+    d.handoffs.hold(target, call_id, conn)
+}
+
+/// A call that waited its whole patience for its tab's turn: it never ran, and may be tried
+/// again (BUSY).
+fn no_turn(target: Target, waited: Duration) -> Error {
+    let ms = waited.as_millis() as u64;
+    Error::new(
+        ErrorCode::Busy,
+        format!(
+            "waited {ms} ms for a turn on tab {target} behind other calls there; it did not run"
+        ),
+    )
+    .with_details(json!({"tab": target.to_string(), "retryAfterMs": 1000, "waitedMs": ms}))
+}
+
+/// The attempts of a call on its target (the first on `first`'s route), with retries.
+async fn attempts(
+    d: &Daemon,
+    req: &CallRequest,
+    policy: &Policy,
+    first: Resolved,
+    args: &RawValue,
+    started: Instant,
+) -> Result<CallResponse, Error> {
+    let tool = first.tool.clone();
     let target = first.target;
     let mut route = Some(first);
     let mut history: Vec<Value> = Vec::new();
@@ -152,7 +314,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
         let outcome = match outcome {
             Ok(r) => {
                 let caller = (req.agent.as_deref(), req.call_id.as_deref());
-                attempt_once(d, &r, &req.tool, &args, caller, timeout).await
+                attempt_once(d, &r, &req.tool, args, caller, timeout).await
             }
             Err(e) => Err(e),
         };
@@ -166,7 +328,7 @@ async fn call_inner(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error>
             Ok(result) => {
                 return Ok(CallResponse {
                     tab: target.to_string(),
-                    tool: req.tool,
+                    tool: req.tool.clone(),
                     attempts: attempt + 1,
                     elapsed_ms: started.elapsed().as_millis() as u64,
                     result,

@@ -10,6 +10,11 @@ use std::time::Duration;
 /// and deadlines far in the future overflow the clock arithmetic.
 pub const MAX_TIMEOUT_MS: u64 = 86_400_000;
 
+/// The longest a hand-off may wait for the person: the extension's longest, 2 hours (its
+/// `timeoutSec` at most 1 hour, then 10 minutes more per time the person asks, up to 2 hours
+/// in all: extension/worker/calls/handoff.js), and a minute for the snapshot that ends it.
+pub const HANDOFF_CEILING: Duration = Duration::from_secs(2 * 3600 + 60);
+
 /// Retry and timeout settings of one call: the daemon's defaults, overridden per call.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -68,6 +73,19 @@ impl Policy {
             retry_on_timeout: req.retry_on_timeout,
             grace: c.reconnect_grace,
         })
+    }
+
+    /// A hand-off's: one attempt, never repeated (the person would be asked twice), that
+    /// waits as long as the extension lets the person take ([`HANDOFF_CEILING`]); the
+    /// extension ends it with HANDOFF_TIMEOUT at its own deadline.
+    pub fn handoff(self) -> Policy {
+        Policy {
+            timeout: HANDOFF_CEILING,
+            budget: None,
+            retries: 0,
+            retry_on_timeout: false,
+            ..self
+        }
     }
 
     /// `base × multiplier^attempt`, clamped to the maximum (attempt counts from 0).

@@ -4,16 +4,19 @@
 //! caller's mistake: INVALID_ARGUMENTS, before anything reaches the browser.
 //!
 //! Only from where the user said (issue 31): a path is read only inside an upload root (the
-//! daemon's `--upload-root`s, and an MCP client's own roots for its calls), after its symlinks
-//! are resolved, and never a hidden file or one in a hidden directory below the root (`.ssh`,
-//! `.aws`, `.config/browser-mcp`, a browser profile's dot-directory). A page that asks an agent
+//! daemon's `--upload-root`s, and an MCP client's own roots for its calls), reached with no
+//! symbolic link below the root (issue 58, item 7: see [`beneath`]), and never a hidden file or
+//! one in a hidden directory below the root (`.ssh`, `.aws`, `.config/browser-mcp`, a browser
+//! profile's dot-directory). A page that asks an agent
 //! for `~/.ssh/id_ed25519` gets a refusal that names the setting.
 
+use super::beneath::{self, Refused};
 use crate::error::{Error, ErrorCode};
 use base64::Engine;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 
 pub const TOOL: &str = crate::protocol::tool::FILE_UPLOAD;
 
@@ -50,9 +53,12 @@ pub async fn inline_paths(
         Some(_) => return Err(invalid("`files` must be an array".into())),
     };
     let mut total = 0u64;
-    for path in &paths {
-        let path = allowed(Path::new(path), roots).await?;
-        let (file, size) = read_file(&path).await?;
+    for path in paths {
+        let roots = roots.to_vec();
+        let (file, size) =
+            tokio::task::spawn_blocking(move || read_allowed(Path::new(&path), &roots))
+                .await
+                .map_err(|e| Error::new(ErrorCode::Internal, format!("reading a file: {e}")))??;
         total += size;
         if total > MAX_TOTAL_BYTES {
             return Err(invalid(format!(
@@ -67,71 +73,94 @@ pub async fn inline_paths(
     Ok(RawValue::from_string(text).expect("serde_json wrote valid JSON"))
 }
 
-/// The file `path` names, symlinks resolved, if it lies inside one of `roots` and nothing below
-/// that root is hidden; else why not, naming the setting.
-async fn allowed(path: &Path, roots: &[PathBuf]) -> Result<PathBuf, Error> {
+/// Where `path` lies below one of `roots`: the root (as configured, or with its own links
+/// resolved, whichever `path` is written under) and the rest; `hidden` when that rest has a
+/// hidden component (such a file is never read).
+fn below<'a>(path: &'a Path, roots: &[PathBuf]) -> Vec<(PathBuf, &'a Path, bool)> {
+    let mut found = Vec::new();
+    for root in roots {
+        let mut forms = vec![root.clone()];
+        if let Ok(real) = std::fs::canonicalize(root) {
+            if real != *root {
+                forms.push(real);
+            }
+        }
+        for form in forms {
+            if let Ok(rest) = path.strip_prefix(&form) {
+                let hidden = rest
+                    .components()
+                    .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+                found.push((form, rest, hidden));
+            }
+        }
+    }
+    found
+}
+
+/// Reads the file `path` names if it lies inside one of `roots`, reached with no symbolic link
+/// below the root (see [`beneath`]) and nothing hidden below the root; else why not, naming
+/// the setting. The file is judged on the descriptor its bytes come from.
+fn read_allowed(path: &Path, roots: &[PathBuf]) -> Result<(Value, u64), Error> {
     let shown = path.display();
     if !path.is_absolute() {
         return Err(invalid(format!(
             "`{shown}` is not an absolute path (the daemon's working directory is not yours)"
         )));
     }
-    let real = tokio::fs::canonicalize(path)
-        .await
-        .map_err(|e| invalid(format!("cannot read `{shown}`: {e}")))?;
-    let mut inside = false;
-    for root in roots {
-        let Ok(root) = tokio::fs::canonicalize(root).await else {
-            continue; // a root that does not exist holds nothing
-        };
-        let Ok(rest) = real.strip_prefix(&root) else {
+    let mut why = "it is not inside an upload root: the daemon's --upload-root (upload-root in \
+        its config file), or, for an MCP client, the roots it declares; browserctl call reads \
+        the files you name itself";
+    let mut no_parent = true;
+    if path.components().any(|c| c == Component::ParentDir) {
+        no_parent = false; // `..` is not followed below a root: it may cross a link
+    }
+    for (root, rest, hidden) in below(path, roots).into_iter().filter(|_| no_parent) {
+        if hidden {
+            why = "it is hidden, or in a hidden directory, below its upload root (such files \
+                are never uploaded)";
             continue;
-        };
-        inside = true;
-        let hidden = rest
-            .components()
-            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-        if !hidden {
-            return Ok(real);
+        }
+        match beneath::open(&root, rest) {
+            Ok(file) => return read_open(path, file),
+            Err(Refused::Link) => {
+                why = "it is not inside an upload root: below a root, no symbolic link is \
+                    followed";
+            }
+            Err(Refused::Io(e)) => return Err(invalid(format!("cannot read `{shown}`: {e}"))),
         }
     }
-    let why = if inside {
-        "it is hidden, or in a hidden directory, below its upload root (such files are never uploaded)"
-    } else {
-        "it is not inside an upload root: the daemon's --upload-root (upload-root in its config \
-         file), or, for an MCP client, the roots it declares; browserctl call reads the files you \
-         name itself"
-    };
-    let resolved = if real.as_path() == path {
-        String::new()
-    } else {
-        format!(" (`{}`)", real.display())
-    };
     Err(Error::new(
         ErrorCode::InvalidArguments,
-        format!("`{shown}`{resolved} may not be uploaded: {why}"),
+        format!("`{shown}` may not be uploaded: {why}"),
     ))
 }
 
-/// Reads a file `allowed` let through (absolute, symlinks resolved).
-async fn read_file(path: &Path) -> Result<(Value, u64), Error> {
+/// Reads a file [`read_allowed`] opened, judged on its descriptor: a regular file, within the
+/// size one call takes (read no further than that, should it grow meanwhile).
+fn read_open(path: &Path, file: std::fs::File) -> Result<(Value, u64), Error> {
     let shown = path.display();
-    let meta = tokio::fs::metadata(path)
-        .await
+    let meta = file
+        .metadata()
         .map_err(|e| invalid(format!("cannot read `{shown}`: {e}")))?;
     if !meta.is_file() {
         return Err(invalid(format!("`{shown}` is not a regular file")));
     }
-    if meta.len() > MAX_TOTAL_BYTES {
-        return Err(invalid(format!(
-            "`{shown}` is {} bytes, more than the {} MiB one browser_file_upload takes",
-            meta.len(),
+    let too_big = |n: u64| {
+        invalid(format!(
+            "`{shown}` is {n} bytes, more than the {} MiB one browser_file_upload takes",
             MAX_TOTAL_BYTES >> 20
-        )));
+        ))
+    };
+    if meta.len() > MAX_TOTAL_BYTES {
+        return Err(too_big(meta.len()));
     }
-    let bytes = tokio::fs::read(path)
-        .await
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_TOTAL_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| invalid(format!("cannot read `{shown}`: {e}")))?;
+    if bytes.len() as u64 > MAX_TOTAL_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -140,6 +169,9 @@ async fn read_file(path: &Path) -> Result<(Value, u64), Error> {
         "name": name,
         "mimeType": mime_type(&name),
         "data": base64::engine::general_purpose::STANDARD.encode(&bytes),
+        // Read on the daemon's own machine: the path as its client named it, for the prompt
+        // that names each file leaving (issue 58, item 9).
+        "path": path.display().to_string(),
     });
     Ok((file, bytes.len() as u64))
 }
@@ -220,7 +252,8 @@ mod tests {
             out,
             json!({"ref": "e3", "files": [
                 {"name": "a.bin", "data": ""},
-                {"name": "notes.TXT", "mimeType": "text/plain", "data": "aGVsbG8="},
+                {"name": "notes.TXT", "mimeType": "text/plain", "data": "aGVsbG8=",
+                    "path": path},
             ]})
         );
     }

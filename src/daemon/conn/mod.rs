@@ -71,6 +71,13 @@ pub enum Request {
         on: bool,
         reply: Reply<()>,
     },
+    /// A hand-off whose call ended before the person answered (its caller went away), or that
+    /// the person answered in the agent's client (`answer`: `done`, `cant`): the browser takes
+    /// it off the person's screen. Sent, never answered.
+    EndHandoff {
+        tab: TabId,
+        answer: Option<&'static str>,
+    },
     /// Answered once sent: the browser says nothing back.
     GroupTabs {
         tabs: Vec<TabId>,
@@ -90,6 +97,7 @@ impl Request {
             Request::CloseTab { reply, .. } => drop(reply.send(Err(e))),
             Request::GroupTabs { reply, .. } => drop(reply.send(Err(e))),
             Request::Watch { reply, .. } => drop(reply.send(Err(e))),
+            Request::EndHandoff { .. } => {}
         }
     }
 
@@ -146,6 +154,7 @@ impl Request {
             Request::CloseTab { .. } => "closeTab",
             Request::GroupTabs { .. } => "groupTabs",
             Request::Watch { .. } => "watch",
+            Request::EndHandoff { .. } => "endHandoff",
         }
     }
 }

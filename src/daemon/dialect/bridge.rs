@@ -187,6 +187,14 @@ impl Dialect for Bridge {
                 let frame = watch_frame(session, &id, on);
                 link.ask(id, Waiter::Watch(reply), frame);
             }
+            Request::EndHandoff { tab, answer } => link.send(
+                ServerMessage::EndHandoff {
+                    session_id: session,
+                    tab_id: tab,
+                    answer,
+                }
+                .to_json(),
+            ),
             Request::GroupTabs { tabs, group, reply } => {
                 link.send(
                     ServerMessage::GroupTabs {

@@ -63,7 +63,7 @@ fn launch_failed(message: String, log: &Path, tail: Vec<String>) -> Error {
 }
 
 /// The extension a launched browser loads: configured, else installed beside the binaries,
-/// else this source tree's.
+/// else this source tree's; refused unless only the user or root can change it.
 fn extension_dir(configured: Option<&Path>) -> Result<PathBuf, Error> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     match configured {
@@ -78,23 +78,40 @@ fn extension_dir(configured: Option<&Path>) -> Result<PathBuf, Error> {
             candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("extension"));
         }
     }
-    candidates
+    let found = candidates
         .iter()
         .find(|d| d.join("manifest.json").is_file())
-        .and_then(|d| std::fs::canonicalize(d).ok())
-        .ok_or_else(|| {
+        .and_then(|d| std::fs::canonicalize(d).ok());
+    if let Some(dir) = &found {
+        // Its code sees every call and is handed the daemon's token: another user who could
+        // change it (binaries under /tmp, a shared prefix) would own the browser (issue 58,
+        // item 2).
+        crate::trust::check_path(dir).map_err(|u| {
             Error::new(
                 ErrorCode::LaunchFailed,
                 format!(
-                    "no extension to load: looked in {}; set the daemon's --extension-dir",
-                    candidates
-                        .iter()
-                        .map(|c| c.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "refusing to load the extension at {}: {u}, so another user could change \
+                     the code a launched browser runs; install it where only you or root can \
+                     write ({}), or set the daemon's --extension-dir to such a copy",
+                    dir.display(),
+                    u.fix()
                 ),
             )
-        })
+        })?;
+    }
+    found.ok_or_else(|| {
+        Error::new(
+            ErrorCode::LaunchFailed,
+            format!(
+                "no extension to load: looked in {}; set the daemon's --extension-dir",
+                candidates
+                    .iter()
+                    .map(|c| c.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
 }
 
 /// `browserctl`, which the profile's native host runs: beside this daemon's executable.
@@ -195,16 +212,19 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
     };
     ledger::write(&dir, &session, &record)
         .map_err(|e| Error::internal(format!("{}: {e}", dir.display())))?;
-    if let Err(e) = profile::prepare(&layout, found.kind, &host, &extension) {
-        if temporary {
-            let _ = std::fs::remove_dir_all(&layout.root);
+    let extension = match profile::prepare(&layout, found.kind, &host, &extension) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            if temporary {
+                let _ = std::fs::remove_dir_all(&layout.root);
+            }
+            ledger::remove(&dir, &session);
+            return Err(Error::internal(format!(
+                "cannot prepare the profile {}: {e}",
+                layout.root.display()
+            )));
         }
-        ledger::remove(&dir, &session);
-        return Err(Error::internal(format!(
-            "cannot prepare the profile {}: {e}",
-            layout.root.display()
-        )));
-    }
+    };
     let flags = c
         .browser_flags
         .iter()

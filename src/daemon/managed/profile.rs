@@ -7,6 +7,7 @@
 //! ROOT/home      Firefox's HOME: its native-messaging-hosts directory is per user, not per profile
 //! ROOT/host      the native host's wrapper script (browserctl native-host --managed SESSION …)
 //! ROOT/tmp       TMPDIR, where Chromium keeps its singleton socket
+//! ROOT/extension Chromium: our extension with the debugger permission granted (below)
 //! ROOT/browser.log
 //! ```
 
@@ -36,6 +37,9 @@ impl Layout {
     }
     fn tmp(&self) -> PathBuf {
         self.root.join("tmp")
+    }
+    fn extension(&self) -> PathBuf {
+        self.root.join("extension")
     }
     pub fn log(&self) -> PathBuf {
         self.root.join("browser.log")
@@ -86,8 +90,13 @@ fn dir(path: &Path) -> io::Result<()> {
 }
 
 /// Creates (or refreshes, for a persistent profile) the directories, the native host and,
-/// for Firefox, the preferences and the extension's entry.
-pub fn prepare(layout: &Layout, kind: Kind, host: &HostSpec, extension: &Path) -> io::Result<()> {
+/// for Firefox, the preferences and the extension's entry; the extension the browser loads.
+pub fn prepare(
+    layout: &Layout,
+    kind: Kind,
+    host: &HostSpec,
+    extension: &Path,
+) -> io::Result<PathBuf> {
     for d in [
         layout.root.clone(),
         layout.profile(),
@@ -133,6 +142,49 @@ pub fn prepare(layout: &Layout, kind: Kind, host: &HostSpec, extension: &Path) -
             FIREFOX_PREFS.as_bytes(),
             0o600,
         )?;
+        return Ok(extension.to_path_buf());
+    }
+    granted_copy(extension, &layout.extension())
+}
+
+/// Our extension with its optional `debugger` permission among the required ones, for a
+/// Chromium the daemon launches (issue 57): nobody is there to grant an optional permission
+/// (Chromium asks for a click on its prompt), and an unpacked extension gets its required ones
+/// at load. Trusted input (and one-capture screenshots) is then on by default, where nobody
+/// sees Chromium's debugging bar (`--silent-debugger-extension-api`, `command`). The manifest
+/// keeps its `key`, so the copy has the extension's id and its native host admits it. A copy,
+/// not links: Chromium reads an unpacked extension's files from its own directory. Made anew
+/// at each launch (about 0.8 MB), so a persistent profile runs the extension installed now.
+fn granted_copy(extension: &Path, to: &Path) -> io::Result<PathBuf> {
+    let _ = fs::remove_dir_all(to);
+    copy_dir(extension, to)?;
+    let path = to.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(&path)?).map_err(io::Error::other)?;
+    if let Some(optional) = manifest["optional_permissions"].as_array_mut() {
+        optional.retain(|p| p != "debugger");
+    }
+    manifest["permissions"]
+        .as_array_mut()
+        .ok_or_else(|| io::Error::other("the extension's manifest has no permissions"))?
+        .push("debugger".into());
+    fs::write(
+        &path,
+        serde_json::to_vec_pretty(&manifest).map_err(io::Error::other)?,
+    )?;
+    Ok(to.to_path_buf())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
     }
     Ok(())
 }
@@ -195,6 +247,9 @@ pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
                 "--hide-crash-restore-bubble",
                 // No keyring, so no D-Bus session is needed.
                 "--password-store=basic",
+                // The extension's trusted input shows no "started debugging" bar: nobody
+                // watches this browser (granted_copy).
+                "--silent-debugger-extension-api",
             ]);
         if l.headless {
             cmd.arg("--headless");

@@ -71,6 +71,14 @@ impl Managed {
         self.lock().keys().cloned().collect()
     }
 
+    /// Whether the daemon launched this browser headless (`None`: it did not launch it).
+    pub fn headless(&self, key: BrowserKey) -> Option<bool> {
+        let entries = self.lock();
+        let e = entries.values().find(|e| e.key == key)?;
+        let headless = e.view.borrow().headless;
+        Some(headless)
+    }
+
     /// Whether a persistent profile is in use by a browser of this daemon (its ref, if so).
     pub fn profile_user(&self, profile_dir: &str) -> Option<String> {
         self.lock().values().find_map(|e| {

@@ -1,11 +1,13 @@
 //! The daemon as an MCP [`Backend`]: the registry and the call path of this process, for the
 //! MCP sessions of `/mcp` ([`super::http`]) and of the control socket
-//! ([`super::stream`]).
+//! ([`super::stream`]). Each session is an agent's lane (issue 60): the tabs it opens are its
+//! own, and its calls act only in those and in nobody's.
 
 use crate::daemon::context::Daemon;
 use crate::daemon::limits::{self, Slot};
+use crate::daemon::registry::{Focus, LaneId, Target};
 use crate::daemon::{calls, managed};
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, Snapshot};
 use crate::protocol::control::{
     event_kind, CallRequest, CallResponse, OpenTabRequest, TabGroup, TabView,
@@ -23,29 +25,43 @@ pub struct DaemonBackend {
     /// port (`/mcp`); `None` on the control socket, whose clients (`browserctl mcp`) are
     /// limited like any other control client (`--max-calls-in-flight`).
     in_flight: Option<Arc<AtomicU64>>,
+    /// The session's lane, ended (its tabs nobody's) when the session's server is dropped.
+    lane: LaneId,
 }
 
 impl DaemonBackend {
     /// For an MCP session of an agent on the loopback port.
     pub fn agent(d: Arc<Daemon>) -> DaemonBackend {
-        DaemonBackend {
-            d,
-            in_flight: Some(Arc::default()),
-        }
+        DaemonBackend::new(d, Some(Arc::default()))
     }
 
     /// For an MCP session on the control socket.
     pub fn local(d: Arc<Daemon>) -> DaemonBackend {
-        DaemonBackend { d, in_flight: None }
+        DaemonBackend::new(d, None)
+    }
+
+    fn new(d: Arc<Daemon>, in_flight: Option<Arc<AtomicU64>>) -> DaemonBackend {
+        let lane = d.registry.begin_lane();
+        DaemonBackend { d, in_flight, lane }
+    }
+}
+
+impl Drop for DaemonBackend {
+    fn drop(&mut self) {
+        self.d.registry.end_lane(self.lane);
     }
 }
 
 impl Backend for DaemonBackend {
+    fn name_agent(&self, name: &str) -> String {
+        (self.d.registry.name_lane(self.lane, name)).unwrap_or_else(|| name.to_owned())
+    }
+
     async fn snapshot(&self) -> Result<Snapshot, Error> {
         let reg = &self.d.registry;
         Ok(Snapshot {
             browsers: reg.browser_views(),
-            tabs: reg.tab_views(None),
+            tabs: reg.tab_views_by(None, Focus::Person),
             tools: reg.tool_views(None, None, None),
         })
     }
@@ -67,15 +83,19 @@ impl Backend for DaemonBackend {
                 Some(slot)
             }
         };
-        calls::call(&self.d, req).await
+        calls::call_as(&self.d, req, Some(self.lane)).await
     }
 
     async fn cancel(&self, call_id: &str) -> Result<bool, Error> {
         Ok(self.d.cancels.cancel(call_id))
     }
 
+    fn answer_handoff(&self, call_id: &str, answer: &'static str) -> bool {
+        self.d.handoffs.answer(call_id, answer)
+    }
+
     async fn open_tab(&self, req: OpenTabRequest) -> Result<TabView, Error> {
-        calls::open_tab(&self.d, req).await
+        calls::open_tab_as(&self.d, req, Some(self.lane)).await
     }
 
     async fn group_tabs(&self, tabs: &[String], group: &TabGroup) {
@@ -83,11 +103,32 @@ impl Backend for DaemonBackend {
     }
 
     async fn close_tab(&self, tab: &str) -> Result<String, Error> {
-        calls::close_tab(&self.d, tab, None).await
+        calls::close_tab_as(&self.d, tab, None, Some(self.lane)).await
     }
 
     async fn launch_browser(&self, req: LaunchRequest) -> Result<ManagedView, Error> {
-        managed::launch(&self.d, req).await
+        // A persistent profile holds the person's logins, and a launched browser asks no
+        // consent: an agent's only when the person's config names it for agents (issue 58).
+        if let Some(p) = &req.profile {
+            if !self.d.config().agent_profiles.contains(p) {
+                return Err(Error::new(
+                    ErrorCode::Unauthorized,
+                    format!(
+                        "the persistent profile `{p}` is not named for agents: an agent launches \
+                         a profile only if the daemon's config names it (agent-profile = \
+                         [\"{p}\"], or --agent-profile {p}); launch without `profile` for a \
+                         fresh one"
+                    ),
+                ));
+            }
+        }
+        let v = managed::launch(&self.d, req).await?;
+        // The agent opened the new browser's first tab.
+        let first = v.tab.as_deref().map(|t| self.d.registry.parse_tab(t));
+        if let Some(Ok(tab @ Target { tab: Some(_), .. })) = first {
+            self.d.registry.claim_tab(tab, self.lane);
+        }
+        Ok(v)
     }
 
     async fn close_browser(&self, browser: &str) -> Result<ManagedView, Error> {

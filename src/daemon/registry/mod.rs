@@ -8,13 +8,15 @@
 //! - [`sessions`]: keys remembered for sessions that may reconnect;
 //! - [`refs`]: the names of browsers and targets (`b1`, `b1:12`) with `FromStr`/`Display`;
 //! - [`resolve`]: from a caller's tool and reference to a connected target, or a typed error;
-//! - [`views`]: the projections the APIs show, built outside the lock.
+//! - [`views`]: the projections the APIs show, built outside the lock;
+//! - [`lanes`]: agents' lanes, the tabs each opened, and the person's focus (issue 60).
 //!
 //! Beside it, [`presence`]: whether an agent is at work, which the browsers in the registry
 //! are told. Below `context.rs` in `daemon/mod.rs`'s order: it may import `conn/` and the
 //! entries below it (in use: `limits.rs`).
 
 mod events;
+mod lanes;
 #[cfg(test)]
 mod model;
 pub(crate) mod presence;
@@ -27,9 +29,11 @@ mod tests;
 mod views;
 
 pub use events::{Published, Subscription};
+pub use lanes::LaneId;
 pub use refs::{BrowserKey, Target};
 pub use resolve::Resolved;
 pub use state::{Initial, Limits, Update};
+pub use views::Focus;
 
 use crate::daemon::conn::ConnHandle;
 use crate::error::{Error, ErrorCode};
@@ -52,6 +56,18 @@ pub struct Attached {
     pub displaced: Option<ConnHandle>,
     /// What of the browser's initial tabs or tools went beyond a limit.
     pub refused: Result<(), Error>,
+}
+
+/// See [`Registry::focus_moving`].
+pub struct FocusMoving<'a> {
+    registry: &'a Registry,
+    key: BrowserKey,
+}
+
+impl Drop for FocusMoving<'_> {
+    fn drop(&mut self) {
+        self.registry.lock().lanes.focus_moved(self.key);
+    }
 }
 
 /// Counts for `/v1/status`.
@@ -165,10 +181,11 @@ impl Registry {
         self.lock().parse_tab(s)
     }
 
-    /// Where a call goes (see [`State::resolve_call`]).
-    pub fn resolve_call(&self, req: &CallRequest) -> Result<Resolved, Error> {
+    /// Where a call goes (see [`State::resolve_call`]); without a tab, to the focused one
+    /// among several: the browser's, or for an agent the person's.
+    pub fn resolve_call(&self, req: &CallRequest, focus: Focus) -> Result<Resolved, Error> {
         let (tab, browser) = (req.tab.as_deref(), req.browser.as_deref());
-        self.lock().resolve_call(&req.tool, tab, browser)
+        self.lock().resolve_call(&req.tool, tab, browser, focus)
     }
 
     /// A retry's route to its target, or, while its browser is away (or while the target
@@ -234,6 +251,48 @@ impl Registry {
             .collect()
     }
 
+    // ---- lanes (issue 60; see [`lanes`]) ---------------------------------------------------
+
+    /// A new MCP session's lane, labelled [`UNNAMED`] until its agent says its name.
+    pub fn begin_lane(&self) -> LaneId {
+        self.lock().lanes.begin()
+    }
+
+    /// Names a lane after its agent; answers its label (`name`, or `name (2)` beside another
+    /// live session of that name), `None` for a lane that ended.
+    pub fn name_lane(&self, lane: LaneId, name: &str) -> Option<String> {
+        self.lock().lanes.name(lane, name)
+    }
+
+    /// The session ended: its tabs are nobody's now.
+    pub fn end_lane(&self, lane: LaneId) {
+        self.lock().lanes.end(lane);
+    }
+
+    pub fn lane_label(&self, lane: LaneId) -> Option<String> {
+        self.lock().lanes.label(lane).map(str::to_owned)
+    }
+
+    /// The lane opened this tab: it is its own.
+    pub fn claim_tab(&self, tab: Target, lane: LaneId) {
+        self.lock().lanes.claim(tab, lane);
+    }
+
+    /// Whether `lane` (`None`: the person) may act in `tab`, or TAB_OWNED naming its owner.
+    pub fn may_act(&self, tab: Target, lane: Option<LaneId>, shared: bool) -> Result<(), Error> {
+        self.lock().lanes.may_act(tab, lane, shared)
+    }
+
+    /// An agent's action that may move the focus in this browser, until the guard drops: the
+    /// focus changes it makes are not the person's.
+    pub fn focus_moving(&self, key: BrowserKey) -> FocusMoving<'_> {
+        self.lock().lanes.focus_moving(key);
+        FocusMoving {
+            registry: self,
+            key,
+        }
+    }
+
     // ---- views --------------------------------------------------------------------------
 
     pub fn summary(&self) -> Summary {
@@ -255,12 +314,18 @@ impl Registry {
     }
 
     pub fn tab_views(&self, browser: Option<BrowserKey>) -> Vec<TabView> {
+        self.tab_views_by(browser, Focus::Browser)
+    }
+
+    /// The tabs, `focused` meaning the browser's focus or the person's.
+    pub fn tab_views_by(&self, browser: Option<BrowserKey>, focus: Focus) -> Vec<TabView> {
         let copies: Vec<TabCopy> = {
             let s = self.lock();
+            let s = &*s;
             s.browsers
                 .values()
                 .filter(|b| browser.is_none_or(|k| k == b.key))
-                .flat_map(|b| b.tabs.values().map(move |t| TabCopy::of(b, t)))
+                .flat_map(|b| b.tabs.values().map(move |t| TabCopy::of(s, b, t, focus)))
                 .collect()
         };
         copies.into_iter().map(TabCopy::view).collect()
@@ -270,7 +335,7 @@ impl Registry {
         let copy = {
             let s = self.lock();
             let b = s.browsers.get(&target.browser)?;
-            TabCopy::of(b, b.tabs.get(&target.tab?)?)
+            TabCopy::of(&s, b, b.tabs.get(&target.tab?)?, Focus::Browser)
         };
         Some(copy.view())
     }

@@ -7,6 +7,7 @@
 
 use super::refs::{BrowserKey, BrowserRef, Target, TargetRef};
 use super::state::{Browser, State};
+use super::views::Focus;
 use crate::daemon::conn::ConnHandle;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::Tool;
@@ -162,6 +163,7 @@ impl State {
         tool: &str,
         tab: Option<&str>,
         browser: Option<&str>,
+        focus: Focus,
     ) -> Result<Resolved, Error> {
         if self.browsers.is_empty() {
             return Err(no_browser_at_all());
@@ -183,7 +185,7 @@ impl State {
             }
             None => {
                 let keep = |b: &Browser| only_browser.is_none_or(|k| k == b.key);
-                self.choose_among(tool, keep, || {
+                self.choose_among(tool, keep, focus, || {
                     let base = self.tool_not_found(tool, None);
                     self.hidden_not_found(tool, keep, base)
                 })?
@@ -212,11 +214,14 @@ impl State {
     /// offering `tool` in the browsers `keep` accepts. One candidate: it. Several: the one
     /// that is its browser's focused tab, if exactly one is; otherwise AMBIGUOUS_TARGET
     /// listing them. Nothing depends on which browser connected or was focused last, so two
-    /// browsers each with a focused tab offering the tool are ambiguous, not a race.
+    /// browsers each with a focused tab offering the tool are ambiguous, not a race. An
+    /// agent's call goes by the tab the person focused (`focus`), which no other agent's
+    /// action moves.
     fn choose_among(
         &self,
         tool: &str,
         keep: impl Fn(&Browser) -> bool,
+        focus: Focus,
         not_found: impl FnOnce() -> Error,
     ) -> Result<Target, Error> {
         let candidates: Vec<Target> = self
@@ -228,7 +233,14 @@ impl State {
         let focused: Vec<Target> = candidates
             .iter()
             .copied()
-            .filter(|t| t.tab.is_some() && self.browsers[&t.browser].focused == t.tab)
+            .filter(|t| {
+                let b = &self.browsers[&t.browser];
+                let focused = match focus {
+                    Focus::Browser => b.focused,
+                    Focus::Person => b.person_focus,
+                };
+                t.tab.is_some() && focused == t.tab
+            })
             .collect();
         match (candidates.as_slice(), focused.as_slice()) {
             ([], _) => Err(not_found()),
@@ -374,7 +386,7 @@ impl State {
             return Ok(target);
         }
         let keep = |b: &Browser| b.session_id == session;
-        self.choose_among(tool, keep, || {
+        self.choose_among(tool, keep, Focus::Browser, || {
             let available = self.tool_names(|t| self.in_session(t.browser, session));
             let base = Error::new(
                 ErrorCode::ToolNotFound,

@@ -6,6 +6,7 @@
 //! now (`conn_id`) may change it, so a displaced connection's late messages change nothing.
 
 use super::events::{Change, EventLog, PageEvent, TabChange};
+use super::lanes::Lanes;
 use super::refs::{BrowserKey, Target};
 use super::sessions::Sessions;
 use crate::daemon::conn::ConnHandle;
@@ -25,6 +26,16 @@ pub struct Tab {
     pub tools: Arc<Vec<Tool>>,
     /// What the extension keeps from us and why; replaced together with `tools`.
     pub hidden: Option<Hidden>,
+}
+
+impl Browser {
+    /// The browser focused a tab; the person did, unless an agent's action is moving the focus.
+    fn focus(&mut self, id: TabId, agent_moving: bool) {
+        self.focused = Some(id);
+        if !agent_moving {
+            self.person_focus = Some(id);
+        }
+    }
 }
 
 impl Tab {
@@ -49,6 +60,9 @@ pub struct Browser {
     pub connected_at: String,
     pub tabs: BTreeMap<TabId, Tab>,
     pub focused: Option<TabId>,
+    /// The tab the person focused last: focus an agent's action moved does not count (see
+    /// [`super::lanes`]). What MCP sessions follow.
+    pub person_focus: Option<TabId>,
     /// Browser-level tools, for dialects that have no tabs.
     pub tools: Arc<Vec<Tool>>,
 }
@@ -122,6 +136,7 @@ pub struct State {
     pub limits: Limits,
     pub sessions: Sessions,
     pub events: EventLog,
+    pub lanes: Lanes,
 }
 
 fn names(tools: &[Tool]) -> Vec<String> {
@@ -135,6 +150,7 @@ impl State {
             limits: Limits::default(),
             sessions: Sessions::default(),
             events: EventLog::new(ring_capacity, broadcast_capacity),
+            lanes: Lanes::default(),
         }
     }
 
@@ -170,6 +186,7 @@ impl State {
                 connected_at,
                 tabs: BTreeMap::new(),
                 focused: None,
+                person_focus: None,
                 tools: Arc::new(Vec::new()),
             },
         );
@@ -265,6 +282,9 @@ impl State {
             return Ok(());
         };
         let fresh: BTreeSet<TabId> = tabs.iter().map(|t| t.id).collect();
+        // After a reconnect the browser's old tabs are no longer listed: those it still has
+        // keep their owners.
+        let ids: Vec<TabId> = fresh.iter().copied().collect();
         let gone: Vec<TabId> = b
             .tabs
             .keys()
@@ -274,6 +294,7 @@ impl State {
         for id in gone {
             self.tab_closed(key, conn_id, id);
         }
+        self.lanes.browser_tabs(key, &ids);
         let mut first_refusal = Ok(());
         for tab in tabs {
             if let Err(e) = self.upsert_tab(key, conn_id, tab, None) {
@@ -296,6 +317,7 @@ impl State {
         request_id: Option<&str>,
     ) -> Result<(), Error> {
         let limits = self.limits;
+        let agent_moving = self.lanes.agent_moving(key);
         let Some(b) = self.browser_mut(key, conn_id) else {
             return Ok(());
         };
@@ -334,7 +356,7 @@ impl State {
             request_id: Some(request_id.map(str::to_owned)),
         };
         if focused {
-            b.focused = Some(id);
+            b.focus(id, agent_moving);
         }
         if !existed {
             self.events.publish(key, Some(id), Change::TabCreated(data));
@@ -354,6 +376,10 @@ impl State {
         if b.focused == Some(id) {
             b.focused = None;
         }
+        if b.person_focus == Some(id) {
+            b.person_focus = None;
+        }
+        self.lanes.tab_closed(Target::tab(key, id));
         self.events.publish(key, Some(id), Change::TabClosed {});
         true
     }
@@ -404,10 +430,11 @@ impl State {
             };
             self.events.publish(key, Some(id), Change::TabCreated(data));
         }
+        let agent_moving = self.lanes.agent_moving(key);
         let Some(b) = self.browser_mut(key, conn_id) else {
             return Ok(());
         };
-        b.focused = Some(id);
+        b.focus(id, agent_moving);
         let refused = match tools {
             Some(tools) => self.set_tools(key, conn_id, id, tools, hidden),
             None => Ok(()),

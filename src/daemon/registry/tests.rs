@@ -104,13 +104,16 @@ fn target_selection_prefers_focus_then_uniqueness() {
     let (r, a, b) = registry_with_two_browsers();
     assert_eq!(
         r.lock()
-            .resolve_call("click", None, None)
+            .resolve_call("click", None, None, Focus::Browser)
             .unwrap()
             .target
             .tab,
         Some(2)
     );
-    let e = r.lock().resolve_call("search", None, None).unwrap_err();
+    let e = r
+        .lock()
+        .resolve_call("search", None, None, Focus::Browser)
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::AmbiguousTarget);
     assert_eq!(
         e.details.unwrap()["candidates"].as_array().unwrap().len(),
@@ -118,7 +121,10 @@ fn target_selection_prefers_focus_then_uniqueness() {
     );
     r.lock().tab_focused(b, 2, 1, None, None).unwrap();
     assert_eq!(
-        r.lock().resolve_call("search", None, None).unwrap().target,
+        r.lock()
+            .resolve_call("search", None, None, Focus::Browser)
+            .unwrap()
+            .target,
         Target {
             browser: b,
             tab: Some(1)
@@ -126,14 +132,17 @@ fn target_selection_prefers_focus_then_uniqueness() {
     );
     assert_eq!(
         r.lock()
-            .resolve_call("search", None, Some("b1"))
+            .resolve_call("search", None, Some("b1"), Focus::Browser)
             .unwrap()
             .target
             .browser,
         a
     );
     assert_eq!(
-        r.lock().resolve_call("nope", None, None).unwrap_err().code,
+        r.lock()
+            .resolve_call("nope", None, None, Focus::Browser)
+            .unwrap_err()
+            .code,
         ErrorCode::ToolNotFound
     );
 }
@@ -150,7 +159,7 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
         .unwrap();
     let e = r
         .lock()
-        .resolve_call("search", Some("b1:1"), None)
+        .resolve_call("search", Some("b1:1"), None, Focus::Browser)
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolNotFound);
     assert_eq!(
@@ -168,7 +177,10 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     );
     // Without --tab: another tab still offers `search`, so it goes there.
     assert_eq!(
-        r.lock().resolve_call("search", None, None).unwrap().target,
+        r.lock()
+            .resolve_call("search", None, None, Focus::Browser)
+            .unwrap()
+            .target,
         Target {
             browser: b,
             tab: Some(1)
@@ -177,7 +189,7 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     // Nobody offers it and one tab hides it.
     let e = r
         .lock()
-        .resolve_call("browser_snapshot", None, None)
+        .resolve_call("browser_snapshot", None, None, Focus::Browser)
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::ToolNotFound);
     assert!(
@@ -190,7 +202,10 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     r.lock()
         .set_tools(b, 2, 1, vec![], Some(off("built-ins are off")))
         .unwrap();
-    let e = r.lock().resolve_call("search", None, None).unwrap_err();
+    let e = r
+        .lock()
+        .resolve_call("search", None, None, Focus::Browser)
+        .unwrap_err();
     assert!(
         e.message.starts_with("`search` on b1:1, b2:1 is hidden"),
         "{}",
@@ -200,7 +215,7 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     // Limited to one browser, only its hidden list counts.
     let e = r
         .lock()
-        .resolve_call("search", None, Some("b2"))
+        .resolve_call("search", None, Some("b2"), Focus::Browser)
         .unwrap_err();
     assert!(
         e.message
@@ -212,7 +227,7 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     r.lock().set_tools(a, 1, 1, vec![], None).unwrap();
     let e = r
         .lock()
-        .resolve_call("search", Some("b1:1"), None)
+        .resolve_call("search", Some("b1:1"), None, Focus::Browser)
         .unwrap_err();
     assert_eq!(e.message, "no tool `search` on b1:1");
     assert!(e.details.unwrap().get("hidden").is_none());
@@ -241,7 +256,7 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
         .unwrap();
     let e = r
         .lock()
-        .resolve_call("search", Some("b1:1"), None)
+        .resolve_call("search", Some("b1:1"), None, Focus::Browser)
         .unwrap_err();
     assert!(
         e.message.ends_with("hidden by the browser extension: off"),
@@ -252,7 +267,10 @@ fn a_hidden_tool_fails_with_the_extensions_reason() {
     r.lock()
         .tab_focused(a, 1, 1, Some(vec![tool("search")]), None)
         .unwrap();
-    assert!(r.lock().resolve_call("search", Some("b1:1"), None).is_ok());
+    assert!(r
+        .lock()
+        .resolve_call("search", Some("b1:1"), None, Focus::Browser)
+        .is_ok());
 }
 
 #[test]
@@ -478,4 +496,53 @@ fn a_session_that_keeps_coming_back_keeps_its_key() {
         r.detach(k, 10 + i);
     }
     assert!(r.remembered_sessions() <= REMEMBERED_SESSIONS + 1);
+}
+
+/// Issue 60: what an agent follows is the person's focus, which another agent's action (a tab
+/// brought to the front) does not move; a tab an agent opened shows its owner, and another
+/// agent is refused acting in it.
+#[test]
+fn an_agents_focus_change_is_not_the_persons_and_owned_tabs_say_whose() {
+    let r = Registry::new(16, 16);
+    let (a, _) = attach(&r, "bridge", "s1", 1);
+    let tabs = vec![tab(1, &["search"], true), tab(2, &["search"], false)];
+    r.lock().replace_tabs(a, 1, tabs).unwrap();
+    let person = |r: &Registry| r.resolve_call(&call("search", None), Focus::Person);
+    assert_eq!(person(&r).unwrap().target.tab, Some(1));
+    {
+        let _moving = r.focus_moving(a);
+        r.lock().tab_focused(a, 1, 2, None, None).unwrap();
+    }
+    // Within the tail after the action too.
+    r.lock().tab_focused(a, 1, 2, None, None).unwrap();
+    assert_eq!(person(&r).unwrap().target.tab, Some(1));
+    let browser = r.resolve_call(&call("search", None), Focus::Browser);
+    assert_eq!(browser.unwrap().target.tab, Some(2));
+    let seen = r.tab_views_by(None, Focus::Person);
+    assert_eq!(
+        seen.iter()
+            .filter(|t| t.focused)
+            .map(|t| t.id)
+            .collect::<Vec<_>>(),
+        vec![1]
+    );
+    // The person's tab closes: no tab is the person's until they focus one.
+    r.lock().tab_closed(a, 1, 1);
+    assert_eq!(
+        person(&r).map(|r| r.target.tab),
+        Ok(Some(2)),
+        "the one tab left offering it"
+    );
+
+    let (me, other) = (r.begin_lane(), r.begin_lane());
+    assert_eq!(r.name_lane(me, "cursor").as_deref(), Some("cursor"));
+    r.claim_tab(Target::tab(a, 2), me);
+    assert_eq!(r.tab_views(None)[0].owner.as_deref(), Some("cursor"));
+    let e = r
+        .may_act(Target::tab(a, 2), Some(other), false)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::TabOwned);
+    assert!(r.may_act(Target::tab(a, 2), None, false).is_ok());
+    r.end_lane(me);
+    assert_eq!(r.tab_views(None)[0].owner, None);
 }

@@ -23,6 +23,14 @@ pub fn browser_view(b: &Browser) -> BrowserView {
     }
 }
 
+/// Which tab a view calls focused: the browser's, or the person's (what MCP sessions follow,
+/// see [`super::lanes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Browser,
+    Person,
+}
+
 /// A tab as taken under the lock.
 pub struct TabCopy {
     browser: BrowserKey,
@@ -32,18 +40,25 @@ pub struct TabCopy {
     focused: bool,
     tools: Arc<Vec<Tool>>,
     hidden: Option<Hidden>,
+    owner: Option<String>,
 }
 
 impl TabCopy {
-    pub fn of(b: &Browser, t: &Tab) -> TabCopy {
+    pub fn of(s: &State, b: &Browser, t: &Tab, focus: Focus) -> TabCopy {
+        let focused = match focus {
+            Focus::Browser => b.focused,
+            Focus::Person => b.person_focus,
+        };
+        let owner = s.lanes.owner(Target::tab(b.key, t.id));
         TabCopy {
             browser: b.key,
             id: t.id,
             title: t.title.clone(),
             url: t.url.clone(),
-            focused: b.focused == Some(t.id),
+            focused: focused == Some(t.id),
             tools: t.tools.clone(),
             hidden: t.hidden.clone(),
+            owner: owner.map(|(_, label)| label.to_owned()),
         }
     }
 
@@ -57,6 +72,7 @@ impl TabCopy {
             focused: self.focused,
             tools: self.tools.as_ref().clone(),
             hidden: self.hidden,
+            owner: self.owner,
         }
     }
 }

@@ -59,6 +59,17 @@ pub struct Config {
     )]
     pub upload_roots: Vec<PathBuf>,
 
+    /// A persistent profile (`browser launch --profile NAME`) an MCP agent may launch; repeat
+    /// it, or separate several with `,`. A persistent profile holds the person's logins, and a
+    /// launched browser asks no consent: none by default (issue 58, item 6).
+    #[arg(
+        long = "agent-profile",
+        env = "BROWSER_MCP_AGENT_PROFILE",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    pub agent_profiles: Vec<String>,
+
     /// Require every connection on the loopback port to prove the daemon's token (from the
     /// discovery file): presented as `?token=` or `Authorization: Bearer`, or proved in the
     /// trust handshake (which also accepts a pairing). Connections from another user are
@@ -71,13 +82,6 @@ pub struct Config {
     /// ~/.local/state/browser-mcp/pairings.json].
     #[arg(long, env = "BROWSER_MCP_PAIRING_FILE", value_name = "PATH")]
     pub pairing_file: Option<PathBuf>,
-
-    /// The user's token for this port (`/mcp`'s bearer, agents, the trust handshake), kept
-    /// across restarts so that saved MCP client configurations keep working; made at the
-    /// first start, changed by `browserctl token rotate` [default:
-    /// $XDG_STATE_HOME/browser-mcp/token, or ~/.local/state/browser-mcp/token].
-    #[arg(long, env = "BROWSER_MCP_TOKEN_FILE", value_name = "PATH")]
-    pub token_file: Option<PathBuf>,
 
     /// How MCP clients authenticate on /mcp: `bearer` (the daemon's token, from the discovery
     /// file, as `Authorization: Bearer TOKEN`) or `none` (any local process; for experiments).
@@ -167,6 +171,19 @@ pub struct Config {
     /// no limit); more are refused with LIMIT_EXCEEDED.
     #[arg(long, env = "BROWSER_MCP_AGENT_RATE_LIMIT", default_value_t = 20.0)]
     pub agent_rate_limit: f64,
+
+    /// Let an agent act in a tab another agent opened (click, type, navigate, close it). By
+    /// default a tab an MCP session opened is that agent's own: any other agent may read it
+    /// (snapshot, console, network, screenshots, tools marked read-only) and is refused
+    /// anything else with TAB_OWNED. browserctl, the person's own, is never refused.
+    #[arg(long, env = "BROWSER_MCP_SHARE_AGENT_TABS")]
+    pub share_agent_tabs: bool,
+
+    /// Calls that may wait for one tab's turn: calls on one tab run in the order they came
+    /// (reads side by side, an action alone), calls on different tabs at once. One more is
+    /// refused with BUSY and `details.retryAfterMs`.
+    #[arg(long, env = "BROWSER_MCP_TAB_QUEUE", default_value_t = 16)]
+    pub tab_queue: usize,
 
     /// Connections the extension port holds at once (WebSockets of every dialect, /register,
     /// /mcp); more are answered 429 LIMIT_EXCEEDED and closed.
@@ -313,7 +330,6 @@ impl Config {
         self.socket.clone_from(&started.socket);
         self.discovery_dir.clone_from(&started.discovery_dir);
         self.pairing_file.clone_from(&started.pairing_file);
-        self.token_file.clone_from(&started.token_file);
         self.event_buffer = started.event_buffer;
         self.event_stream_buffer = started.event_stream_buffer;
         self.log_format = started.log_format;
@@ -327,12 +343,6 @@ impl Config {
         self.pairing_file
             .clone()
             .unwrap_or_else(paths::default_pairing_file)
-    }
-
-    pub fn token_path(&self) -> PathBuf {
-        self.token_file
-            .clone()
-            .unwrap_or_else(paths::default_token_file)
     }
 
     pub fn socket_path(&self) -> PathBuf {

@@ -27,7 +27,6 @@ pub const RESTART_ONLY: &[&str] = &[
     "socket",
     "discovery-dir",
     "pairing-file",
-    "token-file",
     "event-buffer",
     "event-stream-buffer",
     "log-format",
@@ -285,7 +284,7 @@ impl Loaded {
             let value = match (key.as_str(), raw.as_slice()) {
                 ("socket", []) => toml_string(&self.config.socket_path().display().to_string()),
                 (_, []) => continue,
-                ("allow-origin" | "upload-root", many) => format!(
+                ("allow-origin" | "upload-root" | "agent-profile", many) => format!(
                     "[{}]",
                     many.iter()
                         .map(|v| toml_string(v))

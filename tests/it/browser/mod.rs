@@ -7,6 +7,7 @@ pub mod face;
 pub mod faults;
 pub mod firefox_install;
 pub mod hands;
+pub mod lanes;
 pub mod managed;
 pub mod soak;
 pub mod watched;

@@ -27,6 +27,9 @@ struct Tally {
     /// Error codes, with a sample message each.
     errors: Mutex<BTreeMap<String, (u64, String)>>,
     slowest_ms: AtomicU64,
+    /// Tabs with a `hang_act` in flight: calls on one tab take turns (issue 60), so an `echo`
+    /// sent there waits behind it, and may run out of time when no fault ends it.
+    hanging: Mutex<BTreeMap<String, u32>>,
 }
 
 impl Tally {
@@ -87,8 +90,21 @@ async fn caller(
             "echo"
         };
         let body = json!({"tool": tool, "tab": tab, "args": {"n": n}, "timeoutMs": 6000});
+        let behind = {
+            let mut h = tally.hanging.lock().unwrap();
+            let behind = h.get(&tab).is_some_and(|c| *c > 0);
+            if tool == "hang_act" {
+                *h.entry(tab.clone()).or_default() += 1;
+            }
+            behind
+        };
         let started = Instant::now();
         let (status, v) = api_at(&socket, "POST", "/v1/call", Some(&body.to_string())).await;
+        if tool == "hang_act" {
+            if let Some(c) = tally.hanging.lock().unwrap().get_mut(&tab) {
+                *c -= 1;
+            }
+        }
         let ms = started.elapsed().as_millis() as u64;
         tally.slowest_ms.fetch_max(ms, Ordering::Relaxed);
         if status == 200 {
@@ -103,6 +119,9 @@ async fn caller(
             let code = v["error"]["code"].as_str().unwrap_or("(untyped)");
             let code = match (tool, code) {
                 ("hang_act", "MESSAGE_TIMEOUT") => "MESSAGE_TIMEOUT (hang_act, no fault came)",
+                ("echo", "MESSAGE_TIMEOUT" | "BUSY") if behind => {
+                    "timed out behind a hang_act on its tab"
+                }
                 _ => code,
             };
             tally.error(code, v["error"]["message"].as_str().unwrap_or_default());
@@ -281,8 +300,10 @@ fn a_fault_soak_with_the_real_browser_ends_every_call_once_and_stays_flat() {
         Some(0),
         "an answer to no known call: {s}"
     );
+    // Calls on one tab take turns (issue 60): an `echo` behind a `hang_act` waits up to its
+    // 6 s budget, so fewer calls fit in the run than when they overtook each other (1,000+).
     assert!(
-        total >= 1000 && ok * 2 > total,
+        total >= 600 && ok * 2 > total,
         "too few calls went through: {total}, {ok} ok\n{context}"
     );
     // Only the codes these faults call for; none waited on a browser that was gone.
@@ -294,6 +315,7 @@ fn a_fault_soak_with_the_real_browser_ends_every_call_once_and_stays_flat() {
         "SEND_ERROR",
         "TOOL_NOT_FOUND",
         "MESSAGE_TIMEOUT (hang_act, no fault came)",
+        "timed out behind a hang_act on its tab",
     ];
     let unexpected: Vec<_> = errors
         .iter()

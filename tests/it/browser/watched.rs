@@ -274,9 +274,8 @@ fn the_dom_tools_go_into_the_pages_an_agent_will_use_before_its_first_call() {
     // The snapshot's call brings the reading part; the acting part follows its answer, for the
     // action an agent takes next.
     let all = |names: &str| {
-        names.starts_with("snapshot,click,")
-            && names.contains(",hover,")
-            && names.ends_with(",drag")
+        let has = |n: &str| names.split(',').any(|t| t == n);
+        names.starts_with("snapshot,") && has("click") && has("hover") && has("drag")
     };
     let names = wait_until(PATIENCE, "the acting part after a snapshot", || {
         let names = dom_tool_names(&mut c.browser, &page);

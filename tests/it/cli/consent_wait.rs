@@ -1,7 +1,7 @@
 //! A call that waits for the person's answer in the browser (issue 59): `browserctl call`
 //! waited 25 s in silence for a prompt the terminal never mentioned, then exited 7 like a tool
 //! that ran and failed. It now says on stderr, within a second, which prompt it waits for
-//! (tool, site, tab), and exits with codes of their own: 17 USER_DENIED, 18
+//! (tool, site, tab), and exits with codes of their own: 20 USER_DENIED, 21
 //! USER_CONSENT_TIMEOUT. The extension reports the prompt (`consentRequested`,
 //! `consentAnswered`, additive bridge messages); the daemon publishes both as events.
 
@@ -85,11 +85,11 @@ async fn a_call_says_it_waits_for_the_person_and_exits_with_the_answers_own_code
         "{said}"
     );
     assert!(within < Duration::from_secs(1), "said after {within:?}");
-    assert_eq!(status.code(), Some(17), "denied: {said}");
+    assert_eq!(status.code(), Some(20), "denied: {said}");
     assert!(said.contains("USER_DENIED"), "{said}");
 
     let (_, said, status) = prompted_call(&d, &mut ext, "unanswered", "USER_CONSENT_TIMEOUT").await;
-    assert_eq!(status.code(), Some(18), "unanswered: {said}");
+    assert_eq!(status.code(), Some(21), "unanswered: {said}");
 
     // The same prompts, on the event stream (replayed from its start), naming the caller's call.
     let out = d.ctl(&[

@@ -145,6 +145,27 @@ async fn tool_errors_come_back_typed() {
     assert_eq!(e["error"]["details"]["toolCode"], "ELEMENT_NOT_FOUND");
 }
 
+/// The hands' own failures (issue 57) keep their codes and exit codes: a script tells a covered
+/// element (nothing done) from input the person stopped halfway (the page saw part of it).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_hands_codes_reach_scripts_as_they_are() {
+    let d = TestDaemon::start();
+    let mut ext = FakeExtension::search_tab(&d).await;
+    for (code, exit) in [("ELEMENT_COVERED", 19), ("INPUT_CANCELLED", 26)] {
+        let cli = ctl_async(&d, &["--json", "call", "search", "--query", "q"]);
+        let call = ext.expect("callTool").await;
+        ext.send(json!({"type": "toolResult", "callId": call["callId"],
+            "error": {"code": code, "message": "what happened"}}))
+            .await;
+        let out = cli.await.unwrap();
+        assert_eq!(exit_code(&out), exit, "{code}: {}", stderr(&out));
+        let e: Value = serde_json::from_str(&stderr(&out)).unwrap();
+        assert_eq!(e["error"]["code"], code, "{e}");
+        assert_eq!(e["error"]["message"], "what happened", "{e}");
+        assert_eq!(e["error"]["retryable"], false, "{e}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn open_close_and_discover_round_trip() {
     let d = TestDaemon::start();

@@ -314,7 +314,11 @@ async fn wait_returns_when_a_tool_or_tab_appears() {
 #[tokio::test(flavor = "multi_thread")]
 async fn thousands_of_late_answers_leave_no_pending_entries() {
     let d = TestDaemon::start();
-    let mut ext = FakeExtension::search_tab(&d).await;
+    // A read-only tool, so that every call reaches the tab at once: an action would wait for
+    // its turn there (issue 60), and most would time out before they were sent.
+    let mut search = search_tool();
+    search["annotations"] = json!({"readOnlyHint": true});
+    let mut ext = FakeExtension::single(&d, tab(7, "Search", vec![search])).await;
     const N: usize = 2000;
     let client = std::sync::Arc::new(Client::new(&d.socket));
     let mut calls = tokio::task::JoinSet::new();

@@ -1,28 +1,14 @@
 //! The control API and browserctl's behaviour as a Unix tool.
 
 use crate::support::common::*;
+use crate::support::harness::raw_request_at;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::net::UnixStream;
+use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
 /// One raw HTTP/1.1 request over the control socket; returns (status, body).
 pub fn raw_request(d: &TestDaemon, request: &str) -> (u16, String) {
-    let mut s = UnixStream::connect(&d.socket).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut text = String::new();
-    let _ = s.read_to_string(&mut text);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    raw_request_at(&d.socket, request)
 }
 
 #[test]

@@ -137,17 +137,21 @@ async fn calls_in_flight_are_capped_daemon_wide_and_per_mcp_session() {
         tokio::spawn(async move { api_at(&socket, "POST", "/v1/call", Some(&body)).await })
     };
     let a = slow("a");
-    let b = slow("b");
     let first = ext.expect("callTool").await;
-    let second = ext.expect("callTool").await;
+    // The second waits for its turn on the tab (issue 60): in flight all the same.
+    let b = slow("b");
+    wait_until(Duration::from_secs(10), "two calls in flight", || {
+        (d.status()["callsInFlight"] == 2).then_some(())
+    });
     let (code, v) = call_search(&d, "c").await;
     assert_eq!(code, 429, "{v}");
     assert_eq!(v["error"]["code"], "LIMIT_EXCEEDED");
     assert_eq!(v["error"]["retryable"], true);
-    for c in [&first, &second] {
-        ext.send(json!({"type": "toolResult", "callId": c["callId"], "result": "done"}))
-            .await;
-    }
+    ext.send(json!({"type": "toolResult", "callId": first["callId"], "result": "done"}))
+        .await;
+    let second = ext.expect("callTool").await;
+    ext.send(json!({"type": "toolResult", "callId": second["callId"], "result": "done"}))
+        .await;
     assert_eq!(a.await.unwrap().0, 200);
     assert_eq!(b.await.unwrap().0, 200);
 

@@ -13,4 +13,5 @@ pub mod limits;
 pub mod page_events;
 pub mod soak;
 pub mod targeting;
+pub mod turns;
 pub mod watch;

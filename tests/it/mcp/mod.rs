@@ -1,10 +1,10 @@
-//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs, upload roots, consent.
+//! The MCP front: rmcp's client over both transports, the conformance suite, sessions, the short way, agents' own tabs and lanes, upload roots, consent.
 
 pub mod conformance;
 pub mod consent;
 pub mod front;
+pub mod lanes;
 pub mod own_tabs;
-pub mod revisions;
 pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;

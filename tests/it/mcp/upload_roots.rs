@@ -7,8 +7,8 @@
 #![allow(deprecated)]
 
 use super::rmcp_client::stdio_with;
-use crate::daemon::control::raw_request;
 use crate::support::common::*;
+use crate::support::harness::{post_request, raw_request_at};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, JsonObject,
     ListRootsResult, Root,
@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn upload_tool() -> Value {
+pub(crate) fn upload_tool() -> Value {
     json!({"name": "browser_file_upload", "description": "Set files on a file input",
         "inputSchema": {"type": "object", "properties": {
             "selector": {"type": "string"}, "paths": {"type": "array", "items": {"type": "string"}},
@@ -27,12 +27,12 @@ fn upload_tool() -> Value {
 }
 
 /// A home with documents, a hidden `.ssh` and a symlink from the documents into it.
-struct Home {
-    dir: tempfile::TempDir,
+pub(crate) struct Home {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Home {
-    fn new() -> Home {
+    pub(crate) fn new() -> Home {
         let dir = tempfile::Builder::new().prefix("home").tempdir().unwrap();
         let docs = dir.path().join("docs");
         std::fs::create_dir_all(&docs).unwrap();
@@ -46,42 +46,28 @@ impl Home {
         Home { dir }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 }
 
 fn request(body: &Value) -> String {
-    let body = body.to_string();
-    format!(
-        "POST /v1/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
+    post_request("/v1/call", body)
 }
 
 fn post_call(d: &TestDaemon, body: &Value) -> (u16, Value) {
-    let (status, text) = raw_request(d, &request(body));
+    let (status, text) = raw_request_at(&d.socket, &request(body));
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
 /// The same on a thread of its own, while the scripted browser answers.
 fn post_call_later(d: &TestDaemon, body: Value) -> tokio::task::JoinHandle<u16> {
     let socket = d.socket.clone();
-    tokio::task::spawn_blocking(move || {
-        use std::io::{Read, Write};
-        let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
-        s.write_all(request(&body).as_bytes()).unwrap();
-        let mut text = String::new();
-        let _ = s.read_to_string(&mut text);
-        text.split(' ')
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0)
-    })
+    tokio::task::spawn_blocking(move || raw_request_at(&socket, &request(&body)).0)
 }
 
 /// The file the browser got, as the call carried it to the extension.
-fn got(call: &Value) -> (String, String) {
+pub(crate) fn got(call: &Value) -> (String, String) {
     let f = &call["args"]["files"][0];
     (
         f["name"].as_str().unwrap().to_owned(),
@@ -160,7 +146,7 @@ async fn only_files_inside_an_upload_root_reach_the_page() {
 
 /// An MCP client whose workspace is one directory.
 #[derive(Clone)]
-struct Workspace(String);
+pub(crate) struct Workspace(pub(crate) String);
 
 impl ClientHandler for Workspace {
     fn get_info(&self) -> ClientConfig {

@@ -259,8 +259,11 @@ async fn a_browser_that_stops_reading_cannot_hang_callers() {
     let d = TestDaemon::start();
     let mut good =
         FakeExtension::connect(&d, "good", vec![tab(1, "Good", vec![search_tool()])]).await;
-    let stuck =
-        FakeExtension::connect(&d, "stuck", vec![tab(2, "Stuck", vec![search_tool()])]).await;
+    // A read-only tool, so that the calls go out side by side: an action would wait for its
+    // turn on the tab (issue 60), one at a time, and never fill the connection's queue.
+    let mut read_only = search_tool();
+    read_only["annotations"] = json!({"readOnlyHint": true});
+    let stuck = FakeExtension::connect(&d, "stuck", vec![tab(2, "Stuck", vec![read_only])]).await;
     status_until(&d, "two browsers", |s| s["browsers"] == 2).await;
     // Never read again; big arguments fill the socket buffers quickly.
     let _held = stuck;

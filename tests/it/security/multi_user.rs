@@ -5,7 +5,6 @@
 
 use crate::support::common::*;
 use serde_json::Value;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -29,10 +28,6 @@ impl Drop for Machine {
     }
 }
 
-fn mode(p: &Path, m: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
-}
-
 fn chown(p: &Path, uid: u32) {
     nix::unistd::chown(
         p,
@@ -54,7 +49,7 @@ impl Machine {
                 .prefix("bmcp-users")
                 .tempdir_in("/tmp")
                 .unwrap();
-            mode(base.path(), 0o755);
+            set_mode(base.path(), 0o755);
             let bin = base.path().join("bin");
             std::fs::create_dir(&bin).unwrap();
             for (from, name) in [(DAEMON, "browser-mcpd"), (CTL, "browserctl")] {
@@ -64,15 +59,15 @@ impl Machine {
                 if std::fs::hard_link(from, bin.join(name)).is_err() {
                     std::fs::copy(from, bin.join(name)).unwrap();
                 }
-                mode(&bin.join(name), 0o755);
+                set_mode(&bin.join(name), 0o755);
             }
             let tmp = base.path().join("tmp");
             std::fs::create_dir(&tmp).unwrap();
-            mode(&tmp, 0o1777);
+            set_mode(&tmp, 0o1777);
             for uid in [ALICE, BOB] {
                 let run = base.path().join(format!("run-{uid}"));
                 std::fs::create_dir(&run).unwrap();
-                mode(&run, 0o700);
+                set_mode(&run, 0o700);
                 chown(&run, uid);
             }
             return Some(Machine {
@@ -194,7 +189,7 @@ fn a_shared_sticky_directory_is_shared_safely() {
     let Some(mut m) = Machine::new() else { return };
     let shared = m.path("tmp/shared");
     std::fs::create_dir(&shared).unwrap();
-    mode(&shared, 0o1777);
+    set_mode(&shared, 0o1777);
     let (alice_pid, alice_port) = m.daemon(ALICE, &shared, &shared);
     let (bob_pid, bob_port) = m.daemon(BOB, &shared, &shared);
     assert_eq!(m.host_sees(ALICE, &shared), vec![alice_port]);
@@ -240,7 +235,7 @@ fn a_squatted_directory_blocks_nobody_and_an_unsafe_one_is_refused() {
     let squat = m.path("tmp/squat");
     std::fs::create_dir(&squat).unwrap();
     chown(&squat, BOB);
-    mode(&squat, 0o700);
+    set_mode(&squat, 0o700);
     let alice_private = m.run_dir(ALICE).join("browser-mcp/discovery");
     let (_, port) = m.daemon(ALICE, &squat, &alice_private);
     assert_eq!(m.host_sees(ALICE, &squat), vec![port]);
@@ -248,7 +243,7 @@ fn a_squatted_directory_blocks_nobody_and_an_unsafe_one_is_refused() {
     let open = m.path("tmp/open");
     std::fs::create_dir(&open).unwrap();
     chown(&open, BOB);
-    mode(&open, 0o777);
+    set_mode(&open, 0o777);
     let out = m
         .as_user(BOB, "browser-mcpd")
         .args(["--port", "0", "--discovery-dir"])

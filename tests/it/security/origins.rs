@@ -1,6 +1,7 @@
 //! Who may connect: loopback Hosts only, no web Origins, the token when required.
 
 use crate::support::common::*;
+use crate::support::harness::status_of;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -21,12 +22,7 @@ fn upgrade_status(d: &TestDaemon, host: &str, origin: Option<&str>, path: &str) 
     let mut buf = vec![0u8; 4096];
     let n = s.read(&mut buf).unwrap_or(0);
     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (status, text)
+    (status_of(&text), text)
 }
 
 #[test]

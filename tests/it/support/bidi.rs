@@ -147,6 +147,28 @@ impl Bidi {
         .map(|_| ())
     }
 
+    /// Types `text` with the keyboard (`input.performActions`) into the focused element; "\n"
+    /// presses Enter.
+    pub fn type_text(&mut self, ctx: &Context, text: &str) -> Result<(), String> {
+        let keys: Vec<Value> = text
+            .chars()
+            .map(|c| if c == '\n' { '\u{E007}' } else { c })
+            .flat_map(|c| {
+                let key = c.to_string();
+                [
+                    json!({"type": "keyDown", "value": key}),
+                    json!({"type": "keyUp", "value": key}),
+                ]
+            })
+            .collect();
+        let actions = json!([{"type": "key", "id": "keyboard", "actions": keys}]);
+        self.command(
+            "input.performActions",
+            json!({"context": ctx.0, "actions": actions}),
+        )
+        .map(|_| ())
+    }
+
     /// Evaluates `expr` in the context's page (promises awaited) and returns its JSON value.
     /// (The value travels as a JSON string, so no BiDi remote-value decoding is needed.)
     pub fn eval(&mut self, ctx: &Context, expr: &str) -> Result<Value, String> {

@@ -293,3 +293,32 @@ async fn cdp(
         }
     }
 }
+
+/// A copy of the extension in `dir` as it is once the person said yes to its optional
+/// "debugger" permission (fast screenshots, trusted input): a headless browser cannot click the
+/// browser's own permission prompt, so the copy asks for it up front, as an unpacked
+/// extension's required permissions are granted at load. Its path, to load.
+pub fn granted_extension(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let path = dir.join("extension/manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["optional_permissions"],
+        serde_json::json!(["debugger"]),
+        "the extension offers the debugger as an optional permission"
+    );
+    manifest["permissions"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!("debugger"));
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    dir.join("extension")
+}

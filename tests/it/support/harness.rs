@@ -5,18 +5,52 @@
 
 use crate::support::common::*;
 use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Splits a raw HTTP/1.1 response into (status, body as JSON or Null).
-pub fn parse_response(text: &str) -> (u16, Value) {
-    let status = text
-        .split(' ')
+/// The status code of a raw HTTP/1.1 response; 0 when the daemon answered nothing.
+pub fn status_of(text: &str) -> u16 {
+    text.split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// Splits a raw HTTP/1.1 response into (status, body as JSON or Null).
+pub fn parse_response(text: &str) -> (u16, Value) {
     let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+    (
+        status_of(text),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+/// A `POST` of a JSON body, written out by hand so a test controls every byte and the
+/// connection closes after the answer.
+pub fn post_request(path: &str, body: &Value) -> String {
+    let body = body.to_string();
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// One raw HTTP/1.1 request over a Unix socket on a fresh connection, blocking:
+/// (status, body as text).
+pub fn raw_request_at(socket: &Path, request: &str) -> (u16, String) {
+    let mut s = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status_of(&text), body)
 }
 
 /// One request to the control API on a fresh connection: (status, JSON body).

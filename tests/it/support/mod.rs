@@ -8,6 +8,7 @@ pub mod driver;
 pub mod firefox;
 pub mod harness;
 pub mod impostor;
+pub mod lanes;
 pub mod peers;
 pub mod python;
 pub mod site;

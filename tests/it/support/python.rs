@@ -59,6 +59,28 @@ impl PythonScript {
         }
     }
 
+    // tests/python_sdk.rs, which shares this file, serves no uploads.
+    #[allow(dead_code)]
+    /// Answers the calls that reach `ext` until the client ends: the calls, in order, and
+    /// whether the client ended well (a success that printed `ok`), else its report.
+    pub async fn serving(
+        mut self,
+        ext: &mut super::common::FakeExtension,
+        ok: &str,
+    ) -> (Vec<serde_json::Value>, Result<(), String>) {
+        let mut calls = Vec::new();
+        let out = loop {
+            tokio::select! {
+                out = &mut self.output => break out.expect("python3 ran"),
+                call = ext.call_within(Duration::from_secs(60)) => {
+                    calls.push(call.expect("a call, or the client's end"));
+                }
+            }
+        };
+        let fine = out.status.success() && String::from_utf8_lossy(&out.stdout).contains(ok);
+        (calls, if fine { Ok(()) } else { Err(self.report(&out)) })
+    }
+
     /// Waits for the client's end, which must be a success that printed `ok`.
     pub async fn finish(mut self, ok: &str) {
         let out = tokio::time::timeout(Duration::from_secs(60), &mut self.output)

@@ -12,7 +12,6 @@
 //! reaches the dev box as `ssh://devbox`, the dev box the laptop as `ssh://laptop`.
 
 use super::common::*;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -27,10 +26,6 @@ pub struct Machines {
     sshd: Option<KillOnDrop>,
     /// The PATH sessions get (with browserctl, or without it).
     session_path: String,
-}
-
-fn mode(p: &Path, m: u32) {
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -167,7 +162,7 @@ impl Machines {
             .prefix("bmcp-ssh")
             .tempdir_in("/tmp")
             .unwrap();
-        mode(base.path(), 0o755);
+        set_mode(base.path(), 0o755);
         std::fs::write(base.path().join("pid"), std::process::id().to_string()).unwrap();
         let b = |rel: &str| base.path().join(rel);
         let mut nonce = [0u8; 4];
@@ -218,14 +213,14 @@ impl Machines {
         let p = |rel: &str| self.path(rel);
         for dir in ["bin", "keys", "laptop", "devbox"] {
             std::fs::create_dir(p(dir)).unwrap();
-            mode(&p(dir), 0o755);
+            set_mode(&p(dir), 0o755);
         }
         for (from, name) in [(DAEMON, "browser-mcpd"), (CTL, "browserctl")] {
             // A hard link where the file system allows (see security/multi_user.rs).
             if std::fs::hard_link(from, p("bin").join(name)).is_err() {
                 std::fs::copy(from, p("bin").join(name)).unwrap();
             }
-            mode(&p("bin").join(name), 0o755);
+            set_mode(&p("bin").join(name), 0o755);
         }
         let host_key = keygen(&p("host_key"));
         let laptop_key = keygen(&p("laptop/id"));
@@ -265,7 +260,7 @@ impl Machines {
         // dev box user's, as a login would make them.
         for (dir, owner) in [("laptop/run", None), ("devbox/run", Some(()))] {
             std::fs::create_dir(p(dir)).unwrap();
-            mode(&p(dir), 0o700);
+            set_mode(&p(dir), 0o700);
             if owner.is_some() {
                 self.chown(&p(dir));
             }
@@ -348,9 +343,9 @@ impl Machines {
     pub fn with_remote_browserctl(&mut self, script: &str) {
         let dir = self.path("other-bin");
         std::fs::create_dir_all(&dir).unwrap();
-        mode(&dir, 0o755);
+        set_mode(&dir, 0o755);
         std::fs::write(dir.join("browserctl"), script).unwrap();
-        mode(&dir.join("browserctl"), 0o755);
+        set_mode(&dir.join("browserctl"), 0o755);
         self.session_path = format!("{}:/usr/bin:/bin", dir.display());
         self.stop_sshd();
         self.start_sshd();

@@ -3,7 +3,8 @@
 //! validation, timeouts, retries and typed errors are the same as for browserctl. Each call
 //! runs in its own task and answers when done, so a slow tool never blocks `ping` or other
 //! calls. Agents are authenticated before the upgrade (see [`super::check_request`]) and
-//! limited in calls per second and calls in flight.
+//! limited in calls per second and calls in flight. Each is an agent's lane (issue 60): it may
+//! read an MCP agent's tab, not act in it.
 
 use super::role::{invalid_params, Method, Reply, Role};
 use crate::daemon::calls;
@@ -11,6 +12,7 @@ use crate::daemon::conn::Request;
 use crate::daemon::context::Daemon;
 use crate::daemon::dialect::driver::Link;
 use crate::daemon::limits::{self, Slot};
+use crate::daemon::registry::LaneId;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, ToolView};
 use crate::protocol::jsonrpc::{
@@ -30,14 +32,19 @@ const MAX_TIMEOUT_MS: f64 = 3_600_000.0;
 pub struct Agent {
     in_flight: Arc<AtomicU64>,
     bucket: TokenBucket,
+    lane: LaneId,
 }
 
 impl Agent {
     pub fn new(link: &Link, params: &ConnectParams) -> Agent {
         tracing::info!(conn = link.id(), session = %params.session_id, "agent connected (JSON-RPC)");
+        let lane = link.d.registry.begin_lane();
+        let name = format!("JSON-RPC agent {}", params.session_id);
+        link.d.registry.name_lane(lane, &name);
         Agent {
             in_flight: Arc::new(AtomicU64::new(0)),
             bucket: TokenBucket::new(link.d.config().agent_rate_limit),
+            lane,
         }
     }
 
@@ -105,10 +112,11 @@ impl Agent {
         let d = link.d.clone();
         let session = session.to_owned();
         let id = id.clone();
+        let lane = self.lane;
         Reply::Later(
             async move {
                 let _slot = slot;
-                match agent_call(&d, &session, p, timeout_ms).await {
+                match agent_call(&d, (&session, lane), p, timeout_ms).await {
                     Ok(result) => rpc::result(&id, &result),
                     Err(e) => rpc::error(&id, &RpcError::from_error(&e)),
                 }
@@ -146,6 +154,7 @@ impl Role for Agent {
     }
 
     fn finish(&mut self, link: &mut Link, reason: &str) {
+        link.d.registry.end_lane(self.lane);
         tracing::info!(conn = link.id(), reason, "agent disconnected");
     }
 }
@@ -153,7 +162,7 @@ impl Role for Agent {
 /// An agent's `tools/call`, through the daemon's call path, to a browser of its session.
 async fn agent_call(
     d: &Daemon,
-    session: &str,
+    (session, lane): (&str, LaneId),
     p: CallParams,
     timeout_ms: Option<u64>,
 ) -> Result<Box<RawValue>, Error> {
@@ -172,7 +181,7 @@ async fn agent_call(
     // The call goes to the target resolved in the session, not to what the reference would
     // name outside it.
     req.tab = Some(target.to_string());
-    Ok(calls::call(d, req).await?.result)
+    Ok(calls::call_as(d, req, Some(lane)).await?.result)
 }
 
 /// A tool as `tools/list` shows it to an agent: the MCP tool, plus where it lives (`target`,

@@ -9,34 +9,9 @@ use crate::support::cdp::Browser;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::{json, Value};
-use std::path::Path;
 use std::time::Duration;
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-/// The extension as it is once the person said yes to the debugger permission.
-fn granted_copy(dir: &Path) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("extension");
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(&src)
-        .arg(dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let path = dir.join("extension/manifest.json");
-    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(
-        manifest["optional_permissions"],
-        json!(["debugger"]),
-        "the extension offers the fast path as an optional permission"
-    );
-    manifest["permissions"]
-        .as_array_mut()
-        .unwrap()
-        .push(json!("debugger"));
-    std::fs::write(&path, manifest.to_string()).unwrap();
-}
 
 fn call(d: &TestDaemon, tab: &str, tool: &str, args: Value) -> Value {
     ctl_call(d, tab, tool, &args).unwrap_or_else(|e| panic!("{tool}: {e}"))
@@ -50,7 +25,7 @@ fn whole_page_in_one_capture_once_granted() {
     let _lock = machine_wide_lock();
     let pages = PageServer::pages();
     let ext = tempfile::tempdir().unwrap();
-    granted_copy(ext.path());
+    let granted = granted_extension(ext.path());
     let profile = tempfile::tempdir().unwrap();
     let url = pages.url("eyes-shot.html");
     let mut browser = Browser::launch_extension(
@@ -58,7 +33,7 @@ fn whole_page_in_one_capture_once_granted() {
         profile.path(),
         &url,
         &["--window-size=1000,700"],
-        &ext.path().join("extension"),
+        &granted,
     );
     let d = daemon_in_scan_range(&[]);
     pair_browser(profile.path(), &d);
@@ -98,9 +73,9 @@ fn whole_page_in_one_capture_once_granted() {
     ));
     let shown = browser.wait_for(
         &options,
-        "the fast screenshots switch to show the grant",
-        "(() => { const c = document.getElementById('fast-shots'); \
+        "the trusted input switch to show the grant",
+        "(() => { const c = document.getElementById('trusted-input'); \
            return c.checked && !c.closest('.field').hidden && c.labels[0].textContent; })()",
     );
-    assert_eq!(shown, "Fast full-page screenshots");
+    assert_eq!(shown, "Trusted input and fast screenshots");
 }

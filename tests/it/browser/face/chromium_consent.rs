@@ -35,20 +35,7 @@ fn person_clicks(b: &mut Browser, popup: &Page, label: &str) {
 
 /// A mouse click in the middle of the element `element` (an expression) finds.
 fn mouse_on(b: &mut Browser, popup: &Page, element: &str) {
-    let at = b.eval(
-        popup,
-        &format!(
-            "(() => {{ const e = {element}; e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-        ),
-    );
-    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-    for kind in ["mousePressed", "mouseReleased"] {
-        b.send(
-            Some(&popup.session),
-            "Input.dispatchMouseEvent",
-            json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-        );
-    }
+    b.person_clicks(popup, element);
 }
 
 fn snapshot_of(d: &TestDaemon, tab_ref: &str) -> std::thread::JoinHandle<Output> {

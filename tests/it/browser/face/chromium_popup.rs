@@ -27,8 +27,8 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     let names = tool_names(&tab);
     assert_eq!(
         names.len(),
-        20,
-        "the page's tool and 19 built-ins: {names:?}"
+        21,
+        "the page's tool and 20 built-ins: {names:?}"
     );
     assert!(
         !names.contains(&"browser_evaluate"),
@@ -191,12 +191,12 @@ fn popup_and_options_show_the_daemon_the_tools_and_the_site_switch() {
     );
     let off = b.wait_for(&popup, "the popup to show the tools as hidden", r#"(() => {
         const summary = document.querySelector('#hidden-tools summary')?.textContent;
-        return summary?.startsWith('21 hidden') && { ask: document.getElementById('ask').disabled, summary,
+        return summary?.startsWith('22 hidden') && { ask: document.getElementById('ask').disabled, summary,
             exposed: document.getElementById('tools').textContent };
     })()"#);
     assert_eq!(
         off,
-        json!({"ask": true, "summary": "21 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
+        json!({"ask": true, "summary": "22 hidden: this site is not exposed", "exposed": "Nothing is exposed."})
     );
     b.screenshot(&popup, &shots.join("popup-site-off.png"));
 

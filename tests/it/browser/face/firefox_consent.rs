@@ -7,7 +7,7 @@
 
 use super::{
     allowed_for_good, asking, nobody_answers, search_args, spawn_ctl,
-    the_agents_own_tab_does_not_ask, PAGE,
+    the_agents_own_tab_does_not_ask, FirefoxFace,
 };
 use crate::support::bidi::Context;
 use crate::support::chromium::*;
@@ -34,19 +34,16 @@ fn answer(ff: &mut Firefox, popup: &Context, label: &str) {
 
 #[test]
 fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
-    let Some(exe) = firefox_or_skip(
+    let Some(FirefoxFace {
+        mut ff, d, pages, ..
+    }) = FirefoxFace::fresh(
         "browser::face::firefox_consent::a_fresh_install_asks_before_an_agent_acts_on_a_site",
-    ) else {
+    )
+    else {
         return;
     };
-    let _lock = machine_wide_lock();
-    let pages = PageServer::page(PAGE);
-    let d = daemon_in_scan_range(&[]);
-    let mut ff = Firefox::launch(&exe, &Options::default());
-    ff.pair(&d);
     let url = pages.url("recipes");
     let site = pages.origin();
-    ff.show(&url);
     let tab = listed_tab(&d, FIREFOX_WAIT, &url, "search_recipes");
     let tab_ref = tab["ref"].as_str().unwrap().to_owned();
     let popup = ff.open_extension_page(&format!("ui/popup.html?tab={}", tab["id"]));

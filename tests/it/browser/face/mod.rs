@@ -9,9 +9,13 @@
 
 mod chromium_ask;
 mod chromium_consent;
+mod chromium_handoff;
 mod chromium_popup;
 mod firefox;
 mod firefox_consent;
+mod firefox_handoff;
+mod handoff_elicit;
+mod scopes;
 
 use crate::support::cdp::*;
 use crate::support::chromium::*;
@@ -97,6 +101,22 @@ pub(crate) trait Pages {
     type Page;
     fn eval(&mut self, page: &Self::Page, expr: &str) -> Value;
     fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value;
+    /// A person's mouse click in the middle of the element `element` (an expression) finds:
+    /// the browser's own input, which the page cannot tell from a person's.
+    fn person_clicks(&mut self, page: &Self::Page, element: &str);
+    /// One of the extension's pages (`ui/options.html`) in a tab of its own.
+    fn extension_page(&mut self, path: &str) -> Self::Page;
+}
+
+/// The middle of the element `element` finds, scrolled into view, in viewport pixels.
+fn middle_of<B: Pages>(b: &mut B, page: &B::Page, element: &str) -> (f64, f64) {
+    let at = b.eval(
+        page,
+        &format!(
+            "(() => {{ const e = {element}; e.scrollIntoView(); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ),
+    );
+    (at[0].as_f64().unwrap(), at[1].as_f64().unwrap())
 }
 
 impl Pages for Browser {
@@ -107,6 +127,19 @@ impl Pages for Browser {
     fn wait_for(&mut self, page: &Page, what: &str, expr: &str) -> Value {
         Browser::wait_for(self, page, what, expr)
     }
+    fn person_clicks(&mut self, page: &Page, element: &str) {
+        let (x, y) = middle_of(self, page, element);
+        for kind in ["mousePressed", "mouseReleased"] {
+            self.send(
+                Some(&page.session),
+                "Input.dispatchMouseEvent",
+                serde_json::json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            );
+        }
+    }
+    fn extension_page(&mut self, path: &str) -> Page {
+        self.open(&format!("chrome-extension://{EXTENSION_ID}/{path}"))
+    }
 }
 
 impl Pages for crate::support::firefox::Firefox {
@@ -116,6 +149,13 @@ impl Pages for crate::support::firefox::Firefox {
     }
     fn wait_for(&mut self, page: &Self::Page, what: &str, expr: &str) -> Value {
         crate::support::firefox::Firefox::wait_for(self, page, what, expr)
+    }
+    fn person_clicks(&mut self, page: &Self::Page, element: &str) {
+        let (x, y) = middle_of(self, page, element);
+        self.bidi.click_at(page, x, y).unwrap();
+    }
+    fn extension_page(&mut self, path: &str) -> Self::Page {
+        self.open_extension_page(path)
     }
 }
 
@@ -317,19 +357,33 @@ impl ChromiumFace {
     /// The extension as a fresh install has it: a call on a site the person has not allowed
     /// asks first (issue 31).
     pub(crate) fn fresh(test: &str) -> Option<ChromiumFace> {
-        ChromiumFace::launch(test, PAGE, false)
+        ChromiumFace::launch(test, PAGE, false, &[])
     }
 
     /// The same as `start` with another page at every path.
     pub(crate) fn showing(test: &str, page: &'static str) -> Option<ChromiumFace> {
-        ChromiumFace::launch(test, page, true)
+        ChromiumFace::launch(test, page, true, &[])
     }
 
-    fn launch(test: &str, page: &'static str, everywhere: bool) -> Option<ChromiumFace> {
+    /// The same as `showing`, the daemon started with `args`.
+    pub(crate) fn showing_with(
+        test: &str,
+        page: &'static str,
+        args: &[&str],
+    ) -> Option<ChromiumFace> {
+        ChromiumFace::launch(test, page, true, args)
+    }
+
+    fn launch(
+        test: &str,
+        page: &'static str,
+        everywhere: bool,
+        args: &[&str],
+    ) -> Option<ChromiumFace> {
         let exe = chromium_or_skip(test)?;
         let lock = machine_wide_lock();
         let pages = PageServer::page(page);
-        let d = daemon_in_scan_range(&[]);
+        let d = daemon_in_scan_range(args);
         let profile = tempfile::tempdir().unwrap();
         // The page opens once the extension is up: a tab that loads while Chromium is still
         // loading an unpacked extension gets no content scripts, and so no page tools.
@@ -346,6 +400,35 @@ impl ChromiumFace {
             d,
             pages,
             profile,
+            _lock: lock,
+        })
+    }
+}
+
+/// Firefox with the extension paired with a daemon on a scanned port, at the recipe page, as a
+/// fresh install has it (a call on a site the person has not allowed asks first); None (after
+/// a loud SKIPPED) without Firefox. Fields drop browser first, lock last.
+pub(crate) struct FirefoxFace {
+    pub(crate) ff: crate::support::firefox::Firefox,
+    pub(crate) d: TestDaemon,
+    pub(crate) pages: PageServer,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl FirefoxFace {
+    pub(crate) fn fresh(test: &str) -> Option<FirefoxFace> {
+        use crate::support::firefox::*;
+        let exe = firefox_or_skip(test)?;
+        let lock = machine_wide_lock();
+        let pages = PageServer::page(PAGE);
+        let d = daemon_in_scan_range(&[]);
+        let mut ff = Firefox::launch(&exe, &Options::default());
+        ff.pair(&d);
+        ff.show(&pages.url("recipes"));
+        Some(FirefoxFace {
+            ff,
+            d,
+            pages,
             _lock: lock,
         })
     }

@@ -14,11 +14,13 @@
 //!
 //! Without the browser a test says SKIPPED loudly and passes, except under CI=true.
 
+mod actionability;
 mod frames;
 mod frameworks;
 mod input;
 mod off_site;
 mod pages;
+mod trusted;
 mod widgets;
 
 use crate::daemon::control::raw_request;
@@ -299,8 +301,9 @@ type Scenario = fn(&mut Hands);
 fn every_scenario(mut h: Hands, browser: &str) {
     let started = Instant::now();
     let step = |name: &str| eprintln!("{browser} hands {:>6.1?} {name}", started.elapsed());
-    let scenarios: [(&str, Scenario); 12] = [
+    let scenarios: [(&str, Scenario); 13] = [
         ("names", pages::names),
+        ("actionability", actionability::actionability),
         ("frames", frames::frames),
         ("a site turned off", off_site::off_site),
         ("dialogs", input::dialogs),
@@ -344,6 +347,17 @@ fn hands_and_bounded_snapshots_in_firefox() {
 /// once paired (issue 21), and agents allowed everywhere, as a person may choose — these are
 /// not tests of consent (issue 31).
 fn in_chromium(test: &str, start_page: &str, scenarios: impl FnOnce(Hands, &str)) {
+    in_chromium_with(test, start_page, false, scenarios);
+}
+
+/// In Chromium; `granted`: with the debugger permission granted, so the hands' input is the
+/// browser's own (issue 57).
+fn in_chromium_with(
+    test: &str,
+    start_page: &str,
+    granted: bool,
+    scenarios: impl FnOnce(Hands, &str),
+) {
     let Some(exe) = chromium_or_skip(test) else {
         return;
     };
@@ -352,7 +366,13 @@ fn in_chromium(test: &str, start_page: &str, scenarios: impl FnOnce(Hands, &str)
     let d = daemon_in_scan_range(&[]);
     let profile = tempfile::tempdir().unwrap();
     let start_url = format!("{}/{start_page}", server.origin());
-    let mut b = Browser::launch(&exe, profile.path(), "about:blank");
+    let ext = tempfile::tempdir().unwrap();
+    let mut b = if granted {
+        let copy = granted_extension(ext.path());
+        Browser::launch_extension(&exe, profile.path(), "about:blank", &[], &copy)
+    } else {
+        Browser::launch(&exe, profile.path(), "about:blank")
+    };
     pair_browser(profile.path(), &d);
     b.allow_everywhere();
     let page = b.open(&start_url);

@@ -1,6 +1,6 @@
 //! Browsers the daemon launches and looks after (issue 32), with the real extension in
 //! headless Chromium and Firefox ESR, started by the daemon itself: launched, a page's WebMCP
-//! tool and a built-in called through browserctl, closed with nothing left running (checked by
+//! tool and a built-in called through browserctl, a hand-off refused (NO_PERSON), closed with nothing left running (checked by
 //! process group in /proc) and the temporary profile gone; a persistent profile keeps a cookie;
 //! the daemon's SIGTERM stops what it launched; after a SIGKILL the next start cleans up.
 //!
@@ -54,6 +54,10 @@ fn launch_call_close(kind: Kind) {
         "{}",
         stdout(&snap)
     );
+    // Headless: nobody to hand the tab to (issue 60), said at once.
+    let out = d.ctl(&["handoff", "--tab", &tab, "--reason", "sign in"]);
+    assert_eq!(exit_code(&out), 25, "{}", stderr(&out));
+    assert!(stderr(&out).contains("NO_PERSON"), "{}", stderr(&out));
 
     let closed = d.ctl_json(&["browser", "close", &browser]);
     assert_eq!(closed["state"], "closed", "{closed}");
@@ -107,6 +111,13 @@ fn a_launched_page_is_watched_from_its_first_line() {
     ];
     let out = d.ctl(&click);
     assert!(out.status.success(), "{}", stderr(&out));
+    // A Chromium the daemon launched has the debugger permission: the browser's own input
+    // (issue 57).
+    assert!(
+        stdout(&out).contains("(input: trusted)"),
+        "{}",
+        stdout(&out)
+    );
     let log = wait_until(Duration::from_secs(30), "the frame's new line", || {
         let log = stdout(&d.ctl(&["call", "browser_console_messages", "--tab", tab]));
         log.contains("frame second document").then_some(log)

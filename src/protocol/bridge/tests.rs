@@ -1,4 +1,4 @@
-//! The bridge protocol's decoding and encoding, against the seed's examples.
+//! The bridge protocol's messages on the wire, both ways.
 
 use super::*;
 use serde_json::json;
@@ -205,6 +205,19 @@ fn tab_groups_are_additive() {
         title: "claude-code".into(),
     };
     assert_eq!(open(Some(&group))["group"], json!({"title": "claude-code"}));
+    let end = |answer| ServerMessage::EndHandoff {
+        session_id: "s",
+        tab_id: 7,
+        answer,
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&end(None).to_json()).unwrap(),
+        json!({"type": "endHandoff", "sessionId": "s", "tabId": 7})
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&end(Some("done")).to_json()).unwrap(),
+        json!({"type": "endHandoff", "sessionId": "s", "tabId": 7, "answer": "done"})
+    );
     let m = ServerMessage::GroupTabs {
         session_id: "s",
         tab_ids: &[7, 9],

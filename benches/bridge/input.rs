@@ -1,0 +1,120 @@
+//! Row 16 (issue 57): each action of the hands end to end over the control socket, with the
+//! browser's own input (trusted: the extension holds the "debugger" permission) against
+//! synthetic events (the extension as installed), on a simple page. Two Chromiums on one
+//! daemon, their calls taken in turn round by round, so a shared machine's slow spells fall on
+//! both alike; every answer is checked to say the input it used, so a fallback to synthetic
+//! events can never pass for trusted input. Targets: trusted p99 ≤ 1.5× synthetic p99, and
+//! every action ≤ 50 ms p99.
+
+use crate::prelude::*;
+
+/// The actions timed, each with its arguments on the `/act` page.
+const ACTIONS: &[(&str, &str)] = &[
+    ("browser_click", r##"{"selector": "#b"}"##),
+    ("browser_hover", r##"{"selector": "#b"}"##),
+    ("browser_type", r##"{"selector": "#t", "text": "Ada"}"##),
+    ("browser_press_key", r##"{"selector": "#t", "key": "a"}"##),
+];
+
+/// Row 16 alone (`--input`): a daemon, the page server and the two browsers of its own.
+pub(crate) async fn input_only_rows(quick: bool) -> Vec<Row> {
+    let Some(exe) = chromium_exe() else {
+        return no_chromium("16");
+    };
+    let pages = PageServer::start().await;
+    let d = Daemon::start();
+    let mut synthetic = connected_chromium(&exe, &d).await;
+    let granted = granted_extension();
+    let mut trusted = host_chromium_with(
+        &exe,
+        &d.dir.path().join("discovery"),
+        &granted.path().join("extension"),
+    )
+    .await;
+    input_rows(&d, &pages, &mut trusted, &mut synthetic, quick).await
+}
+
+/// Row 16 in two browsers on `d`: `trusted` holds the debugger permission, `synthetic` not.
+pub(crate) async fn input_rows(
+    d: &Daemon,
+    pages: &PageServer,
+    trusted: &mut Chromium,
+    synthetic: &mut Chromium,
+    quick: bool,
+) -> Vec<Row> {
+    let rounds = if quick { 30 } else { 100 };
+    let (t_url, s_url) = (pages.url("/act?trusted"), pages.url("/act?synthetic"));
+    let (t_target, _) = open(trusted, &t_url).await;
+    let (s_target, _) = open(synthetic, &s_url).await;
+    let mut t = InputRun::new(d, &t_url, "trusted").await;
+    let mut s = InputRun::new(d, &s_url, "synthetic").await;
+    let rows = timed_rows(d, &mut t, &mut s, rounds).await;
+    trusted.close_tab(&t_target).await;
+    synthetic.close_tab(&s_target).await;
+    rows
+}
+
+/// Each action's round trips, in action order, taken in `browser` (its tab showing `url`).
+struct InputRun {
+    tab: String,
+    mode: &'static str,
+    times: Vec<Vec<Duration>>,
+}
+
+impl InputRun {
+    async fn new(d: &Daemon, url: &str, mode: &'static str) -> InputRun {
+        InputRun {
+            tab: tab_ref(d, url, "browser_click").await,
+            mode,
+            times: vec![Vec::new(); ACTIONS.len()],
+        }
+    }
+
+    /// One of each action; `keep` false for the untimed warm-up round (the trusted side
+    /// attaches its DevTools session at its first action).
+    async fn round(&mut self, d: &Daemon, keep: bool) {
+        for (i, (tool, args)) in ACTIONS.iter().enumerate() {
+            let args: Value = serde_json::from_str(args).unwrap();
+            let body = json!({"tool": tool, "tab": self.tab, "args": args, "retries": 0});
+            let t = Instant::now();
+            let (status, v) = control(d, "POST", "/v1/call", Some(body)).await;
+            let took = t.elapsed();
+            assert_eq!(status, 200, "{tool}: {v}");
+            let used = &v["result"]["structuredContent"]["input"];
+            assert_eq!(used, self.mode, "{tool} used {used} input: {v}");
+            if keep {
+                self.times[i].push(took);
+            }
+        }
+    }
+}
+
+/// `rounds` timed rounds (after one untimed) of every action in both browsers, in turn.
+async fn timed_rows(
+    d: &Daemon,
+    trusted: &mut InputRun,
+    synthetic: &mut InputRun,
+    rounds: usize,
+) -> Vec<Row> {
+    for keep in std::iter::once(false).chain(std::iter::repeat_n(true, rounds)) {
+        trusted.round(d, keep).await;
+        synthetic.round(d, keep).await;
+    }
+    ACTIONS
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, _))| {
+            let t = percentiles(trusted.times[i].clone());
+            let s = percentiles(synthetic.times[i].clone());
+            let ratio = t.p99.as_secs_f64() / s.p99.as_secs_f64();
+            row(
+                &format!("16 {tool}, trusted vs synthetic input, p50/p99"),
+                format!("{} / {}", ms(t.p50), ms(t.p99)),
+                format!("{} / {} synthetic", ms(s.p50), ms(s.p99)),
+                format!("{ratio:.2}x p99"),
+                "<= 1.5x, p99 <= 50 ms",
+                Some(ratio <= 1.5 && t.p99.max(s.p99) <= Duration::from_millis(50)),
+            )
+        })
+        .collect()
+}

@@ -34,6 +34,7 @@ pub(crate) mod paths;
 pub(crate) mod pattern;
 pub mod protocol;
 pub(crate) mod time;
+pub(crate) mod token;
 pub(crate) mod trust;
 
 pub use error::{Error, ErrorCode};

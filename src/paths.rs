@@ -35,19 +35,65 @@ pub fn forwarded_socket_path() -> PathBuf {
     default_socket_path().with_file_name("forwarded.sock")
 }
 
-/// The socket a client talks to when told none: this machine's daemon when its socket is
-/// there, else one `browserctl forward` brought from another machine, else the daemon's
-/// (whose absence the error then names).
-pub fn client_socket_path() -> PathBuf {
+/// The file in which a daemon started with no socket path named (the user's: systemd's,
+/// launchd's, or one started by hand) writes down the socket it listens on, so that a
+/// client started without the daemon's environment (an MCP client gives a server only HOME,
+/// PATH and a few more, never XDG_RUNTIME_DIR) still finds it (issue 59).
+pub fn socket_pointer_file() -> PathBuf {
+    default_pairing_file().with_file_name("socket-path")
+}
+
+/// `/run/user/UID` (systemd's runtime directory, there before any environment says so) when
+/// it is ours alone: owned by us, mode 0700, a real directory.
+fn run_user_dir(base: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = nix::unistd::geteuid().as_raw();
+    let dir = base.join(uid.to_string());
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o777 == 0o700).then_some(dir)
+}
+
+/// The socket a daemon's pointer file names, when the file is ours and nobody else can
+/// change it or its directory.
+fn pointed_socket(pointer: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    crate::trust::check(pointer.parent()?).ok()?;
+    let meta = std::fs::symlink_metadata(pointer).ok()?;
+    let ours =
+        meta.is_file() && meta.uid() == nix::unistd::geteuid().as_raw() && meta.mode() & 0o022 == 0;
+    let text = ours.then(|| std::fs::read_to_string(pointer).ok())??;
+    let socket = PathBuf::from(text.trim_end_matches('\n'));
+    socket.is_absolute().then_some(socket)
+}
+
+/// Where a client looks for the user's daemon when told no socket, in order: the runtime
+/// directory the environment names; without one, systemd's `/run/user/UID`; the socket the
+/// user's daemon wrote down ([`socket_pointer_file`]); the state directory; then a socket
+/// `browserctl forward` brought from another machine. Every one is still checked before a
+/// byte is sent (`client::peer`).
+pub fn socket_candidates() -> Vec<PathBuf> {
     let own = default_socket_path();
-    if own.exists() {
-        return own;
+    let mut out = Vec::new();
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|v| v.is_empty()) {
+        if let Some(dir) = run_user_dir(std::path::Path::new("/run/user")) {
+            out.push(dir.join("browser-mcp/browser-mcpd.sock"));
+        }
     }
-    let forwarded = forwarded_socket_path();
-    if forwarded.exists() {
-        return forwarded;
-    }
-    own
+    out.extend(pointed_socket(&socket_pointer_file()));
+    out.push(own);
+    out.push(forwarded_socket_path());
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+/// The socket a client talks to when told none: the first of [`socket_candidates`] that is
+/// there, else the daemon's default (whose absence the error then names).
+pub fn client_socket_path() -> PathBuf {
+    socket_candidates()
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(default_socket_path)
 }
 
 /// Where a daemon puts its discovery file when the shared directory is another user's (or
@@ -79,6 +125,12 @@ pub fn default_pairing_file() -> PathBuf {
             .map(|d| d.join("pairings.json"))
             .unwrap_or_else(|| PathBuf::from("pairings.json")),
     }
+}
+
+/// The user's token for the daemon's loopback port (issue 59): `token` beside the pairings,
+/// `$XDG_STATE_HOME/browser-mcp/token`, else `~/.local/state/browser-mcp/token`.
+pub fn default_token_file() -> PathBuf {
+    default_pairing_file().with_file_name("token")
 }
 
 /// `$NAME/browser-mcp`, else `~/FALLBACK/browser-mcp`, else (no home) beside the control
@@ -139,6 +191,47 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn run_user_counts_only_when_it_is_ours_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile::tempdir().unwrap();
+        assert_eq!(run_user_dir(base.path()), None, "missing");
+        let dir = base
+            .path()
+            .join(nix::unistd::geteuid().as_raw().to_string());
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(run_user_dir(base.path()), None, "others may look in");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(run_user_dir(base.path()), Some(dir));
+    }
+
+    #[test]
+    fn a_pointer_counts_only_when_nobody_else_can_change_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let pointer = t.path().join("socket-path");
+        std::fs::write(&pointer, "/run/x/browser-mcpd.sock\n").unwrap();
+        std::fs::set_permissions(&pointer, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(
+            pointed_socket(&pointer),
+            Some(PathBuf::from("/run/x/browser-mcpd.sock"))
+        );
+        std::fs::set_permissions(&pointer, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(pointed_socket(&pointer), None, "writable by others");
+        std::fs::set_permissions(&pointer, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&pointer, "relative.sock").unwrap();
+        assert_eq!(pointed_socket(&pointer), None, "not absolute");
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::write(&pointer, "/run/x/browser-mcpd.sock").unwrap();
+        assert_eq!(
+            pointed_socket(&pointer),
+            None,
+            "a directory others can write in"
+        );
+    }
 
     #[test]
     fn durations() {

@@ -214,6 +214,45 @@ pub fn ensure(dir: &Path) -> Result<(Owner, bool), Untrusted> {
     check_writable(dir).map(|owner| (owner, created))
 }
 
+/// Writes `contents` to `path`, mode 0600, through a temporary file and a rename (never
+/// through a symlink), making its directory (0700) if needed; the directory must be
+/// trusted ([`ensure`]). With `replace` false an existing file is kept, and `Ok(false)` says
+/// so (two writers that race agree on the first one's file).
+pub fn write_private(path: &Path, contents: &[u8], replace: bool) -> io::Result<bool> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    ensure(dir)?;
+    let mut suffix = [0u8; 6];
+    getrandom::fill(&mut suffix).map_err(|e| io::Error::other(e.to_string()))?;
+    let suffix: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
+    let tmp = dir.join(format!(".write.{suffix}.tmp"));
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(&tmp)?;
+        f.write_all(contents)?;
+        f.sync_all()?;
+        if replace {
+            std::fs::rename(&tmp, path)
+        } else {
+            std::fs::hard_link(&tmp, path)
+        }
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if !replace && e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// The uid of the process at the other end of a Unix socket (the daemon checks its clients
 /// with it, browserctl its daemon).
 pub fn peer_uid(stream: &impl std::os::fd::AsFd) -> io::Result<u32> {

@@ -86,6 +86,17 @@ impl Client {
     }
 
     /// The other machine this client reaches, when it reaches one through ssh.
+    /// Whether a `browserctl forward` may bring a daemon to this client later: it was told no
+    /// socket (or the forwarded one), and a forward's socket is here. sshd leaves that socket
+    /// behind when the link drops, and the forward, which reconnects by itself, replaces it.
+    pub fn awaits_forward(&self) -> bool {
+        use std::os::unix::fs::FileTypeExt;
+        let far = crate::paths::forwarded_socket_path();
+        self.link.is_none()
+            && (self.discovered || self.socket == far)
+            && std::fs::symlink_metadata(&far).is_ok_and(|m| m.file_type().is_socket())
+    }
+
     pub fn host(&self) -> Option<&SshTarget> {
         self.link.as_ref().map(|l| l.target())
     }
@@ -144,6 +155,12 @@ impl Client {
         let exists = self.socket.exists();
         let why = if exists {
             format!("cannot connect to {} ({e})", self.socket.display())
+        } else if self.discovered {
+            let looked: Vec<String> = crate::paths::socket_candidates()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            format!("no daemon socket at {}", looked.join(", nor at "))
         } else {
             format!("no daemon socket at {}", self.socket.display())
         };

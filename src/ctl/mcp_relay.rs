@@ -4,7 +4,15 @@
 //! its `id` and `method`, which is what it takes to stay a whole MCP server when the daemon
 //! is not there:
 //!
-//! - no daemon at start, or it went away: [`offline`] answers (meta tools only, calls fail
+//! - no daemon at start: the relay waits [`FIRST_WAIT`] for one (a daemon starting with the
+//!   session, or systemd's socket); then the client's `initialize` fails with
+//!   DAEMON_UNAVAILABLE and the reason, and the relay exits 3, so that every client's health
+//!   check shows it (Claude Code's `mcp list` and Gemini CLI's show only whether `initialize`
+//!   succeeded, never a server's instructions or a tool's error; issue 59). Unless a forward's
+//!   socket is here ([`Client::awaits_forward`]): the machine is lent a browser by another,
+//!   whose `browserctl forward` reconnects by itself, so the relay answers alone as below and
+//!   keeps looking (an editor opened at login, before the laptop's link is back);
+//! - the daemon went away during a session: [`offline`] answers (meta tools only, calls fail
 //!   with DAEMON_UNAVAILABLE), and the relay keeps trying to reach one (200 ms, doubling to
 //!   5 s);
 //! - a daemon appears (or comes back): the client's `initialize` is replayed to the new
@@ -29,6 +37,10 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+/// How long a relay that finds no daemon at start waits for one before it fails `initialize`:
+/// short of the clients' own start-up timeouts (Gemini CLI's `mcp list` gives a server 5 s).
+const FIRST_WAIT: Duration = Duration::from_secs(2);
 
 /// The id of the replayed `initialize`, whose answer the client never sees.
 const REPLAY_ID: &str = "browserctl-mcp-replayed-initialize";
@@ -96,8 +108,24 @@ impl Relay {
     }
 
     /// Serves the client on stdin and stdout until it closes stdin.
-    pub fn run(client: Client, query: String) {
-        let first = client.mcp_session(&query);
+    pub fn run(client: Client, query: String) -> Result<(), Error> {
+        let (client, first) = first_session(client, &query);
+        let mut why = Error::new(ErrorCode::DaemonUnavailable, "browser-mcpd is not running");
+        if let Err(e) = &first {
+            if e.code != ErrorCode::DaemonUnavailable || !client.awaits_forward() {
+                tracing::error!("{e}");
+                return refuse(e.clone());
+            }
+            why = Error::new(
+                ErrorCode::DaemonUnavailable,
+                format!(
+                    "{}; waiting for the browser's machine to forward its daemon again \
+                     (`browserctl forward ssh://THIS-MACHINE` there reconnects by itself)",
+                    e.message
+                ),
+            );
+            tracing::warn!("{}", why.message);
+        }
         let relay = Arc::new(Relay {
             client,
             query,
@@ -107,20 +135,12 @@ impl Relay {
                 init: None,
                 initialized: false,
                 closing: false,
-                why: Error::new(ErrorCode::DaemonUnavailable, "browser-mcpd is not running"),
+                why,
             }),
         });
-        let session = match first {
-            Ok(session) => {
-                relay.state().conn = Some(Arc::new(clone(&session.socket)));
-                Some(session)
-            }
-            Err(e) => {
-                tracing::warn!("{e}");
-                relay.state().why = e;
-                None
-            }
-        };
+        let session = first.ok().inspect(|session| {
+            relay.state().conn = Some(Arc::new(clone(&session.socket)));
+        });
         let daemon_side = relay.clone();
         let (ended, daemon_side_ended) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
@@ -146,6 +166,7 @@ impl Relay {
             }
             let _ = conn.shutdown(std::net::Shutdown::Both);
         }
+        Ok(())
     }
 
     /// stdin → the daemon session (or the offline answers), until stdin ends.
@@ -307,6 +328,55 @@ impl Relay {
             write_out(offline::LIST_CHANGED)?;
         }
         Ok(())
+    }
+}
+
+/// The first daemon session, waiting [`FIRST_WAIT`] for a daemon to appear (the search
+/// runs again each time: its socket may show up at any of the places looked at).
+fn first_session(client: Client, query: &str) -> (Client, Result<McpStream, Error>) {
+    let start = std::time::Instant::now();
+    let mut client = client;
+    loop {
+        match client.mcp_session(query) {
+            Ok(s) => return (client, Ok(s)),
+            // A refusal (another user's socket) is no matter of waiting.
+            Err(e) if e.code != ErrorCode::DaemonUnavailable => return (client, Err(e)),
+            Err(e) if start.elapsed() >= FIRST_WAIT => return (client, Err(e)),
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(100));
+                client = client.rediscovered();
+            }
+        }
+    }
+}
+
+/// No daemon: every request is answered with `why` as a JSON-RPC error until the client's
+/// `initialize` is, then the relay ends (exit 3, DAEMON_UNAVAILABLE's).
+fn refuse(why: Error) -> Result<(), Error> {
+    let mut stdin = std::io::stdin().lock();
+    let mut lines = Lines::default();
+    loop {
+        match lines.fill(&mut stdin) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => return Err(why),
+        }
+        let mut out = Vec::new();
+        let mut done = false;
+        for line in lines.complete() {
+            if let Some(Peek {
+                id: Some(id),
+                method: Some(method),
+                ..
+            }) = peek(line)
+            {
+                out.extend(offline::refusal(id, &why));
+                done |= method == "initialize";
+            }
+        }
+        lines.consume();
+        if write_out(&out).is_err() || done {
+            return Err(why);
+        }
     }
 }
 

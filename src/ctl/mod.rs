@@ -12,6 +12,7 @@ pub mod args;
 pub mod browser;
 pub mod call;
 pub mod client;
+pub mod clients;
 pub mod completions;
 pub mod dial_stdio;
 pub mod doctor;
@@ -25,6 +26,7 @@ pub mod native_host;
 pub mod output;
 pub mod pair;
 pub mod setup;
+pub mod token;
 pub mod usage;
 pub mod wait;
 
@@ -192,6 +194,9 @@ pub enum Command {
     /// with every daemon of your user and survives restarts. --list shows the pairings,
     /// --revoke ID removes one and disconnects its browser.
     Pair(pair::PairArgs),
+    /// The token MCP clients' HTTP configurations carry: it stays the same across daemon
+    /// restarts; `browserctl token rotate` replaces it and names the configurations to update.
+    Token(token::TokenArgs),
     /// The browser's native-messaging host (the browser starts it; see install-native-host).
     NativeHost(native_host::NativeHostArgs),
     /// Register `browserctl native-host` with this user's browsers (Chromium family, Firefox).
@@ -242,6 +247,7 @@ impl Command {
             Command::Wait(_) => "wait",
             Command::Browser(_) => "browser",
             Command::Pair(_) => "pair",
+            Command::Token(_) => "token",
             Command::NativeHost(_) => "native-host",
             Command::InstallNativeHost(_) => "install-native-host",
             Command::Completions(_) => "completions",
@@ -271,6 +277,7 @@ impl Command {
             Command::Mcp(a) => Some(a.socket.clone()),
             Command::Wait(a) => Some(a.socket.clone()),
             Command::Pair(a) => Some(a.socket.clone()),
+            Command::Token(a) => Some(a.socket.clone()),
             Command::Forward(a) => Some(a.socket.clone()),
             Command::DialStdio(a) => Some(a.socket.clone()),
             Command::ForwardEnd(_)
@@ -299,6 +306,7 @@ impl Command {
             Command::Wait(a) => Some(a.json),
             Command::Browser(a) => Some(a.json()),
             Command::Pair(a) => Some(a.json),
+            Command::Token(a) => Some(a.json),
             Command::InstallNativeHost(a) => Some(a.json),
             Command::Completions(a) => Some(a.json),
             Command::Setup(a) => Some(a.json),
@@ -381,13 +389,13 @@ impl Invocation {
     /// started for it would only add to the memory it holds all that time (issue 17).
     pub fn run_without_runtime(&self) -> Option<ExitCode> {
         match &self.command {
-            Command::Mcp(args) if !args.print_config => Some(match self.client() {
-                Ok(client) => {
-                    mcp::serve(client, args);
-                    ExitCode::SUCCESS
-                }
-                Err(e) => fail(&e, self.json),
-            }),
+            Command::Mcp(args) if !args.print_config => Some(
+                match self.client().and_then(|client| mcp::serve(client, args)) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    // Said on stderr as it happened (clients keep a server's stderr).
+                    Err(e) => ExitCode::from(e.code.exit_code()),
+                },
+            ),
             Command::DialStdio(args) => Some(match &self.host {
                 Some(_) => fail(&forward::no_host("dial-stdio"), true),
                 None => dial_stdio::run(args, self.socket.clone()),
@@ -457,6 +465,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::Wait(args) => wait::run(&client, args, json).await,
         Command::Browser(args) => browser::run(&client, args, json).await,
         Command::Pair(args) => pair::run(&client, args, json).await,
+        Command::Token(args) => token::run(&client, args, json).await,
         Command::InstallNativeHost(args) => install_host::run(args, json),
         // Talks to the browser over stdio, not to the daemon, and has its own exit.
         Command::NativeHost(args) => return native_host::run(args),
@@ -508,6 +517,7 @@ mod tests {
         ("wait", &["--tool", "x"]),
         ("browser", &["list"]),
         ("pair", &[]),
+        ("token", &["rotate"]),
         ("native-host", &[]),
         ("install-native-host", &[]),
         ("completions", &["bash"]),

@@ -25,7 +25,6 @@ pub struct Runtime {
     pub discovery_file: PathBuf,
     pub started_at: String,
     pub started: Instant,
-    pub token: String,
 }
 
 pub struct Daemon {
@@ -33,6 +32,9 @@ pub struct Daemon {
     // the lock, so no reader ever holds the lock across an `.await`.
     config: RwLock<Arc<Config>>,
     pub runtime: Runtime,
+    /// The token of the loopback port (the user's, kept in a file; `browserctl token rotate`
+    /// changes it while the daemon runs, and the discovery file follows).
+    pub token: tokio::sync::watch::Sender<Arc<str>>,
     pub registry: Registry,
     pub stats: Stats,
     pub validators: ValidatorCache,
@@ -58,7 +60,7 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    pub fn new(config: Config, runtime: Runtime) -> Daemon {
+    pub fn new(config: Config, runtime: Runtime, token: String) -> Daemon {
         let pairing_file = config.pairing_path();
         let registry = Registry::new(config.event_buffer, config.event_stream_buffer);
         registry.set_limits(registry_limits(&config));
@@ -66,6 +68,7 @@ impl Daemon {
         Daemon {
             config: RwLock::new(Arc::new(config)),
             runtime,
+            token: tokio::sync::watch::Sender::new(token.into()),
             registry,
             stats: Stats::default(),
             validators: ValidatorCache::default(),
@@ -79,6 +82,11 @@ impl Daemon {
             shutdown,
             tasks: TaskTracker::new(),
         }
+    }
+
+    /// The token in force now.
+    pub fn token(&self) -> Arc<str> {
+        self.token.borrow().clone()
     }
 
     /// The settings in force now (they change on SIGHUP).

@@ -166,7 +166,7 @@ async fn route(req: Request<Incoming>, port: Arc<Port>, who: &PeerUser) -> Respo
         token_optional: handshake || (root && !is_upgrade(&req)),
         loopback_origins: req.uri().path() == "/mcp",
     };
-    if let Err(refusal) = access::admit(&req, &d.config(), &d.runtime.token, demands) {
+    if let Err(refusal) = access::admit(&req, &d.config(), &d.token(), demands) {
         // Never the raw query: it may carry the token.
         tracing::warn!(path = req.uri().path(), query = %access::redacted_query(req.uri().query()),
             status = %refusal.status, "refused an extension request");
@@ -284,8 +284,9 @@ where
         }
         Err(_) => return None,
     };
+    let token = d.token();
     let keys = auth::Keys {
-        token: &d.runtime.token,
+        token: &token,
         pairings: &d.pairings,
         port: d.runtime.port,
     };

@@ -81,6 +81,22 @@ pub fn answer(kind: Kind, id: RequestId, version: Option<ProtocolVersion>, why: 
     line
 }
 
+/// A JSON-RPC error answering request `id` with `why` (the relay's answer to everything,
+/// `initialize` included, when it found no daemon at start).
+pub fn refusal(id: RequestId, why: &Error) -> Vec<u8> {
+    let message = ServerJsonRpcMessage::error(
+        ErrorData::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("{}: {}", why.code, why.message),
+            None,
+        ),
+        Some(id),
+    );
+    let mut line = serde_json::to_vec(&message).expect("MCP messages serialise");
+    line.push(b'\n');
+    line
+}
+
 /// The answer to one line from the client, if it is a request (notifications and answers
 /// need none; a line that is no JSON-RPC request is left to whoever reads it next).
 pub fn answer_line(line: &[u8], why: &Error) -> Option<Vec<u8>> {

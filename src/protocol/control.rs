@@ -411,6 +411,17 @@ pub struct PairingList {
     pub file: String,
 }
 
+/// `POST /v1/token/rotate`: the daemon's token was replaced (issue 59); the old one no longer
+/// opens `/mcp`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenRotated {
+    /// Where the new token is kept.
+    pub token_file: String,
+    /// The port whose `/mcp` takes it.
+    pub port: u16,
+}
+
 /// `DELETE /v1/pairings/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -12,7 +12,7 @@ use crate::daemon::trust::pairing::CodeState;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
     Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,
-    PairingList, PairingRevoked, Status, Tabs, Tools,
+    PairingList, PairingRevoked, Status, Tabs, TokenRotated, Tools,
 };
 use crate::protocol::managed::LaunchRequest;
 use hyper::body::Incoming;
@@ -149,6 +149,21 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             pairings: d.pairings.list().map_err(unavailable)?,
             file: d.pairings.file().display().to_string(),
         })),
+        Route::RotateToken => {
+            let file = d.config().token_path();
+            let token = crate::token::write(&file, &crate::token::random(), true).map_err(|e| {
+                Error::new(
+                    ErrorCode::Internal,
+                    format!("cannot write the new token to {}: {e}", file.display()),
+                )
+            })?;
+            d.token.send_replace(token.into());
+            tracing::info!(file = %file.display(), "the token was rotated");
+            Ok(http::ok(&TokenRotated {
+                token_file: file.display().to_string(),
+                port: d.runtime.port,
+            }))
+        }
         Route::Revoke(id) => match d.pairings.revoke(&id).map_err(unavailable)? {
             Some(closed) => Ok(http::ok(&PairingRevoked {
                 revoked: id,

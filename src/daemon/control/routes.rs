@@ -54,6 +54,8 @@ pub enum Route {
     Pairings,
     /// `DELETE /v1/pairings/{id}`.
     Revoke(String),
+    /// `POST /v1/token/rotate`: a new token for the loopback port (`browserctl token rotate`).
+    RotateToken,
 }
 
 impl Route {
@@ -179,6 +181,8 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
             wait_ms: number(&q, "waitMs")?.map(|w| w.min(MAX_PAIRING_WAIT_MS)),
         }),
         (&Method::GET, ["v1", "pairings"]) => Ok(Route::Pairings),
+        (&Method::POST, ["v1", "token", "rotate"]) => Ok(Route::RotateToken),
+        (_, ["v1", "token", ..]) => not_allowed(),
         (&Method::DELETE, ["v1", "pairings", id]) => Ok(Route::Revoke((*id).to_owned())),
         (_, ["v1", "pairing", "codes", ..] | ["v1", "pairings", ..]) => not_allowed(),
         (_, ["v1", "calls", _] | ["v1", "browsers", _]) => not_allowed(),

@@ -101,7 +101,7 @@ pub async fn serve(
     d: Arc<Daemon>,
     service: &OnceLock<Service>,
 ) -> Response<Body> {
-    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.runtime.token));
+    let token_ok = access::bearer(&req).is_some_and(|t| access::tokens_match(t, &d.token()));
     if d.config().mcp_auth == McpAuth::Bearer && !token_ok {
         tracing::warn!("refused an MCP request without the daemon's token");
         let mut r = http::json(
@@ -166,11 +166,16 @@ pub async fn serve(
         Some(Ok(slot)) => Some(slot),
         None => None,
     };
+    let unprimed = super::priming::unwanted(&parts, &body);
     let req = Request::from_parts(parts, Full::new(body));
     let mut resp = front.http.handle(req).await.map(|body| {
         body.map_frame(move |frame| {
             let _busy = (&activity, &present);
-            frame
+            match frame.into_data() {
+                Ok(data) if unprimed => hyper::body::Frame::data(super::priming::strip(data)),
+                Ok(data) => hyper::body::Frame::data(data),
+                Err(frame) => frame,
+            }
         })
         .boxed()
     });

@@ -10,5 +10,6 @@
 
 pub(crate) mod backend;
 pub(crate) mod http;
+pub(crate) mod priming;
 pub(crate) mod sessions;
 pub(crate) mod stream;

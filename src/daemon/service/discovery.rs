@@ -136,7 +136,15 @@ pub fn sweep_stale(dir: &Path, own_pid: u32) {
 pub struct Discovery {
     dir: PathBuf,
     path: PathBuf,
-    contents: Arc<Vec<u8>>,
+    body: Arc<DiscoveryFile>,
+    /// What the file holds: changed with the token (`browserctl token rotate`).
+    contents: Arc<std::sync::Mutex<Arc<Vec<u8>>>>,
+}
+
+fn to_contents(body: &DiscoveryFile) -> Arc<Vec<u8>> {
+    let mut contents = serde_json::to_vec_pretty(body).expect("JSON");
+    contents.push(b'\n');
+    Arc::new(contents)
 }
 
 impl Discovery {
@@ -147,14 +155,12 @@ impl Discovery {
             pid: std::process::id(),
             started_at: Some(r.started_at.clone()),
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-            token: Some(r.token.clone()),
+            token: Some(d.token().to_string()),
             socket: Some(r.socket.display().to_string()),
             protocols: [bridge::DIALECT, register::DIALECT, jsonrpc::DIALECT]
                 .map(str::to_owned)
                 .to_vec(),
         };
-        let mut contents = serde_json::to_vec_pretty(&body).expect("JSON");
-        contents.push(b'\n');
         Discovery {
             dir: r
                 .discovery_file
@@ -162,8 +168,25 @@ impl Discovery {
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|| d.config().discovery_dir.clone()),
             path: r.discovery_file.clone(),
-            contents: Arc::new(contents),
+            contents: Arc::new(std::sync::Mutex::new(to_contents(&body))),
+            body: Arc::new(body),
         }
+    }
+
+    fn contents(&self) -> Arc<Vec<u8>> {
+        self.contents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The file with this token from now on (written by the caller).
+    fn set_token(&self, token: &str) {
+        let body = DiscoveryFile {
+            token: Some(token.to_owned()),
+            ..(*self.body).clone()
+        };
+        *self.contents.lock().unwrap_or_else(|e| e.into_inner()) = to_contents(&body);
     }
 
     pub fn write(&self) -> io::Result<()> {
@@ -184,7 +207,7 @@ impl Discovery {
                 .mode(0o600)
                 .custom_flags(nix::libc::O_NOFOLLOW)
                 .open(&tmp)?;
-            f.write_all(&self.contents)?;
+            f.write_all(&self.contents())?;
             if fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink()) {
                 tracing::warn!(path = %self.path.display(), "replacing a symlink planted at our discovery file's name (not following it)");
             }
@@ -209,13 +232,14 @@ impl Discovery {
         let private = f.metadata().is_ok_and(|m| {
             m.is_file() && m.mode() & 0o777 == 0o600 && m.uid() == nix::unistd::geteuid().as_raw()
         });
-        let mut buf = Vec::with_capacity(self.contents.len() + 1);
+        let contents = self.contents();
+        let mut buf = Vec::with_capacity(contents.len() + 1);
         private
             && (&mut f)
-                .take(self.contents.len() as u64 + 1)
+                .take(contents.len() as u64 + 1)
                 .read_to_end(&mut buf)
                 .is_ok()
-            && buf == *self.contents
+            && buf == *contents
     }
 
     fn repair(&self) {
@@ -236,11 +260,12 @@ impl Discovery {
         }
     }
 
-    /// Keeps the file in place until `shutdown`.
+    /// Keeps the file in place, with the token in force, until `shutdown`.
     pub fn watch(
         self,
         tasks: &TaskTracker,
         shutdown: CancellationToken,
+        mut token: tokio::sync::watch::Receiver<Arc<str>>,
     ) -> tokio::task::JoinHandle<()> {
         tasks.spawn(async move {
             let (tx, mut rx) = mpsc::channel::<()>(1);
@@ -280,6 +305,10 @@ impl Discovery {
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
                     _ = rx.recv() => {}
+                    Ok(()) = token.changed() => {
+                        let t = token.borrow_and_update().clone();
+                        self.set_token(&t);
+                    }
                     _ = tick.tick() => {}
                 }
                 let dir_missing = !self.dir.is_dir();

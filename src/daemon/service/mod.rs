@@ -56,10 +56,34 @@ pub enum Exit {
     Forced(i32),
 }
 
-fn random_token() -> String {
-    let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).expect("the OS random source works");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// Writes down where the user's daemon listens ([`crate::paths::socket_pointer_file`]) for
+/// clients started without its environment. Kept at exit: a socket systemd holds outlives the
+/// daemon, and a client checks that a socket is there (and whose) before it uses it.
+fn point_to(socket: &std::path::Path) {
+    let pointer = crate::paths::socket_pointer_file();
+    let text = format!("{}\n", socket.display());
+    if std::fs::read(&pointer).is_ok_and(|t| t == text.as_bytes()) {
+        return;
+    }
+    if let Err(e) = crate::trust::write_private(&pointer, text.as_bytes(), true) {
+        tracing::warn!(file = %pointer.display(), error = %e, "cannot write down where the socket is; MCP clients that start browserctl mcp without XDG_RUNTIME_DIR may not find this daemon");
+    }
+}
+
+/// The user's token from its file (made there at the first start); a token of this run alone
+/// when the file cannot be kept (no home, a read-only state directory).
+fn user_token(path: &std::path::Path) -> String {
+    match crate::token::load_or_create(path) {
+        Ok((token, None)) => token,
+        Ok((token, Some(why))) => {
+            tracing::warn!(file = %path.display(), "{why}: made a new token; MCP clients' saved HTTP configurations need the new one (browserctl mcp --print-config)");
+            token
+        }
+        Err(e) => {
+            tracing::warn!(file = %path.display(), error = %e, "cannot keep the token in its file; this run's token changes at the next start");
+            crate::token::random()
+        }
+    }
 }
 
 /// SIGTERM, SIGINT and SIGHUP, installed before anything else so none of them can kill us
@@ -294,6 +318,9 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         control_listener(activation.control, socket_configured)?;
     // Removed by a start that fails, or by the daemon as it stops.
     leftovers.socket = socket_file;
+    if config.socket.is_none() {
+        point_to(&socket_path);
+    }
     let tcp = extension_listener(
         activation.extension,
         SocketAddr::new(config.bind, config.port),
@@ -309,9 +336,9 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         discovery_file: discovery_dir.join(format!("server-{pid}.json")),
         started_at: crate::time::now_rfc3339(),
         started: Instant::now(),
-        token: random_token(),
     };
-    let daemon = Arc::new(Daemon::new(config, runtime));
+    let token = user_token(&config.token_path());
+    let daemon = Arc::new(Daemon::new(config, runtime, token));
 
     daemon
         .tasks
@@ -335,7 +362,11 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     disco
         .write()
         .map_err(|e| start_error("discovery file", e))?;
-    let watcher = disco.clone().watch(&daemon.tasks, daemon.shutdown.clone());
+    let watcher = disco.clone().watch(
+        &daemon.tasks,
+        daemon.shutdown.clone(),
+        daemon.token.subscribe(),
+    );
 
     tracing::info!(
         port,

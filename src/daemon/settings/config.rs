@@ -83,6 +83,13 @@ pub struct Config {
     #[arg(long, env = "BROWSER_MCP_PAIRING_FILE", value_name = "PATH")]
     pub pairing_file: Option<PathBuf>,
 
+    /// The user's token for this port (`/mcp`'s bearer, agents, the trust handshake), kept
+    /// across restarts so that saved MCP client configurations keep working; made at the
+    /// first start, changed by `browserctl token rotate` [default:
+    /// $XDG_STATE_HOME/browser-mcp/token, or ~/.local/state/browser-mcp/token].
+    #[arg(long, env = "BROWSER_MCP_TOKEN_FILE", value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
+
     /// How MCP clients authenticate on /mcp: `bearer` (the daemon's token, from the discovery
     /// file, as `Authorization: Bearer TOKEN`) or `none` (any local process; for experiments).
     #[arg(long, env = "BROWSER_MCP_MCP_AUTH", value_enum, default_value_t = McpAuth::Bearer)]
@@ -330,6 +337,7 @@ impl Config {
         self.socket.clone_from(&started.socket);
         self.discovery_dir.clone_from(&started.discovery_dir);
         self.pairing_file.clone_from(&started.pairing_file);
+        self.token_file.clone_from(&started.token_file);
         self.event_buffer = started.event_buffer;
         self.event_stream_buffer = started.event_stream_buffer;
         self.log_format = started.log_format;
@@ -343,6 +351,12 @@ impl Config {
         self.pairing_file
             .clone()
             .unwrap_or_else(paths::default_pairing_file)
+    }
+
+    pub fn token_path(&self) -> PathBuf {
+        self.token_file
+            .clone()
+            .unwrap_or_else(paths::default_token_file)
     }
 
     pub fn socket_path(&self) -> PathBuf {

@@ -27,6 +27,7 @@ pub const RESTART_ONLY: &[&str] = &[
     "socket",
     "discovery-dir",
     "pairing-file",
+    "token-file",
     "event-buffer",
     "event-stream-buffer",
     "log-format",

@@ -5,6 +5,7 @@ pub mod consent;
 pub mod front;
 pub mod lanes;
 pub mod own_tabs;
+pub mod revisions;
 pub mod rmcp_client;
 pub mod scoping;
 pub mod sessions;

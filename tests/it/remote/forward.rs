@@ -128,9 +128,11 @@ async fn the_laptop_lends_its_browser_to_the_dev_box_and_the_link_outlives_sshd(
     assert!(!here.contains("forward to ssh://devbox"), "{here}");
 }
 
-/// An MCP client on the dev box started before the forward (an editor opened at login): its
-/// `browserctl mcp` answers alone, then finds the forwarded socket when it comes and offers
-/// the laptop's tabs.
+/// An MCP client on the dev box started before the forward is back (an editor opened at
+/// login, the laptop's `browserctl forward` still reconnecting): its `browserctl mcp` answers
+/// alone, since the socket a forward left here says one comes back (issue 59: without a
+/// daemon and without that socket, `initialize` fails, `agents::bare_env`), then finds the
+/// forwarded socket when it comes and offers the laptop's tabs.
 #[tokio::test(flavor = "multi_thread")]
 async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
     use std::io::{BufRead, Write};
@@ -139,6 +141,20 @@ async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
     };
     let d = m.laptop_daemon();
     let _ext = FakeExtension::search_tab(&d).await;
+    // The laptop lent its browser before; that link is gone, its socket stays behind.
+    let mut before = forward_to_devbox(&m, &d.socket, Stdio::null());
+    let mut lines = BufReader::new(before.0.stdout.take().unwrap());
+    tokio::task::block_in_place(|| {
+        read_until(&mut lines, "the first link up", |l| {
+            l.contains(r#""event":"up""#)
+        })
+    });
+    let pid = nix::unistd::Pid::from_raw(before.0.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    tokio::task::block_in_place(|| before.0.wait().unwrap());
+    let out = m.devbox_ctl().arg("tabs").output().unwrap();
+    assert_eq!(exit_code(&out), 3, "{}", stderr(&out));
+    assert!(std::fs::symlink_metadata(m.forwarded_socket()).is_ok());
     let mut mcp = KillOnDrop(
         m.devbox_ctl()
             .arg("mcp")

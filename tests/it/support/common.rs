@@ -72,6 +72,8 @@ pub struct DaemonBuilder {
     socket: Option<PathBuf>,
     user: Option<(u32, u32)>,
     daemon: Option<PathBuf>,
+    /// A user's environment instead of test paths (see [`DaemonBuilder::like_the_users`]).
+    user_env: Option<(PathBuf, Option<PathBuf>)>,
 }
 
 impl DaemonBuilder {
@@ -111,6 +113,14 @@ impl DaemonBuilder {
         self
     }
 
+    /// Runs as a user's daemon does, started with no path named: HOME (and XDG_RUNTIME_DIR
+    /// when given) as here, no XDG_STATE_HOME, and no `--socket`, token or pairing file, so
+    /// that it picks its socket, token and pointer as under systemd (issue 59).
+    pub fn like_the_users(mut self, home: &Path, runtime: Option<&Path>) -> DaemonBuilder {
+        self.user_env = Some((home.to_path_buf(), runtime.map(Path::to_path_buf)));
+        self
+    }
+
     /// Listens on this port (default 0: any free one).
     pub fn port(mut self, port: u16) -> DaemonBuilder {
         self.port = port;
@@ -129,7 +139,13 @@ impl DaemonBuilder {
             Some(dir) => dir,
             None => tempfile::tempdir().expect("temp dir"),
         };
-        let socket = self.socket.unwrap_or_else(|| dir.path().join("ctl.sock"));
+        let socket = match &self.user_env {
+            Some((home, runtime)) => runtime
+                .clone()
+                .unwrap_or_else(|| home.join(".local/state"))
+                .join("browser-mcp/browser-mcpd.sock"),
+            None => self.socket.unwrap_or_else(|| dir.path().join("ctl.sock")),
+        };
         let discovery_dir = dir.path().join("discovery");
         let log = std::fs::File::create(dir.path().join("daemon.log")).unwrap();
         let exe = self.daemon.unwrap_or_else(|| PathBuf::from(DAEMON));
@@ -144,18 +160,34 @@ impl DaemonBuilder {
             }
             None => Command::new(&exe),
         };
+        cmd.arg("--port").arg(self.port.to_string());
+        match &self.user_env {
+            Some((home, runtime)) => {
+                cmd.env("HOME", home)
+                    .env_remove("XDG_STATE_HOME")
+                    .env_remove("BROWSER_MCP_SOCKET")
+                    .env_remove("BROWSER_MCP_TOKEN_FILE")
+                    .env_remove("BROWSER_MCP_PAIRING_FILE");
+                match runtime {
+                    Some(r) => cmd.env("XDG_RUNTIME_DIR", r),
+                    None => cmd.env_remove("XDG_RUNTIME_DIR"),
+                };
+            }
+            None => {
+                cmd.arg("--socket")
+                    .arg(&socket)
+                    // The user's pairings (issue 21) and token (issue 59): per test, and kept
+                    // across a restart.
+                    .env(
+                        "BROWSER_MCP_PAIRING_FILE",
+                        dir.path().join("state/pairings.json"),
+                    )
+                    .env("BROWSER_MCP_TOKEN_FILE", dir.path().join("state/token"));
+            }
+        }
         let child = cmd
-            .arg("--port")
-            .arg(self.port.to_string())
-            .arg("--socket")
-            .arg(&socket)
             .arg("--discovery-dir")
             .arg(&discovery_dir)
-            // The user's pairings (issue 21): per test, and kept across a restart.
-            .env(
-                "BROWSER_MCP_PAIRING_FILE",
-                dir.path().join("state/pairings.json"),
-            )
             .args(&self.args)
             .env("BROWSER_MCP_LOG_LEVEL", "debug")
             .env_remove("RUST_LOG")

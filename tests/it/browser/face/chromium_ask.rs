@@ -70,7 +70,7 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     b.color_scheme(&popup, false);
     b.eval(&popup, "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === 'Deny').click()");
     let out = call.join().unwrap();
-    assert_eq!(exit_code(&out), 7, "{}", stderr(&out));
+    assert_eq!(exit_code(&out), 20, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("USER_DENIED") && stderr(&out).contains("denied"),
         "{}",

@@ -105,7 +105,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     person_clicks(&mut b, &popup, "Deny");
     answered(&mut b, &popup);
     let out = call.join().unwrap();
-    fails(&out, 7, "USER_DENIED");
+    fails(&out, 20, "USER_DENIED");
 
     // Always for this site, with the keyboard: focus on the button, Enter.
     let call = spawn_ctl(&d, &search_args(&tab_ref, "leeks"));

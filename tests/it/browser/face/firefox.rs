@@ -226,7 +226,7 @@ fn popup_options_badge_site_policy_and_ask_mode() {
     let call = asking(&mut ff, &popup, &d, &tab_ref);
     ff.eval(&popup, "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === 'Deny').click()");
     let out = call.join().unwrap();
-    assert_eq!(exit_code(&out), 7, "{}", stderr(&out));
+    assert_eq!(exit_code(&out), 20, "{}", stderr(&out));
     assert!(stderr(&out).contains("USER_DENIED"), "{}", stderr(&out));
 
     // Allowed in the popup.

@@ -75,7 +75,7 @@ fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     // Once was once: the next call asks again, and the person denies it.
     let call = asking(&mut ff, &popup, &d, &tab_ref);
     answer(&mut ff, &popup, "Deny");
-    fails(&call.join().unwrap(), 7, "USER_DENIED");
+    fails(&call.join().unwrap(), 20, "USER_DENIED");
 
     // Always for this site: this call and every later one, kept in the person's policy.
     let call = spawn_ctl(&d, &search_args(&tab_ref, "leeks"));

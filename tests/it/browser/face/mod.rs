@@ -215,7 +215,7 @@ pub(crate) fn nobody_answers(d: &TestDaemon, tab_ref: &str) {
     let started = Instant::now();
     let out = d.ctl(&search_args(tab_ref, "eggs"));
     let waited = started.elapsed();
-    fails(&out, 7, "USER_CONSENT_TIMEOUT");
+    fails(&out, 21, "USER_CONSENT_TIMEOUT");
     assert!(
         waited >= Duration::from_millis(1500),
         "answered after {waited:?}, before the prompt's timeout"

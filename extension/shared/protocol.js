@@ -120,5 +120,9 @@ export const toolResult = (callId, result, error) =>
 export const tabEvent = (tabId, event, data) => message('tabEvent', { tabId, event, data });
 // Not in seed 001: the answer to a daemon's `watch`, with the word it acknowledges.
 export const watching = (requestId, on) => message('watching', { requestId, watching: on });
+// Not in seed 001 (issue 59): the call `callId` waits for the person's answer to a prompt, and
+// then no longer does (`outcome`: allowed, denied, unanswered); the daemon publishes both as events.
+export const consentRequested = (callId, tabId, fields) => message('consentRequested', { callId, tabId, ...fields });
+export const consentAnswered = (callId, tabId, promptId, outcome) => message('consentAnswered', { callId, tabId, promptId, outcome });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

@@ -369,7 +369,8 @@ async function handle(conn, msg) {
       return;
     case 'callTool':
       try {
-        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, () => watched(msg.tabId, msg.toolName, () => callTool(msg, conn.port)))));
+        const run = () => watched(msg.tabId, msg.toolName, () => callTool(msg, conn.port));
+        conn.send(proto.toolResult(msg.callId, await runCall(msg, conn.port, run, (note) => conn.send(note))));
       } catch (e) {
         conn.send(proto.toolResult(msg.callId, null, e));
       }

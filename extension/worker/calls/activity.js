@@ -12,7 +12,7 @@ import { isBuiltinName, isReadOnlyBuiltin } from '../tools/builtins.js';
 import { isAgentTab } from '../state/agent-tabs.js';
 import { isManagedBrowser } from '../state/managed.js';
 import { beyondTab, namedFrames } from '../frames/reach.js';
-import { Code, ToolError, errorBody } from '../../shared/protocol.js';
+import { Code, ToolError, consentAnswered, consentRequested, errorBody } from '../../shared/protocol.js';
 
 const LIMIT = 200;
 const running = new Map(); // id -> entry
@@ -30,13 +30,14 @@ function agentOf(agent) {
   return typeof agent === 'string' && agent.trim() ? agent.trim().slice(0, 60) : null;
 }
 
-export async function runCall({ tabId, toolName, args, agent }, port, call) {
+// `tell(message)`: to the daemon that sent the call (its consent prompt's messages).
+export async function runCall({ callId, tabId, toolName, args, agent }, port, call, tell = () => {}) {
   const e = { id: `${Date.now()}-${++seq}`, tabId, tool: String(toolName ?? ''), agent: agentOf(agent), port, at: Date.now(), state: 'running', site: null, title: '', waitMs: 0 };
   running.set(e.id, e);
   changed();
   try {
     // Malformed requests are left to `call`, which names what is wrong.
-    if (Number.isInteger(tabId) && typeof toolName === 'string' && toolName) await consented(e, { tabId, toolName, args, port });
+    if (Number.isInteger(tabId) && typeof toolName === 'string' && toolName) await consented(e, { callId, tabId, toolName, args, port, tell });
     const result = await call();
     finish(e, null);
     return result;
@@ -51,7 +52,7 @@ export async function runCall({ tabId, toolName, args, agent }, port, call) {
 // that is the rule. An answer is for the documents the person saw named: one that a page (or a
 // frame the call names) left while the prompt waited fails the call, which never runs on the
 // page that came instead (issue 58).
-async function consented(e, { tabId, toolName, args, port }) {
+async function consented(e, { callId, tabId, toolName, args, port, tell }) {
   const builtin = isBuiltinName(toolName);
   const moved = builtin ? watchDocuments(tabId, [0, ...namedFrames(tabId, args)]) : watchDocuments(tabId, [0]);
   try {
@@ -75,13 +76,22 @@ async function consented(e, { tabId, toolName, args, port }) {
     e.state = 'waiting';
     changed();
     const since = Date.now();
+    // The daemon hears of the prompt, so that its caller can say what it waits for (issue 59).
+    let promptId = null;
+    let outcome = 'allowed';
+    const opened = (p) => {
+      promptId = p.id;
+      tell(consentRequested(callId, tabId, { promptId, agent: e.agent, site: p.site, tool: toolName, argsSummary: p.shown || null, timeoutMs: p.deadline - p.createdAt }));
+    };
     try {
-      e.consent = await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent, access });
+      e.consent = await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent, access, opened });
     } catch (err) {
       e.consent = err?.code === Code.USER_DENIED ? 'deny' : 'no answer';
+      outcome = err?.code === Code.USER_DENIED ? 'denied' : 'unanswered';
       throw err;
     } finally {
       e.waitMs = Date.now() - since;
+      if (promptId) tell(consentAnswered(callId, tabId, promptId, outcome));
     }
     const now = await getTab(tabId);
     if (moved.left(tab.pendingUrl) || tabSites(now).some((site) => !sites.includes(site))) {

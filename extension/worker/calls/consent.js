@@ -22,12 +22,16 @@ const keyOf = (p) => `${p.tabId}|${p.agent}|${p.tool}|${p.argsText}`;
 
 // `sites`: what "always" allows; `place`: how the prompt names where the call runs (the sites,
 // and the page they are framed in or reached from).
-// `access`: what the call needs, 'read' (it only looks) or 'act'. Resolves with the answer that
-// let it through (CHOICES).
-export function ask({ tabId, sites, place, tool, args, port, title, agent = null, access = 'act' }) {
+// `access`: what the call needs, 'read' (it only looks) or 'act'. `opened(prompt)`: told the
+// prompt the call waits on (a new one, or the one it joins). Resolves with the answer that let it
+// through (CHOICES).
+export function ask({ tabId, sites, place, tool, args, port, title, agent = null, access = 'act', opened = () => {} }) {
   const argsText = JSON.stringify(args ?? {});
   const same = [...pending.values()].find((p) => keyOf(p) === keyOf({ tabId, agent, tool, argsText }));
-  if (same) return same.promise;
+  if (same) {
+    opened(same);
+    return same.promise;
+  }
   const timeoutMs = settings().consentTimeoutMs;
   const id = `browser-mcp-consent-${Date.now()}-${++seq}`;
   const site = place ?? sites.join(' → ');
@@ -51,6 +55,7 @@ export function ask({ tabId, sites, place, tool, args, port, title, agent = null
       `nobody answered the browser-mcp prompt for ${tool} on ${site} within ${formatMs(timeoutMs)}; the call did not run`));
   }, timeoutMs);
   pending.set(id, prompt);
+  opened(prompt);
   notify(prompt);
   uiChanged();
   return prompt.promise;

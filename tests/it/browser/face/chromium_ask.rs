@@ -6,7 +6,19 @@ use crate::support::cdp::*;
 use crate::support::chromium::*;
 use crate::support::common::*;
 use serde_json::json;
+use std::io::BufRead;
 use std::time::Duration;
+
+/// The lines `from` writes, as they come.
+fn lines_of(from: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(from).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    rx
+}
 
 #[test]
 fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
@@ -51,8 +63,27 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     nobody_answers(&d, &tab_ref);
 
     // The user denies in the popup. One call in flight on the badge, and a desktop
-    // notification asking too.
-    let call = asking(&mut b, &popup, &d, &tab_ref);
+    // notification asking too. The call says on stderr, within a second, what it waits for
+    // (issue 59).
+    let origin = url.splitn(4, '/').take(3).collect::<Vec<_>>().join("/");
+    let mut call = d.ctl_spawn(&["call", "browser_snapshot", "--tab", &tab_ref]);
+    let said = lines_of(call.stderr.take().unwrap());
+    b.wait_for(&popup, "the prompt in the popup", "!document.getElementById('pending-section').hidden && document.querySelector('#pending .prompt strong')?.textContent === 'browser_snapshot'");
+    let waiting = said
+        .recv_timeout(Duration::from_secs(1))
+        .expect("browserctl call said nothing within a second of the prompt");
+    assert!(
+        waiting.contains("waiting for your answer in the browser")
+            && waiting.contains("`browser_snapshot`")
+            && waiting.contains(&origin),
+        "{waiting}"
+    );
+    let badge = b.wait_for(
+        &popup,
+        "the badge to count the call",
+        "chrome.action.getBadgeText({}).then((t) => t === '1' && t)",
+    );
+    assert_eq!(badge, "1");
     let notes = b.eval(
         &popup,
         "chrome.notifications.getAll().then((all) => Object.keys(all))",
@@ -69,13 +100,43 @@ fn ask_mode_waits_for_the_user_and_the_policy_survives_a_restart() {
     b.screenshot(&popup, &shots.join("popup-ask-dark.png"));
     b.color_scheme(&popup, false);
     b.eval(&popup, "[...document.querySelectorAll('#pending button')].find((x) => x.textContent === 'Deny').click()");
-    let out = call.join().unwrap();
-    assert_eq!(exit_code(&out), 20, "{}", stderr(&out));
+    let status = call.wait().unwrap();
+    let said: Vec<String> = said.iter().collect();
+    assert_eq!(status.code(), Some(20), "{said:?}");
     assert!(
-        stderr(&out).contains("USER_DENIED") && stderr(&out).contains("denied"),
-        "{}",
-        stderr(&out)
+        said.iter()
+            .any(|l| l.contains("USER_DENIED") && l.contains("denied")),
+        "{said:?}"
     );
+    // `browserctl events` has both prompts, each asked then answered: unanswered, denied.
+    let out = d.ctl(&[
+        "events",
+        "--since",
+        "0",
+        "--type",
+        "consentRequested,consentAnswered",
+        "--count",
+        "4",
+    ]);
+    let seen: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<_> = seen
+        .iter()
+        .map(|e| (e["type"].as_str(), e["data"]["outcome"].as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (Some("consentRequested"), None),
+            (Some("consentAnswered"), Some("unanswered")),
+            (Some("consentRequested"), None),
+            (Some("consentAnswered"), Some("denied")),
+        ],
+        "{seen:?}"
+    );
+    assert_eq!(seen[2]["data"]["tool"], "browser_snapshot", "{seen:?}");
 
     // And allows the next one, with the keyboard: the Allow button gets focus and Enter.
     let call = spawn_ctl(&d, &search_args(&tab_ref, "leeks"));

@@ -29,6 +29,29 @@ pub fn default_socket_path() -> PathBuf {
     }
 }
 
+/// `$XDG_CONFIG_HOME/browser-mcp/config.toml`, else `~/.config/…` (on macOS,
+/// `~/Library/Application Support/browser-mcp/config.toml` unless XDG_CONFIG_HOME is set).
+pub fn default_config_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir).join("browser-mcp/config.toml"));
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?);
+    if cfg!(target_os = "macos") {
+        Some(home.join("Library/Application Support/browser-mcp/config.toml"))
+    } else {
+        Some(home.join(".config/browser-mcp/config.toml"))
+    }
+}
+
+/// The daemon's config file as the daemon finds it (`$BROWSER_MCP_CONFIG`, else
+/// [`default_config_path`]), for the CLI commands that must agree with it (issue 59).
+pub fn daemon_config_path() -> Option<PathBuf> {
+    std::env::var_os("BROWSER_MCP_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(default_config_path)
+}
+
 /// Where `browserctl forward` puts the socket it brings from another machine (the browser's):
 /// next to this user's own daemon socket, in the same 0700 directory.
 pub fn forwarded_socket_path() -> PathBuf {

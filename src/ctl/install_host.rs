@@ -201,8 +201,9 @@ pub struct InstallArgs {
     /// Remove the host instead.
     #[arg(long)]
     pub uninstall: bool,
-    /// Bake this discovery directory into the host (default: the host's own default,
-    /// /tmp/browser-mcp, or BROWSER_MCP_DISCOVERY_DIR as the browser passes it on).
+    /// Bake this discovery directory into the host (default: the `discovery-dir` of the
+    /// daemon's config file, else the host's own default, /tmp/browser-mcp, or
+    /// BROWSER_MCP_DISCOVERY_DIR as the browser passes it on).
     #[arg(long, env = "BROWSER_MCP_DISCOVERY_DIR", value_name = "DIR")]
     pub discovery_dir: Option<PathBuf>,
     /// Print what was written or removed as JSON.
@@ -408,11 +409,19 @@ fn uninstall(t: &Target) -> Result<Done, Error> {
     })
 }
 
+/// The `discovery-dir` of the daemon's config file: a host installed without `--discovery-dir`
+/// looks where the daemon writes (issue 59: it looked in the default and found nothing).
+fn configured_discovery_dir() -> Option<PathBuf> {
+    let text = fs::read_to_string(crate::paths::daemon_config_path()?).ok()?;
+    let table = toml::from_str::<toml::Table>(&text).ok()?;
+    table.get("discovery-dir")?.as_str().map(PathBuf::from)
+}
+
 pub fn run(a: InstallArgs, json: bool) -> Result<(), Stop> {
     let targets = targets(&a)?;
     let browserctl = std::env::current_exe()
         .map_err(|e| Error::internal(format!("cannot find this program's path: {e}")))?;
-    let discovery_dir = match &a.discovery_dir {
+    let discovery_dir = match a.discovery_dir.clone().or_else(configured_discovery_dir) {
         Some(d) => Some(std::path::absolute(d).map_err(|e| Error::bad_request(e.to_string()))?),
         None => None,
     };

@@ -84,19 +84,7 @@ pub enum LoadError {
     File { path: PathBuf, message: String },
 }
 
-/// `$XDG_CONFIG_HOME/browser-mcp/config.toml`, else `~/.config/…` (on macOS,
-/// `~/Library/Application Support/browser-mcp/config.toml` unless XDG_CONFIG_HOME is set).
-pub fn default_config_path() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(dir).join("browser-mcp/config.toml"));
-    }
-    let home = PathBuf::from(std::env::var_os("HOME").filter(|v| !v.is_empty())?);
-    if cfg!(target_os = "macos") {
-        Some(home.join("Library/Application Support/browser-mcp/config.toml"))
-    } else {
-        Some(home.join(".config/browser-mcp/config.toml"))
-    }
-}
+pub use crate::paths::default_config_path;
 
 fn file_error(path: &Path, message: impl Into<String>) -> LoadError {
     LoadError::File {

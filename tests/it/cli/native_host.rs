@@ -264,3 +264,33 @@ fn install_finds_per_browser_locations() {
         "no discovery dir baked in by default: {wrapper}"
     );
 }
+
+/// Issue 59: `install-native-host` ignored the `discovery-dir` of the daemon's config file, so
+/// the host looked in /tmp/browser-mcp and never found a daemon configured elsewhere.
+#[test]
+fn install_takes_the_discovery_dir_from_the_daemons_config_file() {
+    let d = TestDaemon::start();
+    let t = tempfile::tempdir().unwrap();
+    let (config, profile) = (t.path().join("config"), t.path().join("profile"));
+    std::fs::create_dir_all(config.join("browser-mcp")).unwrap();
+    std::fs::write(
+        config.join("browser-mcp/config.toml"),
+        format!("discovery-dir = {:?}\n", d.discovery_dir.to_str().unwrap()),
+    )
+    .unwrap();
+    let out = Command::new(CTL)
+        .args(["--json", "install-native-host", "--user-data-dir"])
+        .arg(&profile)
+        .env("XDG_CONFIG_HOME", &config)
+        .env_remove("BROWSER_MCP_DISCOVERY_DIR")
+        .env_remove("BROWSER_MCP_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let wrapper = profile.join("NativeMessagingHosts/browser-mcp-native-host");
+    let mut cmd = Command::new(&wrapper);
+    cmd.arg(ORIGIN).env_clear();
+    let mut host = Host::spawn(cmd);
+    assert_eq!(host.next(), vec![entry(&d)], "{}", stdout(&out));
+    assert!(host.close_stdin().success());
+}

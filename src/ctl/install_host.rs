@@ -409,6 +409,30 @@ fn uninstall(t: &Target) -> Result<Done, Error> {
     })
 }
 
+/// This user's running native hosts (`browserctl native-host`, as the wrapper starts it), by
+/// pid; none where there is no /proc.
+fn running_hosts() -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let me = (std::process::id(), nix::unistd::geteuid().as_raw());
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let ours = e.metadata().ok()?.uid() == me.1 && pid != me.0;
+            let cmdline = ours.then(|| fs::read(e.path().join("cmdline")).ok())??;
+            let mut argv = cmdline.split(|&b| b == 0);
+            let program = argv.next()?;
+            let host = program.ends_with(b"browserctl") && argv.next()? == b"native-host";
+            host.then_some(pid)
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// The `discovery-dir` of the daemon's config file: a host installed without `--discovery-dir`
 /// looks where the daemon writes (issue 59: it looked in the default and found nothing).
 fn configured_discovery_dir() -> Option<PathBuf> {
@@ -433,6 +457,14 @@ pub fn run(a: InstallArgs, json: bool) -> Result<(), Stop> {
              --path .`, or a package) and run `browserctl install-native-host` again from there",
             browserctl.display(),
             dir.display()
+        ));
+    }
+    let hosts = running_hosts();
+    if let (false, Some(pid)) = (a.uninstall, hosts.first()) {
+        warnings.push(format!(
+            "a native host runs already (pid {pid}{}): a browser keeps the host it started \
+             until it exits, so restart the browser for this install to take effect",
+            if hosts.len() > 1 { ", and more" } else { "" }
         ));
     }
     let mut done = Vec::new();

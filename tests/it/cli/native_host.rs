@@ -294,3 +294,24 @@ fn install_takes_the_discovery_dir_from_the_daemons_config_file() {
     assert_eq!(host.next(), vec![entry(&d)], "{}", stdout(&out));
     assert!(host.close_stdin().success());
 }
+
+/// Issue 59: a reinstall had no effect while the browser kept its old host running, and said
+/// nothing of it. With a host running, it now says to restart the browser.
+#[test]
+fn a_reinstall_while_a_host_runs_says_to_restart_the_browser() {
+    let d = TestDaemon::start();
+    let profile = tempfile::tempdir().unwrap();
+    d.install_host(profile.path());
+    let restart = |v: &Value| v["warnings"].to_string().contains("restart the browser");
+    let wrapper = profile
+        .path()
+        .join("NativeMessagingHosts/browser-mcp-native-host");
+    let mut cmd = Command::new(&wrapper);
+    cmd.arg(ORIGIN).env_clear();
+    let mut host = Host::spawn(cmd);
+    assert_eq!(host.next(), vec![entry(&d)]);
+    let out = d.install_host(profile.path());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(restart(&report), "{report}");
+    assert!(host.close_stdin().success());
+}

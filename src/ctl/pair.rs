@@ -59,6 +59,11 @@ pub async fn run(c: &Client, args: PairArgs, json: bool) -> Result<(), Stop> {
             code.code
         ))?;
     }
+    if !json {
+        if let Some(hint) = outside_scan(c).await {
+            output::note(&hint);
+        }
+    }
     if args.no_wait {
         return Ok(());
     }
@@ -97,6 +102,21 @@ pub async fn run(c: &Client, args: PairArgs, json: bool) -> Result<(), Stop> {
         .into()),
         (other, _) => Err(Error::internal(format!("the code is {other}")).into()),
     }
+}
+
+/// A word when the daemon's port is one the extension does not scan by default: without the
+/// native host, a browser then never finds the daemon to pair with (issue 59).
+async fn outside_scan(c: &Client) -> Option<String> {
+    use crate::paths::{DEFAULT_PORT, SCAN_LAST};
+    let port = c.status().await.ok()?.port;
+    (!(DEFAULT_PORT..=SCAN_LAST).contains(&port)).then(|| {
+        format!(
+            "note: browser-mcpd listens on port {port}, outside the ports the extension scans \
+             ({DEFAULT_PORT}–{SCAN_LAST}): a browser without the native host will not find it. \
+             Add {port} to \"Ports to scan\" in the extension's settings, or run `browserctl \
+             install-native-host` and restart the browser"
+        )
+    })
 }
 
 fn who(p: &PairingInfo) -> String {

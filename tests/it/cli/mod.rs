@@ -4,5 +4,6 @@ pub mod client;
 pub mod consent_wait;
 pub mod man;
 pub mod native_host;
+pub mod pair;
 pub mod setup;
 pub mod unix_tool;

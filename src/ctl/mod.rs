@@ -208,7 +208,8 @@ pub enum Command {
     /// one): `browserctl completions bash > ~/.local/share/bash-completion/completions/browserctl`.
     /// --static prints a script that needs no browserctl at completion time (no live values).
     Completions(completions::CompletionsArgs),
-    /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent.
+    /// Install (or with --uninstall remove) the systemd user units or the launchd LaunchAgent,
+    /// and the man pages beside a cargo-installed browserctl (~/.cargo/share/man).
     Setup(setup::SetupArgs),
     /// Check the daemon, its socket and directories, the native host and the extensions; each
     /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.

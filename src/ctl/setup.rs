@@ -9,6 +9,11 @@ const SERVICE: &str = include_str!("../../systemd/browser-mcpd.service");
 const SOCKET: &str = include_str!("../../systemd/browser-mcpd.socket");
 const PLIST: &str = include_str!("../../launchd/dev.browsermcp.browser-mcpd.plist");
 pub const LAUNCHD_LABEL: &str = "dev.browsermcp.browser-mcpd";
+/// The man pages, for those who installed with cargo (a package ships its own).
+const MAN_PAGES: [(&str, &str); 2] = [
+    ("browserctl.1", include_str!("../../man/browserctl.1")),
+    ("browser-mcpd.1", include_str!("../../man/browser-mcpd.1")),
+];
 /// The ExecStart of the shipped unit, replaced by the daemon found here.
 const PACKAGED_EXEC: &str = "ExecStart=/usr/bin/browser-mcpd";
 /// Marks the files `setup` wrote, so `--uninstall` removes only those. (No `--` in it: it
@@ -120,6 +125,27 @@ fn files(manager: Manager, daemon: &Path) -> Result<Vec<(PathBuf, String)>, Stop
     })
 }
 
+/// Where the man pages go: `share/man/man1` beside the `bin` this browserctl runs from, where
+/// man looks for the pages of a PATH directory (`DIR/../share/man`): `~/.cargo/share/man` after
+/// `cargo install`. None when run from a build directory, whose pages are in the tree.
+fn man_files() -> Vec<(PathBuf, String)> {
+    let exe = std::env::current_exe().and_then(|p| p.canonicalize());
+    let Some(root) = exe
+        .ok()
+        .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
+    else {
+        return Vec::new();
+    };
+    if super::install_host::build_dir(&root.join("bin/browserctl")).is_some() {
+        return Vec::new();
+    }
+    let dir = root.join("share/man/man1");
+    MAN_PAGES
+        .iter()
+        .map(|(name, page)| (dir.join(name), format!(".\\\" {MARK}\n{page}")))
+        .collect()
+}
+
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -229,6 +255,18 @@ pub fn run(args: SetupArgs, json: bool) -> Result<(), Stop> {
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
         report.wrote.push(path.clone());
     }
+    for (path, page) in man_files() {
+        if ours(&path) == Some(false) {
+            report.left_alone.push(path);
+            continue;
+        }
+        let written = path.parent().map(std::fs::create_dir_all).transpose();
+        match written.and_then(|_| std::fs::write(&path, page)) {
+            Ok(()) => report.wrote.push(path),
+            // Man pages are a help, not the service: a directory not ours to write is skipped.
+            Err(e) => tracing::debug!("{}: {e}", path.display()),
+        }
+    }
     report.daemon = Some(daemon);
     report.next = match manager {
         Manager::Systemd => vec![
@@ -244,7 +282,8 @@ pub fn run(args: SetupArgs, json: bool) -> Result<(), Stop> {
 
 fn uninstall(manager: Manager) -> Result<Report, Stop> {
     // The daemon path does not matter for knowing which files to remove.
-    let files = files(manager, Path::new("/usr/bin/browser-mcpd"))?;
+    let mut files = files(manager, Path::new("/usr/bin/browser-mcpd"))?;
+    files.extend(man_files());
     let mut report = Report {
         manager: manager_name(manager),
         ..Report::default()

@@ -322,3 +322,46 @@ fn doctor_without_a_daemon_says_how_to_start_it() {
         .contains("systemctl --user start browser-mcpd"));
     assert_eq!(check(&report, "control socket")["ok"], false);
 }
+
+/// Issue 59: `man browserctl` was missing after `cargo install`. `setup` puts the pages in
+/// `share/man/man1` beside the `bin` browserctl runs from (for cargo, ~/.cargo/share/man),
+/// where man looks for a PATH directory's pages, and `--uninstall` takes them away again.
+#[test]
+fn setup_installs_the_man_pages_where_man_finds_them() {
+    let t = tempfile::tempdir().unwrap();
+    let (bin, home) = (t.path().join("bin"), t.path().join("home"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    for (from, name) in [(CTL, "browserctl"), (DAEMON, "browser-mcpd")] {
+        if std::fs::hard_link(from, bin.join(name)).is_err() {
+            std::fs::copy(from, bin.join(name)).unwrap();
+        }
+    }
+    let run = |args: &[&str]| {
+        Command::new(bin.join("browserctl"))
+            .args(args)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run(&["setup", "--manager", "systemd"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = t.path().join("share/man/man1/browserctl.1");
+    assert!(page.is_file(), "{}", stdout(&out));
+    assert!(t.path().join("share/man/man1/browser-mcpd.1").is_file());
+    if Path::new("/usr/bin/man").exists() {
+        let found = Command::new("/usr/bin/man")
+            .args(["-w", "browserctl"])
+            .env_clear()
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&found).trim(), page.display().to_string());
+    }
+    let out = run(&["setup", "--manager", "systemd", "--uninstall"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!page.exists(), "{}", stdout(&out));
+}

@@ -2,7 +2,7 @@
 // files by name, size, type and path, never their bytes (issue 58).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodedSize, describeFile, promptArgs, size } from '../../extension/worker/calls/prompt-args.js';
+import { decodedSize, describeFile, noteText, promptArgs, size } from '../../extension/worker/calls/prompt-args.js';
 
 const b64 = (n) => Buffer.alloc(n, 7).toString('base64');
 
@@ -48,4 +48,16 @@ test('other arguments are JSON, cut; none is nothing', () => {
   const long = promptArgs('browser_type', { ref: 'e1', text: 'y'.repeat(1000) });
   assert.equal(long.length, 200);
   assert.ok(long.endsWith('…'));
+});
+
+// Issue 59: the notification cut the site (in its title line) and showed the page's own title
+// whole; the person decides by the site, which a page cannot choose.
+test('a consent notification names the site whole and cuts the page title', () => {
+  const site = 'https://a-rather-long-subdomain.of-a-long-registered-name.example.com:8443';
+  const title = 'A page title that goes on and on '.repeat(6);
+  const { heading, message } = noteText({ tool: 'browser_click', site, title, shown: '{"ref":"e3"}', agent: 'claude-code', port: 8765 });
+  assert.ok(message.includes(site), message);
+  assert.ok(!heading.includes(site.slice(8)) && heading.length <= 40, heading);
+  assert.ok(!message.includes(title.trim()) && message.includes('…'), message);
+  assert.ok(message.indexOf(site) < message.indexOf('A page title'), 'the site first');
 });

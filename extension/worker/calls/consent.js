@@ -10,7 +10,7 @@ import { granted } from '../../shared/policy.js';
 import { uiChanged } from '../state/badge.js';
 import { isFirefox } from '../../shared/platform.js';
 import { answerWindows } from './answer-window.js';
-import { promptArgs } from './prompt-args.js';
+import { noteText, promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
 const popups = answerWindows((id) => pending.has(id));
@@ -137,11 +137,9 @@ function formatMs(ms) {
 // it means nothing: an unanswered prompt is denied by its timeout.
 function notify(p) {
   if (!chrome.notifications) return;
-  const args = p.shown ? ` with ${p.shown}` : '';
-  const who = p.agent ? `“${p.agent}” (through browser-mcpd, port ${p.port})` : `A program using browser-mcpd (port ${p.port})`;
-  const message = `${who} wants to run ${p.tool}${args} in “${p.title || p.site}”.`;
+  const { heading, message } = noteText(p);
   const deadline = `Unanswered, it lapses in ${formatMs(p.deadline - p.createdAt)} and the call does not run`;
-  const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: `Allow ${p.tool} on ${p.sites.map((site) => new URL(site).host).join(' → ')}?` };
+  const common = { type: 'basic', iconUrl: chrome.runtime.getURL('icons/icon128.png'), title: heading };
   const options = isFirefox
     ? { ...common, message: `${message} Click to answer. ${deadline}.` }
     : { ...common, message, contextMessage: `${deadline}. Click here to allow this site always`, buttons: [{ title: 'Allow once' }, { title: 'Deny' }], requireInteraction: true, priority: 2 };

@@ -54,3 +54,15 @@ export function promptArgs(tool, args) {
   const what = list.length === 1 ? named[0] : `${list.length} files, ${size(total)} in all: ${named.join('; ')}`;
   return [shown, `uploading ${what}`].filter(Boolean).join(' ');
 }
+
+const TITLE_MAX = 60;
+
+// A consent notification's words (issue 59): the site whole, first (the person decides by it,
+// and a page cannot choose it), the page's own title cut after it; the heading short enough
+// for a desktop's one line.
+export function noteText({ tool, site, title, shown, agent, port }) {
+  const who = agent ? `“${plain(agent, NAME_MAX)}” (through browser-mcpd, port ${port})` : `A program using browser-mcpd (port ${port})`;
+  const args = shown ? ` with ${shown}` : '';
+  const page = title ? ` (page “${plain(title, TITLE_MAX)}”)` : '';
+  return { heading: `Allow ${plain(tool, 30)}?`, message: `${who} wants to run ${tool}${args} on ${site}${page}.` };
+}

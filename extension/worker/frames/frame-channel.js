@@ -185,6 +185,7 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   const where = frameName(tabId, frameId);
   const failed = async (e) => {
     if (e instanceof proto.ToolError) return e; // timed out
+    if (/error page/i.test(e?.message || '')) return errorPage(tabId, frameId);
     if (unscriptable(e)) return new proto.ToolError(proto.Code.TOOL_ERROR, `cannot reach ${where}: ${e.message}`);
     await frameGone(tabId, frameId);
     return pageGone(tabId, e);
@@ -249,6 +250,16 @@ function answerIn(req) {
 // What the browser refuses to script, whichever document the frame shows: its own pages, other
 // extensions', error pages, a site the extension may not reach.
 const unscriptable = (e) => /Cannot access|cannot be scripted|error page|permission/i.test(e?.message || '');
+
+// A frame that shows the browser's error page, in a person's words and with the address that
+// failed, not Chromium's ("Frame with ID 0 is showing error page") with a bare tab id (issue 59).
+async function errorPage(tabId, frameId) {
+  const frame = await chrome.webNavigation.getFrame({ tabId, frameId }).catch(() => null);
+  const tab = frameId ? null : await chrome.tabs.get(tabId).catch(() => null);
+  const url = [tab?.url, tab?.pendingUrl, frame?.url].find((u) => u && !/^chrome-error:/.test(u));
+  const what = `${frameId ? `frame ${frameId}` : 'the page'}${url ? ` at ${url}` : ''}`;
+  return new proto.ToolError(proto.Code.TOOL_ERROR, `${what} did not load: the browser shows its error page there, with nothing to read or act on; navigate again (browser_navigate) or elsewhere`);
+}
 
 const frameName = (tabId, frameId) => `${frameId ? `frame ${frameId} of ` : 'the page in '}tab ${tabId}`;
 

@@ -80,6 +80,20 @@ pub(super) fn history(h: &mut Hands) {
         "NAVIGATION_FAILED",
     );
     assert!(msg.contains("127.0.0.1:9"), "{msg}");
+    // A snapshot of that error page says so in a person's words, with the page's address, not
+    // Chromium's "Frame with ID 0 is showing error page" (issue 59).
+    if !h.firefox() {
+        let said = match h.try_call("browser_snapshot", json!({})) {
+            Ok(v) => all_text(&v),
+            Err(f) => format!("{}: {}", f.code, f.message),
+        };
+        assert!(
+            !said.contains("Frame with ID")
+                && said.contains("error page")
+                && said.contains("127.0.0.1:9"),
+            "{said}"
+        );
+    }
 }
 
 /// browser_wait_for, browser_screenshot, and browser_evaluate once the person enables it.

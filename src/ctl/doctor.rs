@@ -141,11 +141,35 @@ async fn launchable_check(client: &Client) -> Check {
 
 /// One check per browser whose profile exists: is our host manifest where it looks for it?
 /// (The browsers and their directories are install-native-host's.)
-fn native_host_checks() -> Vec<Check> {
+/// Then one per custom user-data directory named (`--user-data-dir`, issue 59: a host there
+/// worked while doctor showed ✗ and proposed a fix for the default profile).
+fn native_host_checks(profiles: &[PathBuf]) -> Vec<Check> {
+    let mut given: Vec<Check> = profiles
+        .iter()
+        .map(|dir| {
+            let manifest = dir.join(format!("NativeMessagingHosts/{NATIVE_HOST}.json"));
+            let name = format!("native host for {}", dir.display());
+            let fix = format!(
+                "browserctl install-native-host --user-data-dir {}",
+                dir.display()
+            );
+            match (manifest.is_file(), host_runs(&manifest, Family::Chromium)) {
+                (true, Ok(runs)) => pass(
+                    name,
+                    format!("{} (runs {})", manifest.display(), runs.display()),
+                ),
+                (true, Err(why)) => fail(name, why, fix),
+                (false, _) => fail(name, format!("no {}", manifest.display()), fix),
+            }
+        })
+        .collect();
     let browsers = match super::install_host::detected() {
         Ok(b) => b,
         Err(e) => return vec![fail("native host", e.message, "set HOME")],
     };
+    if browsers.is_empty() && !given.is_empty() {
+        return given;
+    }
     if browsers.is_empty() {
         return vec![fail(
             "native host",
@@ -181,6 +205,7 @@ fn native_host_checks() -> Vec<Check> {
                 )
             }
         })
+        .chain(given.drain(..))
         .collect()
 }
 
@@ -229,7 +254,7 @@ fn host_runs(manifest: &Path, family: Family) -> Result<PathBuf, String> {
     Ok(target)
 }
 
-pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
+pub async fn run(client: &Client, json: bool, profiles: &[PathBuf]) -> Result<bool, Stop> {
     let answer = client.get::<Status>("/v1/status").await;
     let remote = client.host().cloned();
     let mut checks = Vec::new();
@@ -320,7 +345,7 @@ pub async fn run(client: &Client, json: bool) -> Result<bool, Stop> {
         });
     }
     if remote.is_none() {
-        checks.extend(native_host_checks());
+        checks.extend(native_host_checks(profiles));
         checks.extend(super::forward::state::checks().into_iter().map(|c| Check {
             name: c.name,
             ok: c.ok,

@@ -214,6 +214,10 @@ pub enum Command {
     /// Check the daemon, its socket and directories, the native host and the extensions; each
     /// check passes (✓) or fails (✗) with a fix. Exits 1 when any check fails.
     Doctor {
+        /// Check the native host in this custom user-data directory of a Chromium-family
+        /// browser too (one started with --user-data-dir); repeatable.
+        #[arg(long = "user-data-dir", value_name = "DIR")]
+        user_data_dirs: Vec<PathBuf>,
         #[command(flatten)]
         socket: SocketArg,
         #[command(flatten)]
@@ -472,11 +476,13 @@ pub async fn run(inv: Invocation) -> ExitCode {
         Command::NativeHost(args) => return native_host::run(args),
         Command::Completions(args) => completions::run(args, json, command),
         Command::Setup(args) => setup::run(args, json),
-        Command::Doctor { .. } => match doctor::run(&client, json).await {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::FAILURE,
-            Err(e) => Err(e),
-        },
+        Command::Doctor { user_data_dirs, .. } => {
+            match doctor::run(&client, json, &user_data_dirs).await {
+                Ok(true) => Ok(()),
+                Ok(false) => return ExitCode::FAILURE,
+                Err(e) => Err(e),
+            }
+        }
         Command::Forward(args) => forward::run(&client, args, json).await,
         Command::DialStdio(args) => return dial_stdio::run(&args, inv.socket),
         Command::ForwardEnd(args) => return forward::end(&args),

@@ -365,3 +365,36 @@ fn setup_installs_the_man_pages_where_man_finds_them() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!page.exists(), "{}", stdout(&out));
 }
+
+/// Issue 59: doctor showed ✗ for a native host that worked in a `--user-data-dir` profile,
+/// and proposed a fix for the default profile. Named with `--user-data-dir`, that profile is
+/// checked, and its fix names it.
+#[test]
+fn doctor_checks_the_native_host_of_a_user_data_dir() {
+    let d = TestDaemon::start();
+    let home = tempfile::tempdir().unwrap();
+    let (with, without) = (home.path().join("with"), home.path().join("without"));
+    d.install_host(&with);
+    let (w, wo) = (with.to_str().unwrap(), without.to_str().unwrap());
+    let out = ctl_in(
+        home.path(),
+        Some(&d.socket),
+        &[
+            "--json",
+            "doctor",
+            "--user-data-dir",
+            w,
+            "--user-data-dir",
+            wo,
+        ],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let found = check(&report, &format!("native host for {w}"));
+    assert_eq!(found["ok"], true, "{report} {}", stderr(&out));
+    let missing = check(&report, &format!("native host for {wo}"));
+    assert_eq!(missing["ok"], false, "{report}");
+    assert_eq!(
+        missing["fix"],
+        format!("browserctl install-native-host --user-data-dir {wo}")
+    );
+}

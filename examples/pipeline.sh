@@ -5,7 +5,7 @@
 # Edge, Brave, Firefox ESR: BROWSER=firefox); uses the user's daemon, or runs one meanwhile.
 set -euo pipefail
 work=$(mktemp -d) b="" pids=()
-trap '[ -z "$b" ] || browserctl browser close "$b" >/dev/null || :; kill "${pids[@]}" 2>/dev/null || :; rm -rf "$work"' EXIT
+trap '[ -z "$b" ] || browserctl browser close "$b" >/dev/null || :; kill "${pids[@]}" 2>/dev/null || :; wait || :; rm -rf "$work"' EXIT
 if ! browserctl status >/dev/null 2>&1; then
   export BROWSER_MCP_SOCKET=$work/daemon.sock
   browser-mcpd --port 0 --discovery-dir "$work/discovery" 2>"$work/daemon.log" & pids+=($!)

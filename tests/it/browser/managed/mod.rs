@@ -486,6 +486,79 @@ fn the_pipeline_example_runs_end_to_end() {
     assert!(left.get("managed").is_none(), "{left}");
 }
 
+/// examples/pipeline.sh with no daemon of the user's: it runs one meanwhile and, on its way
+/// out, waits for it before removing its directory (issue 59: `rm: … Directory not empty`, 1
+/// run in 15 with Firefox, the stopped daemon still writing there). Nothing is left: neither
+/// its directory nor its daemon.
+#[test]
+fn the_pipeline_example_stops_its_own_daemon_before_cleaning_up() {
+    let kind = Kind::Firefox;
+    let test = "browser::managed::the_pipeline_example_stops_its_own_daemon_before_cleaning_up";
+    let Some(exe) = kind.exe(test) else {
+        return;
+    };
+    if std::process::Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip(test, "no jq", "apt-get install jq");
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (home, tmp, run) = (
+        t.path().join("home"),
+        t.path().join("tmp"),
+        t.path().join("run"),
+    );
+    for dir in [&home, &tmp, &run] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = Path::new(CTL).parent().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(root.join("examples/pipeline.sh"))
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env_remove("BROWSER_MCP_SOCKET")
+        .env_remove("BROWSER_MCP_CONFIG")
+        .env("HOME", &home)
+        .env("XDG_RUNTIME_DIR", &run)
+        .env("TMPDIR", &tmp)
+        .env(
+            "BROWSER_MCP_BROWSER_PATH",
+            format!("{}={}", kind.name(), exe.display()),
+        )
+        .env("BROWSER", kind.name())
+        .env("DISPLAY", "")
+        .env("WAYLAND_DISPLAY", "")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().last(),
+        Some("closed"),
+        "{}",
+        stdout(&out)
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?} {}", stderr(&out));
+    let tmp_text = tmp.display().to_string();
+    let alive: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            text.contains(&tmp_text).then_some(text)
+        })
+        .collect();
+    assert!(alive.is_empty(), "still running: {alive:?}");
+}
+
 /// An MCP client with no browser gets one: `browserctl_launch_browser` starts headless
 /// Chromium, its first tab (not the focused tab of the user's own browser) becomes the
 /// session's current tab, `browser_snapshot` through MCP

@@ -214,7 +214,15 @@ impl<B: Backend> Inner<B> {
         ct: &CancellationToken,
     ) -> Result<CallResponse, Error> {
         let call_id = next_call_id();
-        let args_text = args.clone();
+        // Only a hand-off may be asked in the client too: read its arguments (the reason)
+        // before they go, and nothing for any other call.
+        let asks_client = (tool == super::elicit::HANDOFF)
+            .then(super::elicit::client)
+            .flatten()
+            .map(|peer| {
+                let args = serde_json::from_str::<Value>(args.get()).unwrap_or_default();
+                (peer, args)
+            });
         let req = CallRequest {
             tool: tool.to_owned(),
             tab,
@@ -229,12 +237,11 @@ impl<B: Backend> Inner<B> {
         // A hand-off is asked in the client too where it can answer; its answer ends the
         // hand-off in the browser, and the call returns what the browser then says.
         let door = async {
-            match (tool == super::elicit::HANDOFF, super::elicit::client()) {
-                (true, Some(peer)) => {
-                    let args: Value = serde_json::from_str(args_text.get()).unwrap_or_default();
+            match asks_client {
+                Some((peer, args)) => {
                     super::elicit::ask(peer, &args, self.agent.get().map(String::as_str)).await
                 }
-                _ => std::future::pending().await,
+                None => std::future::pending().await,
             }
         };
         tokio::pin!(door);

@@ -136,6 +136,19 @@ impl SignIn {
     }
 }
 
+/// The person signs in as alice, typing through the browser's own input (DevTools
+/// `Input.insertText`, then Enter), and the page greets them.
+pub(crate) fn signs_in(b: &mut Browser, page: &Page) {
+    b.focus(page, "user");
+    b.send(
+        Some(&page.session),
+        "Input.insertText",
+        json!({"text": "alice"}),
+    );
+    b.press(page, "Enter");
+    b.wait_for(page, "the signed-in page", "document.title === 'Welcome'");
+}
+
 fn popup_url(tab: &Value) -> String {
     format!(
         "chrome-extension://{EXTENSION_ID}/ui/popup.html?tab={}",
@@ -303,14 +316,7 @@ fn an_mcp_agent_hands_off_and_another_agent_is_refused_meanwhile() {
     };
     assert!(why.contains("HANDOFF_IN_PROGRESS"), "{why}");
 
-    b.focus(&page, "user");
-    b.send(
-        Some(&page.session),
-        "Input.insertText",
-        json!({"text": "alice"}),
-    );
-    b.press(&page, "Enter");
-    b.wait_for(&page, "the signed-in page", "document.title === 'Welcome'");
+    signs_in(&mut b, &page);
     // Two seconds of waiting, said to the client while it waits.
     std::thread::sleep(Duration::from_secs(2));
     b.eval(&popup, &press_in_popup("done"));

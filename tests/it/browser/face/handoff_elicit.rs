@@ -4,7 +4,7 @@
 //! signed-in snapshot and the popup's request is gone; then *I can't* in the client ends the
 //! next one with HANDOFF_DECLINED. Real Chromium, real `browserctl mcp`, rmcp's client.
 
-use super::chromium_handoff::{SignIn, NONE_SHOWN, SHOWN};
+use super::chromium_handoff::{signs_in, SignIn, NONE_SHOWN, SHOWN};
 use super::*;
 use crate::mcp::rmcp_client::stdio_with;
 use rmcp::model::{
@@ -91,14 +91,7 @@ fn the_person_answers_in_the_agents_client_and_the_first_answer_wins() {
         shown.contains("form-agent") && shown.contains("sign in, please"),
         "{shown}"
     );
-    b.focus(&page, "user");
-    b.send(
-        Some(&page.session),
-        "Input.insertText",
-        json!({"text": "alice"}),
-    );
-    b.press(&page, "Enter");
-    b.wait_for(&page, "the signed-in page", "document.title === 'Welcome'");
+    signs_in(&mut b, &page);
     rt.block_on(say.send("done")).unwrap();
     let done = rt.block_on(call).unwrap();
     assert_ne!(done["isError"], true, "{done}");

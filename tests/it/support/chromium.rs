@@ -115,6 +115,13 @@ impl PageServer {
         ))
     }
 
+    /// Serves examples/, the pages README's examples use.
+    pub fn examples() -> PageServer {
+        PageServer::start(Content::Dir(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
+        ))
+    }
+
     /// Serves one page at every path.
     pub fn page(html: &'static str) -> PageServer {
         PageServer::start(Content::Page(html))

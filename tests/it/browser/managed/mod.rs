@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod rig;
+mod tour;
 use rig::*;
 
 /// Launched, a page tool and a built-in called, closed: nothing of it is left.

@@ -27,8 +27,10 @@ async function render() {
   pill.title = state.badge.summary;
   daemonList($('daemons'), state.daemons);
   if (!state.daemons.length) {
+    // While the native host answers, it alone names the daemons: no port is scanned then.
     const { first, last } = state.scanPorts;
-    replace($('daemons'), el('li', { class: 'muted empty', text: `No daemon found. Start browser-mcpd (it is looked for on ports ${first}–${last}${state.native.state === 'connected' ? ' and through the native host' : ''}).` }));
+    const where = state.native.state === 'connected' ? 'the native host lists none running' : `none answers on ports ${first}–${last}`;
+    replace($('daemons'), el('li', { class: 'muted empty', text: `No daemon found: ${where}. Start browser-mcpd.` }));
   }
   // Pairing is offered while no daemon is trusted, or a daemon found is not paired.
   const trusted = state.daemons.some((d) => d.state === 'connected');

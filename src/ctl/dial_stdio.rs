@@ -92,11 +92,12 @@ pub fn connect_relay(control: &Path) -> Result<UnixStream, Error> {
         Error::new(
             ErrorCode::DaemonUnavailable,
             format!(
-                "browser-mcpd is not running for {} here (no answer on its relay socket {}: \
-                 {e}; a daemon older than this browserctl has none); start it with \
+                "browser-mcpd is not running for {} here (no answer on {}, the relay socket \
+                 of {}: {e}; a daemon older than this browserctl has none); start it with \
                  `browser-mcpd` or `systemctl --user start browser-mcpd`",
                 whoami(),
-                relay.display()
+                relay.display(),
+                control.display()
             ),
         )
     })?;

@@ -82,6 +82,9 @@ pub enum ErrorCode {
     UserDenied,
     /// Nobody answered the browser's consent prompt in time: the tool did not run.
     UserConsentTimeout,
+    /// A path (`browser_file_upload`'s `paths`, an MCP client's roots) from a client on another
+    /// machine, through ssh: the daemon reads no file for it; the client sends the file's bytes.
+    RemotePath,
 }
 
 impl ErrorCode {
@@ -119,6 +122,7 @@ impl ErrorCode {
         ErrorCode::NoPerson,
         ErrorCode::UserDenied,
         ErrorCode::UserConsentTimeout,
+        ErrorCode::RemotePath,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -156,6 +160,7 @@ impl ErrorCode {
             ErrorCode::NoPerson => "NO_PERSON",
             ErrorCode::UserDenied => "USER_DENIED",
             ErrorCode::UserConsentTimeout => "USER_CONSENT_TIMEOUT",
+            ErrorCode::RemotePath => "REMOTE_PATH",
         }
     }
 
@@ -177,7 +182,7 @@ impl ErrorCode {
     /// HTTP status used by the control API for this code.
     pub fn http_status(self) -> u16 {
         match self {
-            ErrorCode::BadRequest | ErrorCode::InvalidArguments => 400,
+            ErrorCode::BadRequest | ErrorCode::InvalidArguments | ErrorCode::RemotePath => 400,
             ErrorCode::Unauthorized => 401,
             ErrorCode::TabOwned | ErrorCode::UserDenied => 403,
             ErrorCode::UserConsentTimeout => 408,
@@ -213,7 +218,7 @@ impl ErrorCode {
             ErrorCode::DaemonUnavailable => 3,
             ErrorCode::NoBrowser | ErrorCode::TabNotFound | ErrorCode::ToolNotFound => 4,
             ErrorCode::AmbiguousTarget => 5,
-            ErrorCode::InvalidArguments | ErrorCode::PayloadTooLarge => 6,
+            ErrorCode::InvalidArguments | ErrorCode::PayloadTooLarge | ErrorCode::RemotePath => 6,
             ErrorCode::ToolError => 7,
             ErrorCode::MessageTimeout => 8,
             ErrorCode::SendError | ErrorCode::WebsocketError | ErrorCode::MaxRetriesExceeded => 9,

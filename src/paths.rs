@@ -58,6 +58,22 @@ pub fn forwarded_socket_path() -> PathBuf {
     default_socket_path().with_file_name("forwarded.sock")
 }
 
+/// The daemon's relay socket, beside its control socket (`browser-mcpd.sock` →
+/// `browser-mcpd.relay.sock`): the one `browserctl dial-stdio` and `browserctl forward`
+/// connect to, so that whatever comes from another machine reaches the daemon by a socket it
+/// knows to be a relay (issue 58, item 1; `daemon::trust::via`).
+pub fn relay_socket_path(control: &std::path::Path) -> PathBuf {
+    let name = control
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let relay = match name.strip_suffix(".sock") {
+        Some(stem) => format!("{stem}.relay.sock"),
+        None => format!("{name}.relay"),
+    };
+    control.with_file_name(relay)
+}
+
 /// The file in which a daemon started with no socket path named (the user's: systemd's,
 /// launchd's, or one started by hand) writes down the socket it listens on, so that a
 /// client started without the daemon's environment (an MCP client gives a server only HOME,
@@ -254,6 +270,16 @@ mod tests {
             None,
             "a directory others can write in"
         );
+    }
+
+    #[test]
+    fn the_relay_socket_stands_beside_the_control_socket() {
+        let relay = |p: &str| relay_socket_path(std::path::Path::new(p));
+        assert_eq!(
+            relay("/run/b/browser-mcpd.sock"),
+            PathBuf::from("/run/b/browser-mcpd.relay.sock")
+        );
+        assert_eq!(relay("/tmp/x/ctl"), PathBuf::from("/tmp/x/ctl.relay"));
     }
 
     #[test]

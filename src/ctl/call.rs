@@ -255,57 +255,6 @@ impl CallArgs {
     }
 }
 
-/// `browser_file_upload`: the files a person names on browserctl's command line (`--paths`, or
-/// `paths` in `--args`) are theirs to upload, wherever they are — the daemon otherwise reads
-/// only inside its upload roots (issue 31). Each becomes an absolute path (relative to where
-/// browserctl runs) and an upload root of its own for this call.
-fn named_files(mut req: CallRequest) -> Result<CallRequest, Error> {
-    if req.tool != crate::protocol::tool::FILE_UPLOAD {
-        return Ok(req);
-    }
-    let absolute = |p: &str| -> Result<String, Error> {
-        std::path::absolute(p)
-            .map(|a| a.display().to_string())
-            .map_err(|e| Error::new(ErrorCode::InvalidArguments, format!("`{p}`: {e}")))
-    };
-    let mut named = Vec::new();
-    for (flag, value) in req.flags.iter_mut() {
-        let (true, Some(text)) = (flag == "paths", value.as_mut()) else {
-            continue;
-        };
-        let list: Vec<String> = match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(serde_json::Value::Array(items)) => items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(&absolute)
-                        .unwrap_or_else(|| Ok(i.to_string()))
-                })
-                .collect::<Result<_, _>>()?,
-            _ => vec![absolute(text)?],
-        };
-        *text = serde_json::to_string(&list).expect("strings serialize");
-        named.extend(list);
-    }
-    if let Some(args) = &req.args {
-        if let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(args.get()) {
-            if let Some(serde_json::Value::Array(paths)) = object.get_mut("paths") {
-                for p in paths.iter_mut() {
-                    if let Some(text) = p.as_str() {
-                        let a = absolute(text)?;
-                        named.push(a.clone());
-                        *p = serde_json::Value::String(a);
-                    }
-                }
-                let text = serde_json::Value::Object(object).to_string();
-                req.args = Some(RawValue::from_string(text).expect("valid JSON"));
-            }
-        }
-    }
-    req.upload_roots = named;
-    Ok(req)
-}
-
 /// A callId of our own, so that Ctrl-C can cancel the call by name.
 fn call_id() -> String {
     let mut bytes = [0u8; 8];
@@ -340,7 +289,7 @@ pub async fn run(
         upload_roots: Vec::new(),
         agent: Some("browserctl".to_owned()),
     };
-    let req = named_files(req)?;
+    let req = super::named_files::read(req)?;
     // Subscribed before the call goes out, so that no prompt it raises is missed.
     let prompts = consent_events(c).await;
     let call = c.json::<CallResponse>(Method::POST, "/v1/call", Some(&req));

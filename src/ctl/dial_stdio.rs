@@ -1,7 +1,12 @@
 //! `browserctl dial-stdio` (plumbing, hidden from help): joins stdin and stdout to this user's
-//! control socket, as `docker system dial-stdio` does. `browserctl --host ssh://…` on another
-//! machine runs it through ssh; the daemon then sees this process's uid, and this process
-//! checks the daemon as every client does ([`crate::client::peer`]) before a byte passes.
+//! daemon, as `docker system dial-stdio` does. `browserctl --host ssh://…` on another machine
+//! runs it through ssh; the daemon then sees this process's uid, and this process checks the
+//! daemon as every client does ([`crate::client::peer`]) before a byte passes.
+//!
+//! It connects to the daemon's relay socket ([`crate::paths::relay_socket_path`]), never to
+//! its control socket, whatever socket it is told: what it carries comes from another machine,
+//! and the daemon knows that by the socket alone (issue 58, item 1), so it reads no file for a
+//! path from there.
 //!
 //! The caller's control API version comes first (`--control-api`): a mismatch is refused
 //! with both versions before the socket is touched. Failures go to stderr as one JSON line
@@ -13,7 +18,7 @@ use crate::protocol::control::CONTROL_API;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, Clone, clap::Args)]
@@ -59,26 +64,45 @@ pub fn run(args: &DialStdioArgs, socket: Option<PathBuf>) -> ExitCode {
 
 fn join(args: &DialStdioArgs, socket: Option<PathBuf>) -> Result<(), Error> {
     check_api(args.control_api)?;
-    let socket = socket.unwrap_or_else(crate::paths::client_socket_path);
-    crate::client::peer::check_dir(&socket)?;
-    let stream = UnixStream::connect(&socket).map_err(|e| {
-        Error::new(
-            ErrorCode::DaemonUnavailable,
-            format!(
-                "browser-mcpd is not running for {} here (no answer on {}: {e}); start it \
-                 with `browser-mcpd` or `systemctl --user start browser-mcpd`",
-                whoami(),
-                socket.display()
-            ),
-        )
-    })?;
-    crate::client::peer::check_stream(&socket, &stream)?;
+    let control = socket.unwrap_or_else(crate::paths::client_socket_path);
+    let stream = connect_relay(&control)?;
     let up = stream
         .try_clone()
         .map_err(|e| Error::internal(format!("cannot share the socket: {e}")))?;
     std::thread::spawn(move || upstream(up));
     downstream(&stream);
     Ok(())
+}
+
+/// A connection to the relay socket of the daemon at `control`, checked as every client checks
+/// its daemon. A daemon started by socket activation makes its relay socket once it runs: a
+/// connection to the control socket starts it, and the relay socket is awaited a moment.
+pub fn connect_relay(control: &Path) -> Result<UnixStream, Error> {
+    let relay = crate::paths::relay_socket_path(control);
+    crate::client::peer::check_dir(&relay)?;
+    let mut connected = UnixStream::connect(&relay);
+    if connected.is_err() && UnixStream::connect(control).is_ok() {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while connected.is_err() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            connected = UnixStream::connect(&relay);
+        }
+    }
+    let stream = connected.map_err(|e| {
+        Error::new(
+            ErrorCode::DaemonUnavailable,
+            format!(
+                "browser-mcpd is not running for {} here (no answer on {}, the relay socket \
+                 of {}: {e}; a daemon older than this browserctl has none); start it with \
+                 `browser-mcpd` or `systemctl --user start browser-mcpd`",
+                whoami(),
+                relay.display(),
+                control.display()
+            ),
+        )
+    })?;
+    crate::client::peer::check_stream(&relay, &stream)?;
+    Ok(stream)
 }
 
 fn whoami() -> String {

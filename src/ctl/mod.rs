@@ -22,6 +22,7 @@ pub mod install_host;
 pub mod listing;
 pub mod mcp;
 mod mcp_relay;
+mod named_files;
 pub mod native_host;
 pub mod output;
 pub mod pair;

@@ -363,7 +363,7 @@ Exit codes:
   3   the daemon is not running or not reachable (DAEMON_UNAVAILABLE)
   4   no such browser, tab or tool (NO_BROWSER, TAB_NOT_FOUND, TOOL_NOT_FOUND)
   5   the target is ambiguous: name a tab with --tab (AMBIGUOUS_TARGET)
-  6   invalid tool arguments (INVALID_ARGUMENTS, PAYLOAD_TOO_LARGE)
+  6   invalid tool arguments (INVALID_ARGUMENTS, PAYLOAD_TOO_LARGE, REMOTE_PATH)
   7   the tool ran and reported an error (TOOL_ERROR)
   8   no answer within the timeout (MESSAGE_TIMEOUT)
   9   the browser connection failed (SEND_ERROR, WEBSOCKET_ERROR, MAX_RETRIES_EXCEEDED)

@@ -168,7 +168,8 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::ToolNotFound
         | ErrorCode::TabNotFound
         | ErrorCode::AmbiguousTarget
-        | ErrorCode::PayloadTooLarge => code::INVALID_PARAMS,
+        | ErrorCode::PayloadTooLarge
+        | ErrorCode::RemotePath => code::INVALID_PARAMS,
         ErrorCode::NotFound | ErrorCode::MethodNotAllowed => code::METHOD_NOT_FOUND,
         ErrorCode::NoBrowser
         | ErrorCode::SendError

@@ -7,6 +7,7 @@
 //! - [`jsonrpc`]: seed 003, JSON-RPC 2.0 over WebSocket for browsers and agents (`GET /ws`).
 //! - [`tool`]: the MCP tool schema every dialect shares.
 //! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
+//! - [`upload`]: a file as `browser_file_upload` carries it (daemon and browserctl make it).
 
 pub mod auth;
 pub mod bridge;
@@ -17,6 +18,7 @@ pub mod managed;
 pub mod native;
 pub mod register;
 pub mod tool;
+pub mod upload;
 
 pub use tool::Tool;
 

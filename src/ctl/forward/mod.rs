@@ -4,9 +4,10 @@
 //!
 //! 1. `ssh devbox browserctl forward-end` makes the far end's place (see [`end`]) and says
 //!    where it is;
-//! 2. `ssh -R FAR:LOCAL devbox browserctl forward-end --hold` forwards the daemon's socket
-//!    there and, as its session command, checks it answers; its first line says the link
-//!    is up;
+//! 2. `ssh -R FAR:LOCAL devbox browserctl forward-end --hold` forwards the daemon's relay
+//!    socket there (issue 58, item 1: the daemon reads no file of its machine for what
+//!    comes by it) and, as its session command, checks it answers; its first line says the
+//!    link is up;
 //! 3. when that ssh ends, the link is down: a new round after a pause that doubles from 1 s
 //!    to 30 s (back to 1 s once a link was up).
 //!
@@ -82,11 +83,15 @@ pub async fn run(client: &Client, args: ForwardArgs, json: bool) -> Result<(), S
         return Err(no_host("forward").into());
     }
     let target = args.destination;
-    let local = client.socket().to_path_buf();
+    // The daemon's relay socket, not its control socket: what comes through it is from the
+    // far side, and the daemon reads no file of this machine for it (issue 58, item 1). The
+    // far side cannot choose another: ssh's `-R` takes this end from this machine alone.
+    let local = crate::paths::relay_socket_path(client.socket());
     // A path ssh cannot take is said now, not met at every round.
     forwardable(&local.to_string_lossy()).map_err(Error::bad_request)?;
     // The daemon must be there (and ours) before its socket is lent to anyone.
     let status = client.status().await?;
+    super::dial_stdio::connect_relay(client.socket())?;
     let mut file = state::StateFile::new(target.to_string(), &local);
     file.set("connecting", None);
     let mut pause = FIRST_PAUSE;

@@ -44,6 +44,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::limits;
 use crate::daemon::registry::{Focus, LaneId, Resolved, Target};
 use crate::daemon::stats::Stats;
+use crate::daemon::trust::via::Via;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, CallResponse};
 use exchange::{exchange, shutting_down, Scope};
@@ -95,16 +96,18 @@ impl Drop for InFlight<'_> {
 }
 
 /// The person's call (browserctl, the control API): see [`call_as`].
-pub async fn call(d: &Daemon, req: CallRequest) -> Result<CallResponse, Error> {
-    call_as(d, req, None).await
+pub async fn call(d: &Daemon, req: CallRequest, via: Via) -> Result<CallResponse, Error> {
+    call_as(d, req, None, via).await
 }
 
 /// A call through the daemon's call path, for an agent's lane (an MCP session, a JSON-RPC
-/// agent) or, `None`, the person.
+/// agent) or, `None`, the person; `via` says whose machine its paths name (only this one's
+/// are read, see [`upload`]).
 pub async fn call_as(
     d: &Daemon,
     req: CallRequest,
     lane: Option<LaneId>,
+    via: Via,
 ) -> Result<CallResponse, Error> {
     let in_flight = InFlight::new(&d.stats);
     let max = d.config().max_calls_in_flight;
@@ -119,11 +122,11 @@ pub async fn call_as(
         return Err(e);
     }
     let result = match req.call_id.clone() {
-        None => call_inner(d, req, lane).await,
+        None => call_inner(d, req, lane, via).await,
         Some(id) => {
             let entry = d.cancels.register(&id)?;
             tokio::select! {
-                r = call_inner(d, req, lane) => r,
+                r = call_inner(d, req, lane, via) => r,
                 // Dropping call_inner drops the attempt in flight, whose guard tells the
                 // connection to forget the pending entry (a later answer counts as late).
                 _ = entry.token.cancelled() => {
@@ -141,6 +144,7 @@ async fn call_inner(
     d: &Daemon,
     mut req: CallRequest,
     lane: Option<LaneId>,
+    via: Via,
 ) -> Result<CallResponse, Error> {
     if d.draining.is_cancelled() {
         return Err(shutting_down());
@@ -169,10 +173,15 @@ async fn call_inner(
         }),
         false => None,
     };
-    let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
-        .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
-        .collect();
-    let args = upload::inline_paths(&req.tool, args, &roots).await?;
+    let args = match via {
+        Via::Local => {
+            let roots: Vec<std::path::PathBuf> = (d.config().upload_roots.iter().cloned())
+                .chain(req.upload_roots.iter().map(std::path::PathBuf::from))
+                .collect();
+            upload::inline_paths(&req.tool, args, &roots).await?
+        }
+        Via::Relay => upload::from_afar(&req.tool, args)?,
+    };
     // A tab's calls take turns; a browser-level target (a tab-less dialect's peer, a program
     // that orders its own work) is no tab.
     let mut place = match target.tab {

@@ -12,17 +12,15 @@
 
 use super::beneath::{self, Refused};
 use crate::error::{Error, ErrorCode};
-use base64::Engine;
+use crate::protocol::upload::inline;
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 pub const TOOL: &str = crate::protocol::tool::FILE_UPLOAD;
 
-/// The most one call may upload, all files together: it travels as base64 in one WebSocket
-/// message and one extension message to the page.
-pub const MAX_TOTAL_BYTES: u64 = 32 << 20;
+pub use crate::protocol::upload::MAX_TOTAL_BYTES;
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidArguments, message)
@@ -71,6 +69,46 @@ pub async fn inline_paths(
     object.insert("files".into(), Value::Array(files));
     let text = serde_json::to_string(&Value::Object(object)).expect("a JSON value serializes");
     Ok(RawValue::from_string(text).expect("serde_json wrote valid JSON"))
+}
+
+/// For a call from another machine (`Via::Relay`): its `paths` name files there, which the
+/// daemon does not read here (REMOTE_PATH, saying what to send instead), and a `path` its
+/// inline files claim is dropped, as it names no file of this machine and the person's
+/// prompt must not show one. Other tools' arguments pass untouched.
+pub fn from_afar(tool: &str, args: Box<RawValue>) -> Result<Box<RawValue>, Error> {
+    if tool != TOOL {
+        return Ok(args);
+    }
+    let mut object: Map<String, Value> = match serde_json::from_str(args.get()) {
+        Ok(Value::Object(map)) => map,
+        _ => return Ok(args),
+    };
+    if object.contains_key("paths") {
+        return Err(remote_path());
+    }
+    let Some(Value::Array(files)) = object.get_mut("files") else {
+        return Ok(args);
+    };
+    let mut claimed = false;
+    for file in files.iter_mut().filter_map(Value::as_object_mut) {
+        claimed |= file.remove("path").is_some();
+    }
+    if !claimed {
+        return Ok(args);
+    }
+    let text = serde_json::to_string(&Value::Object(object)).expect("a JSON value serializes");
+    Ok(RawValue::from_string(text).expect("serde_json wrote valid JSON"))
+}
+
+fn remote_path() -> Error {
+    Error::new(
+        ErrorCode::RemotePath,
+        "this call came from another machine (through ssh: browserctl --host, browserctl \
+         forward or dial-stdio), so its `paths` (and an MCP client's roots) name files of that \
+         machine, which the daemon does not read here: send the file's bytes instead, as \
+         `files: [{name, mimeType, data}]` with `data` in base64 (browserctl call does this \
+         itself), or run the client on the browser's machine",
+    )
 }
 
 /// Where `path` lies below one of `roots`: the root (as configured, or with its own links
@@ -165,56 +203,15 @@ fn read_open(path: &Path, file: std::fs::File) -> Result<(Value, u64), Error> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let file = json!({
-        "name": name,
-        "mimeType": mime_type(&name),
-        "data": base64::engine::general_purpose::STANDARD.encode(&bytes),
-        // Read on the daemon's own machine: the path as its client named it, for the prompt
-        // that names each file leaving (issue 58, item 9).
-        "path": path.display().to_string(),
-    });
+    // Read on the daemon's own machine: the path as its client named it, for the prompt.
+    let file = inline(&name, &bytes, Some(&path.display().to_string()));
     Ok((file, bytes.len() as u64))
-}
-
-/// The type a browser's file chooser would give the file, by its extension ("" when unknown,
-/// as browsers do).
-fn mime_type(name: &str) -> &'static str {
-    let ext = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "txt" | "log" => "text/plain",
-        "html" | "htm" => "text/html",
-        "css" => "text/css",
-        "csv" => "text/csv",
-        "md" => "text/markdown",
-        "js" | "mjs" => "text/javascript",
-        "json" => "application/json",
-        "xml" => "application/xml",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "gz" => "application/gzip",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        "ico" => "image/x-icon",
-        "mp3" => "audio/mpeg",
-        "wav" => "audio/wav",
-        "mp4" => "video/mp4",
-        "webm" => "video/webm",
-        "doc" => "application/msword",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        _ => "",
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn raw(v: Value) -> Box<RawValue> {
         RawValue::from_string(v.to_string()).unwrap()
@@ -256,6 +253,25 @@ mod tests {
                     "path": path},
             ]})
         );
+    }
+
+    #[test]
+    fn from_afar_paths_are_refused_and_claimed_paths_dropped() {
+        let far = |v: Value| {
+            from_afar(TOOL, raw(v)).map(|r| serde_json::from_str::<Value>(r.get()).unwrap())
+        };
+        let e = far(json!({"paths": ["/etc/hostname"]})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::RemotePath);
+        assert!(e.message.contains("send the file's bytes"), "{}", e.message);
+        let claimed = json!({"ref": "e1", "files": [
+            {"name": "cv.txt", "data": "eA==", "path": "/home/me/cv.txt"}, {"name": "b", "data": ""}]});
+        assert_eq!(
+            far(claimed).unwrap(),
+            json!({"ref": "e1", "files": [{"name": "cv.txt", "data": "eA=="}, {"name": "b", "data": ""}]})
+        );
+        let other = json!({"paths": ["/etc/hostname"]});
+        let out = from_afar("browser_click", raw(other.clone())).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(out.get()).unwrap(), other);
     }
 
     #[test]

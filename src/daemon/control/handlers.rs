@@ -9,6 +9,7 @@ use crate::daemon::http::{self, Body};
 use crate::daemon::managed;
 use crate::daemon::mcp::stream as mcp_stream;
 use crate::daemon::trust::pairing::CodeState;
+use crate::daemon::trust::via::Via;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{
     Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,
@@ -23,6 +24,11 @@ use std::sync::Arc;
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 8 << 20;
 
+/// Largest call accepted: a `browser_file_upload` brings its files' bytes (browserctl reads
+/// them where it runs), as much as one upload takes, in base64, and the rest of the call.
+pub const MAX_CALL_BODY: usize =
+    (crate::protocol::upload::MAX_TOTAL_BYTES as usize / 3 + 1) * 4 + (1 << 20);
+
 pub async fn handle(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
     match route(req, d).await {
         Ok(r) => r,
@@ -33,8 +39,9 @@ pub async fn handle(req: Request<Incoming>, d: Arc<Daemon>) -> Response<Body> {
 async fn read_json<T: serde::de::DeserializeOwned>(
     req: Request<Incoming>,
     d: &Daemon,
+    max: usize,
 ) -> Result<T, Error> {
-    let body = http::read_body(req, MAX_BODY, d.config().handshake_timeout).await?;
+    let body = http::read_body(req, max, d.config().handshake_timeout).await?;
     http::parse_body(&body)
 }
 
@@ -52,7 +59,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
         Route::Status => Ok(http::ok(&status(&d))),
         Route::Browsers => Ok(http::ok(&browsers(&d))),
         Route::Launch => {
-            let body: LaunchRequest = read_json(req, &d).await?;
+            let body: LaunchRequest = read_json(req, &d, MAX_BODY).await?;
             Ok(http::ok(&managed::launch(&d, body).await?))
         }
         Route::Launchable => Ok(http::ok(&managed::launchable(&d))),
@@ -64,7 +71,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             }))
         }
         Route::OpenTab => {
-            let body: OpenTabRequest = read_json(req, &d).await?;
+            let body: OpenTabRequest = read_json(req, &d, MAX_BODY).await?;
             if body.url.is_empty() {
                 return Err(Error::bad_request("`url` is required"));
             }
@@ -91,11 +98,12 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             }))
         }
         Route::Call => {
-            let body: CallRequest = read_json(req, &d).await?;
+            let via = Via::of(&req);
+            let body: CallRequest = read_json(req, &d, MAX_CALL_BODY).await?;
             if body.tool.is_empty() {
                 return Err(Error::bad_request("`tool` is required"));
             }
-            Ok(http::ok(&calls::call(&d, body).await?))
+            Ok(http::ok(&calls::call(&d, body, via).await?))
         }
         Route::Cancel(id) => match d.cancels.cancel(&id) {
             true => Ok(http::ok(&Cancelled { cancelled: id })),
@@ -105,7 +113,10 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             )),
         },
         Route::Events(query) => events::stream(&d, query),
-        Route::Mcp(scope) => mcp_stream::accept(req, d.clone(), scope),
+        Route::Mcp(scope) => {
+            let via = Via::of(&req);
+            mcp_stream::accept(req, d.clone(), scope, via)
+        }
         Route::NewPairingCode => {
             let c = d.pairings.new_code();
             Ok(http::ok(&PairingCode {

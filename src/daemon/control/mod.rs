@@ -20,6 +20,7 @@ use super::http;
 use super::limits::{self, Admission};
 use super::mcp::stream::ConnectionSlot;
 use super::trust::refuse::Refusals;
+use super::trust::via::Via;
 use crate::error::{Error, ErrorCode};
 use conn::ControlConn;
 use hyper_util::rt::TokioIo;
@@ -28,7 +29,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::UnixListener;
 
-pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
+/// Serves one of the daemon's Unix sockets: the control socket (`Via::Local`) or the relay
+/// socket (`Via::Relay`, see [`Via`]), each request marked with the socket it came by.
+pub async fn serve(listener: UnixListener, d: Arc<Daemon>, via: Via) {
     let me = nix::unistd::geteuid().as_raw();
     // Answers to connections over the limit are capped too; beyond, a connection is closed.
     let refusing = Arc::default();
@@ -93,6 +96,7 @@ pub async fn serve(listener: UnixListener, d: Arc<Daemon>) {
                 let d = d2.clone();
                 let refusal = refusal.clone();
                 req.extensions_mut().insert(held.clone());
+                req.extensions_mut().insert(via);
                 async move {
                     if let Some(e) = refusal {
                         return Ok::<_, Infallible>(http::error(e));

@@ -6,6 +6,7 @@
 use crate::daemon::context::Daemon;
 use crate::daemon::limits::{self, Slot};
 use crate::daemon::registry::{Focus, LaneId, Target};
+use crate::daemon::trust::via::Via;
 use crate::daemon::{calls, managed};
 use crate::error::{Error, ErrorCode};
 use crate::mcp::{Backend, Snapshot};
@@ -27,22 +28,29 @@ pub struct DaemonBackend {
     in_flight: Option<Arc<AtomicU64>>,
     /// The session's lane, ended (its tabs nobody's) when the session's server is dropped.
     lane: LaneId,
+    /// Whose machine its paths and roots name: a session through a relay names another's.
+    via: Via,
 }
 
 impl DaemonBackend {
-    /// For an MCP session of an agent on the loopback port.
+    /// For an MCP session of an agent on the loopback port (this machine's).
     pub fn agent(d: Arc<Daemon>) -> DaemonBackend {
-        DaemonBackend::new(d, Some(Arc::default()))
+        DaemonBackend::new(d, Some(Arc::default()), Via::Local)
     }
 
-    /// For an MCP session on the control socket.
-    pub fn local(d: Arc<Daemon>) -> DaemonBackend {
-        DaemonBackend::new(d, None)
+    /// For an MCP session on the control socket, or on the relay socket (`Via::Relay`).
+    pub fn local(d: Arc<Daemon>, via: Via) -> DaemonBackend {
+        DaemonBackend::new(d, None, via)
     }
 
-    fn new(d: Arc<Daemon>, in_flight: Option<Arc<AtomicU64>>) -> DaemonBackend {
+    fn new(d: Arc<Daemon>, in_flight: Option<Arc<AtomicU64>>, via: Via) -> DaemonBackend {
         let lane = d.registry.begin_lane();
-        DaemonBackend { d, in_flight, lane }
+        DaemonBackend {
+            d,
+            in_flight,
+            lane,
+            via,
+        }
     }
 }
 
@@ -83,7 +91,7 @@ impl Backend for DaemonBackend {
                 Some(slot)
             }
         };
-        calls::call_as(&self.d, req, Some(self.lane)).await
+        calls::call_as(&self.d, req, Some(self.lane), self.via).await
     }
 
     async fn cancel(&self, call_id: &str) -> Result<bool, Error> {

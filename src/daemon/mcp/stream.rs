@@ -15,6 +15,7 @@
 use super::backend::DaemonBackend;
 use crate::daemon::context::Daemon;
 use crate::daemon::http::{self, Body};
+use crate::daemon::trust::via::Via;
 use crate::error::Error;
 use crate::mcp::shortcut::{Answered, Call, Shortcut, Taken};
 use crate::mcp::{McpServer, Scope};
@@ -48,6 +49,7 @@ pub fn accept(
     mut req: Request<Incoming>,
     d: Arc<Daemon>,
     scope: Scope,
+    via: Via,
 ) -> Result<Response<Body>, Error> {
     let wants = |name, token| http::lists(req.headers(), name, token);
     if !wants(header::CONNECTION, "upgrade") || !wants(header::UPGRADE, MCP_UPGRADE) {
@@ -65,7 +67,7 @@ pub fn accept(
         let _slot = slot;
         let _present = present;
         match upgrade.await {
-            Ok(io) => session(TokioIo::new(io), d, scope).await,
+            Ok(io) => session(TokioIo::new(io), d, scope, via).await,
             Err(e) => tracing::debug!(error = %e, "an MCP upgrade on the control socket failed"),
         }
     });
@@ -92,8 +94,13 @@ const PIPE: usize = 256 << 10;
 const SHORT_MAX: usize = 1 << 20;
 
 /// One MCP session on an upgraded connection, until the client leaves or the daemon stops.
-async fn session(io: impl AsyncRead + AsyncWrite + Send + 'static, d: Arc<Daemon>, scope: Scope) {
-    let server = McpServer::new(DaemonBackend::local(d.clone()), scope);
+async fn session(
+    io: impl AsyncRead + AsyncWrite + Send + 'static,
+    d: Arc<Daemon>,
+    scope: Scope,
+    via: Via,
+) {
+    let server = McpServer::new(DaemonBackend::local(d.clone(), via), scope);
     let shortcut = Shortcut::of(&server);
     // Duplex pipes, as their ends tell the other side when they are dropped: when rmcp's
     // service ends, its output reads to its end here.

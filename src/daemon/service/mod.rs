@@ -14,6 +14,7 @@ mod sd;
 use crate::daemon::context::{self, Daemon, Runtime};
 use crate::daemon::settings::{self, Loaded};
 use crate::daemon::trust::peer;
+use crate::daemon::trust::via::Via;
 use crate::daemon::{control, limits, listener, managed};
 pub use sd::Activation;
 use sd_notify::NotifyState;
@@ -226,6 +227,7 @@ async fn scanned_port_instead(taken: SocketAddr, uid: u32) -> Result<TcpListener
 /// socket or empty directory is left for doctor (or the next start) to stumble on.
 struct Leftovers {
     socket: Option<control::SocketFile>,
+    relay: Option<control::SocketFile>,
     dirs: Vec<PathBuf>,
     armed: bool,
 }
@@ -235,7 +237,7 @@ impl Drop for Leftovers {
         if !self.armed {
             return;
         }
-        if let Some(s) = &self.socket {
+        for s in self.socket.iter().chain(&self.relay) {
             s.remove();
         }
         // Only directories this start made, and only if still empty.
@@ -260,6 +262,7 @@ fn missing_dirs(path: &std::path::Path) -> Vec<PathBuf> {
 pub async fn run(start: Start) -> Result<Exit, StartError> {
     let mut leftovers = Leftovers {
         socket: None,
+        relay: None,
         dirs: Vec::new(),
         armed: true,
     };
@@ -318,6 +321,12 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         control_listener(activation.control, socket_configured)?;
     // Removed by a start that fails, or by the daemon as it stops.
     leftovers.socket = socket_file;
+    // Beside it, the socket of connections from other machines (issue 58, item 1): made by
+    // the daemon even when the service manager hands it the control socket.
+    let relay_path = crate::paths::relay_socket_path(&socket_path);
+    let (relay_listener, relay_file) =
+        control::bind(&relay_path).map_err(|e| start_error("relay socket", e))?;
+    leftovers.relay = Some(relay_file);
     if config.socket.is_none() {
         point_to(&socket_path);
     }
@@ -342,7 +351,10 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
 
     daemon
         .tasks
-        .spawn(control::serve(control_listener, daemon.clone()));
+        .spawn(control::serve(control_listener, daemon.clone(), Via::Local));
+    daemon
+        .tasks
+        .spawn(control::serve(relay_listener, daemon.clone(), Via::Relay));
     daemon.tasks.spawn(listener::serve(tcp, daemon.clone()));
     daemon
         .tasks
@@ -395,7 +407,10 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
     let exit = shut_down(&daemon, &mut signals, first).await;
     let _ = tokio::time::timeout(Duration::from_secs(1), watcher).await;
     disco.remove();
-    if let Some(file) = leftovers.socket.take() {
+    for file in [leftovers.socket.take(), leftovers.relay.take()]
+        .into_iter()
+        .flatten()
+    {
         file.remove();
     }
     tracing::info!("stopped");

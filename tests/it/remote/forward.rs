@@ -197,7 +197,7 @@ async fn browserctl_mcp_on_the_dev_box_finds_a_forward_that_comes_later() {
 
 /// `browserctl forward ssh://devbox --json` on the laptop, lending the daemon at `socket`; its
 /// stdout piped for the events.
-fn forward_to_devbox(m: &Machines, socket: &Path, stderr: Stdio) -> KillOnDrop {
+pub(crate) fn forward_to_devbox(m: &Machines, socket: &Path, stderr: Stdio) -> KillOnDrop {
     KillOnDrop(
         m.laptop_ctl()
             .arg("--socket")

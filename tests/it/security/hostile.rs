@@ -241,7 +241,8 @@ async fn control_api_refuses_junk_and_oversize_bodies() {
         (
             "POST",
             "/v1/call",
-            format!(r#"{{"tool":"{}"}}"#, "x".repeat(9 << 20)),
+            // Past what a call takes (an upload's bytes in base64, handlers::MAX_CALL_BODY).
+            format!(r#"{{"tool":"{}"}}"#, "x".repeat(48 << 20)),
             413,
         ),
         ("DELETE", "/v1/tabs/b1:1?timeoutMs=soon", String::new(), 400),

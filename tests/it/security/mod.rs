@@ -2,6 +2,7 @@
 
 pub mod attacks;
 pub mod dialog_answer;
+pub mod far_files;
 pub mod framed_consent;
 pub mod hostile;
 pub mod hostile_load;

@@ -13,6 +13,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::dialect::driver::Link;
 use crate::daemon::limits::{self, Slot};
 use crate::daemon::registry::LaneId;
+use crate::daemon::trust::via::Via;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::control::{CallRequest, ToolView};
 use crate::protocol::jsonrpc::{
@@ -181,7 +182,8 @@ async fn agent_call(
     // The call goes to the target resolved in the session, not to what the reference would
     // name outside it.
     req.tab = Some(target.to_string());
-    Ok(calls::call_as(d, req, Some(lane)).await?.result)
+    // The loopback port takes this machine's programs alone.
+    Ok(calls::call_as(d, req, Some(lane), Via::Local).await?.result)
 }
 
 /// A tool as `tools/list` shows it to an agent: the MCP tool, plus where it lives (`target`,

@@ -82,6 +82,12 @@ pub enum ErrorCode {
     UserDenied,
     /// Nobody answered the browser's consent prompt in time: the tool did not run.
     UserConsentTimeout,
+    /// No consent prompt of that id waits (`browserctl consent answer`): never asked, or it
+    /// lapsed unanswered or went with its browser; `details.state` says which it was.
+    ConsentNotFound,
+    /// The consent prompt was answered already (in the browser, or from another terminal):
+    /// the first answer stands; `details.outcome` says what it was.
+    ConsentAnswered,
 }
 
 impl ErrorCode {
@@ -119,6 +125,8 @@ impl ErrorCode {
         ErrorCode::NoPerson,
         ErrorCode::UserDenied,
         ErrorCode::UserConsentTimeout,
+        ErrorCode::ConsentNotFound,
+        ErrorCode::ConsentAnswered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -156,6 +164,8 @@ impl ErrorCode {
             ErrorCode::NoPerson => "NO_PERSON",
             ErrorCode::UserDenied => "USER_DENIED",
             ErrorCode::UserConsentTimeout => "USER_CONSENT_TIMEOUT",
+            ErrorCode::ConsentNotFound => "CONSENT_NOT_FOUND",
+            ErrorCode::ConsentAnswered => "CONSENT_ANSWERED",
         }
     }
 
@@ -185,10 +195,13 @@ impl ErrorCode {
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
             | ErrorCode::NotFound
+            | ErrorCode::ConsentNotFound
             | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
-            ErrorCode::AmbiguousTarget | ErrorCode::HandoffInProgress => 409,
+            ErrorCode::AmbiguousTarget
+            | ErrorCode::HandoffInProgress
+            | ErrorCode::ConsentAnswered => 409,
             ErrorCode::HandoffDeclined | ErrorCode::NoPerson => 422,
             ErrorCode::HandoffTimeout => 504,
             ErrorCode::PayloadTooLarge => 413,
@@ -234,6 +247,8 @@ impl ErrorCode {
             ErrorCode::NoPerson => 25,
             ErrorCode::UserDenied => 20,
             ErrorCode::UserConsentTimeout => 21,
+            ErrorCode::ConsentNotFound => 27,
+            ErrorCode::ConsentAnswered => 28,
         }
     }
 

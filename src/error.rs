@@ -85,6 +85,12 @@ pub enum ErrorCode {
     /// A path (`browser_file_upload`'s `paths`, an MCP client's roots) from a client on another
     /// machine, through ssh: the daemon reads no file for it; the client sends the file's bytes.
     RemotePath,
+    /// No consent prompt of that id waits (`browserctl consent answer`): never asked, or it
+    /// lapsed unanswered or went with its browser; `details.state` says which it was.
+    ConsentNotFound,
+    /// The consent prompt was answered already (in the browser, or from another terminal):
+    /// the first answer stands; `details.outcome` says what it was.
+    ConsentAnswered,
 }
 
 impl ErrorCode {
@@ -123,6 +129,8 @@ impl ErrorCode {
         ErrorCode::UserDenied,
         ErrorCode::UserConsentTimeout,
         ErrorCode::RemotePath,
+        ErrorCode::ConsentNotFound,
+        ErrorCode::ConsentAnswered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -161,6 +169,8 @@ impl ErrorCode {
             ErrorCode::UserDenied => "USER_DENIED",
             ErrorCode::UserConsentTimeout => "USER_CONSENT_TIMEOUT",
             ErrorCode::RemotePath => "REMOTE_PATH",
+            ErrorCode::ConsentNotFound => "CONSENT_NOT_FOUND",
+            ErrorCode::ConsentAnswered => "CONSENT_ANSWERED",
         }
     }
 
@@ -190,10 +200,13 @@ impl ErrorCode {
             | ErrorCode::ToolNotFound
             | ErrorCode::NoBrowser
             | ErrorCode::NotFound
+            | ErrorCode::ConsentNotFound
             | ErrorCode::BrowserNotInstalled => 404,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::PageNavigated => 410,
-            ErrorCode::AmbiguousTarget | ErrorCode::HandoffInProgress => 409,
+            ErrorCode::AmbiguousTarget
+            | ErrorCode::HandoffInProgress
+            | ErrorCode::ConsentAnswered => 409,
             ErrorCode::HandoffDeclined | ErrorCode::NoPerson => 422,
             ErrorCode::HandoffTimeout => 504,
             ErrorCode::PayloadTooLarge => 413,
@@ -239,6 +252,8 @@ impl ErrorCode {
             ErrorCode::NoPerson => 25,
             ErrorCode::UserDenied => 20,
             ErrorCode::UserConsentTimeout => 21,
+            ErrorCode::ConsentNotFound => 27,
+            ErrorCode::ConsentAnswered => 28,
         }
     }
 

@@ -28,6 +28,9 @@ export const Code = Object.freeze({
   SITE_DISABLED: 'SITE_DISABLED',
   USER_DENIED: 'USER_DENIED',
   USER_CONSENT_TIMEOUT: 'USER_CONSENT_TIMEOUT',
+  // A terminal's answer to a prompt (consent.js answerFrom) that came too late.
+  CONSENT_NOT_FOUND: 'CONSENT_NOT_FOUND',
+  CONSENT_ANSWERED: 'CONSENT_ANSWERED',
   // A hand-off to the person (handoff.js).
   HANDOFF_DECLINED: 'HANDOFF_DECLINED',
   HANDOFF_TIMEOUT: 'HANDOFF_TIMEOUT',
@@ -123,6 +126,9 @@ export const watching = (requestId, on) => message('watching', { requestId, watc
 // Not in seed 001 (issue 59): the call `callId` waits for the person's answer to a prompt, and
 // then no longer does (`outcome`: allowed, denied, unanswered); the daemon publishes both as events.
 export const consentRequested = (callId, tabId, fields) => message('consentRequested', { callId, tabId, ...fields });
-export const consentAnswered = (callId, tabId, promptId, outcome) => message('consentAnswered', { callId, tabId, promptId, outcome });
+// `by`: who answered (`browser`, `terminal`); absent when nobody did.
+export const consentAnswered = (callId, tabId, promptId, outcome, by) => message('consentAnswered', { callId, tabId, promptId, outcome, ...(by ? { by } : {}) });
+// The answer to a daemon's `answerConsent` (issue 60): the prompt took `choice`.
+export const answeredConsent = (requestId, promptId, choice) => message('answeredConsent', { requestId, promptId, choice });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });

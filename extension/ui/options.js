@@ -122,7 +122,7 @@ function renderActivity(calls) {
       el('td', { text: c.ms != null ? duration(c.ms) : '…' }),
       el('td', { class: 'mono', text: String(c.port) }),
       el('td', { class: 'mono', text: c.agent || '—' }),
-      el('td', { text: c.consent ? ANSWER_WORDS[c.consent] ?? c.consent : '—' }))));
+      el('td', { text: c.consent ? `${ANSWER_WORDS[c.consent] ?? c.consent}${c.answeredBy === 'terminal' ? ' (from a terminal)' : ''}` : '—' }))));
 }
 
 async function setSite(site, patch) {

@@ -20,6 +20,7 @@ import { loadActivity, runCall } from './calls/activity.js';
 import { siteOf } from '../shared/policy.js';
 import { watched } from './calls/call-watch.js';
 import { endHandoff, handOff } from './calls/handoff.js';
+import { answerFrom } from './calls/consent.js';
 import { setManagedBrowser } from './state/managed.js';
 import * as watch from './ahead/watch.js';
 
@@ -350,6 +351,14 @@ async function handle(conn, msg) {
       return tabs.groupTabs(msg);
     case 'endHandoff':
       return endHandoff(msg.tabId, msg.answer);
+    case 'answerConsent':
+      // The person at a terminal (issue 60): answered as a click in the popup would be.
+      try {
+        conn.send(proto.answeredConsent(msg.requestId ?? null, msg.promptId, await answerFrom(msg.promptId, msg.choice, msg.by)));
+      } catch (e) {
+        conn.send(proto.requestFailed(msg.requestId ?? null, e));
+      }
+      return;
     case 'watch': {
       // The vote is this socket's: it goes when the socket closes, and an answer is not sent on
       // one that replaced it.

@@ -19,6 +19,32 @@ pub struct SocketArg {
     pub host: Option<SshTarget>,
 }
 
+/// `--socket`, `--host` and `--json` of a command with subcommands (`browser`, `consent`),
+/// taken before or after its subcommand.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Globals {
+    /// The daemon's control socket [env: BROWSER_MCP_SOCKET] [default:
+    /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
+    #[arg(long, value_name = "PATH", global = true)]
+    pub socket: Option<PathBuf>,
+    /// Talk to the daemon of another machine through ssh: ssh://[user@]host[:port] [env:
+    /// BROWSER_MCP_HOST]; see README's "Remote use".
+    #[arg(long, value_name = "URL", global = true)]
+    pub host: Option<SshTarget>,
+    /// Print JSON instead of text (errors too, on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl Globals {
+    pub fn socket(&self) -> SocketArg {
+        SocketArg {
+            socket: self.socket.clone(),
+            host: self.host.clone(),
+        }
+    }
+}
+
 /// browserctl's own options of `call`, which may also follow TOOL: (name, takes a value).
 pub const CALL_OWN_OPTIONS: &[(&str, bool)] = &[
     ("tab", true),

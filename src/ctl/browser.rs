@@ -15,17 +15,8 @@ use std::time::Duration;
 pub struct BrowserArgs {
     #[command(subcommand)]
     pub action: Action,
-    /// The daemon's control socket [env: BROWSER_MCP_SOCKET] [default:
-    /// $XDG_RUNTIME_DIR/browser-mcp/browser-mcpd.sock].
-    #[arg(long, value_name = "PATH", global = true)]
-    pub socket: Option<std::path::PathBuf>,
-    /// Talk to the daemon of another machine through ssh: ssh://[user@]host[:port] [env:
-    /// BROWSER_MCP_HOST]; see README's "Remote use".
-    #[arg(long, value_name = "URL", global = true)]
-    pub host: Option<crate::client::SshTarget>,
-    /// Print JSON instead of text (errors too, on stderr).
-    #[arg(long, global = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub globals: super::args::Globals,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,14 +83,11 @@ pub enum Action {
 
 impl BrowserArgs {
     pub fn socket(&self) -> super::args::SocketArg {
-        super::args::SocketArg {
-            socket: self.socket.clone(),
-            host: self.host.clone(),
-        }
+        self.globals.socket()
     }
 
     pub fn json(&self) -> bool {
-        self.json
+        self.globals.json
             || matches!(
                 self.action,
                 Action::List {

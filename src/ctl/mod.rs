@@ -14,6 +14,7 @@ pub mod call;
 pub mod client;
 pub mod clients;
 pub mod completions;
+pub mod consent;
 pub mod dial_stdio;
 pub mod doctor;
 pub mod events;
@@ -134,6 +135,12 @@ pub enum Command {
     /// HANDOFF_DECLINED (23), HANDOFF_TIMEOUT (24) or NO_PERSON (25). Meanwhile other calls
     /// on the tab fail with HANDOFF_IN_PROGRESS (22).
     Handoff(call::HandoffArgs),
+    /// The consent prompts that wait for you in the browser: list them, answer one.
+    ///
+    /// Only you (your uid, on this machine or through your own ssh link with --host) can:
+    /// an agent's MCP session has no way to. Exit 27 (CONSENT_NOT_FOUND) when no such prompt
+    /// waits, 28 (CONSENT_ANSWERED) when it was answered already.
+    Consent(consent::ConsentArgs),
     /// Open a tab and print it once the browser reports it.
     Open {
         /// The URL to open.
@@ -245,6 +252,7 @@ impl Command {
             Command::Tools { .. } => "tools",
             Command::Call(_) => "call",
             Command::Handoff(_) => "handoff",
+            Command::Consent(_) => "consent",
             Command::Open { .. } => "open",
             Command::Close { .. } => "close",
             Command::Discover { .. } => "discover",
@@ -269,6 +277,7 @@ impl Command {
     fn socket_arg(&self) -> Option<SocketArg> {
         match self {
             Command::Browser(a) => Some(a.socket()),
+            Command::Consent(a) => Some(a.socket()),
             Command::Status { socket, .. }
             | Command::Browsers { socket, .. }
             | Command::Tabs { socket, .. }
@@ -311,6 +320,7 @@ impl Command {
             Command::Mcp(a) => Some(a.json),
             Command::Wait(a) => Some(a.json),
             Command::Browser(a) => Some(a.json()),
+            Command::Consent(a) => Some(a.json()),
             Command::Pair(a) => Some(a.json),
             Command::Token(a) => Some(a.json),
             Command::InstallNativeHost(a) => Some(a.json),
@@ -454,6 +464,7 @@ pub async fn run(inv: Invocation) -> ExitCode {
             .await
             .map_err(|s| s.hint(ErrorCode::AmbiguousTarget, "choose one with --tab")),
         Command::Handoff(args) => call::run(&client, args.call(), json, command).await,
+        Command::Consent(args) => consent::run(&client, args, json).await,
         Command::Open {
             url,
             focus,
@@ -517,6 +528,7 @@ mod tests {
         ("tools", &[]),
         ("call", &["search"]),
         ("handoff", &["--tab", "b1:7", "--reason", "sign in"]),
+        ("consent", &["list"]),
         ("open", &["https://example.com"]),
         ("close", &["b1:1"]),
         ("discover", &["b1:1"]),

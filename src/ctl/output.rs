@@ -384,6 +384,8 @@ Exit codes:
   24  nobody answered a hand-off in its time (HANDOFF_TIMEOUT)
   25  a hand-off to a browser nobody sees: the daemon launched it headless (NO_PERSON)
   26  the person stopped trusted input mid-action; the page saw part of it (INPUT_CANCELLED)
+  27  no consent prompt of that id waits: never asked, lapsed, or gone (CONSENT_NOT_FOUND)
+  28  the consent prompt was answered already; the first answer stands (CONSENT_ANSWERED)
   130 interrupted (Ctrl-C); a call in flight is cancelled in the daemon";
 
 #[cfg(test)]

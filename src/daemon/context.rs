@@ -4,6 +4,7 @@
 use super::calls::args::ValidatorCache;
 use super::calls::cancels::Cancels;
 use super::calls::handoffs::Handoffs;
+use super::calls::prompts::Prompts;
 use super::calls::queues::TabQueues;
 use super::managed::table::Managed;
 use super::registry::presence::Presence;
@@ -44,6 +45,8 @@ pub struct Daemon {
     pub queues: TabQueues,
     /// The tabs handed to the person (`browser_handoff`, issue 60).
     pub handoffs: Handoffs,
+    /// The consent prompts that wait for the person (issue 60).
+    pub prompts: Prompts,
     /// The user's pairings with browser profiles, and this daemon's pairing codes.
     pub pairings: Pairings,
     /// The browsers this daemon launched (issue 32).
@@ -75,6 +78,7 @@ impl Daemon {
             cancels: Cancels::default(),
             queues: TabQueues::default(),
             handoffs: Handoffs::default(),
+            prompts: Prompts::default(),
             pairings: Pairings::new(pairing_file),
             managed: Managed::default(),
             presence: Arc::default(),

@@ -202,6 +202,22 @@ async fn route(req: Request<Incoming>, port: Arc<Port>, who: &PeerUser) -> Respo
                 "startedAt": d.runtime.started_at, "auth": auth_proto::SUBPROTOCOL,
                 "hint": "connect with a WebSocket (seed-001 bridge protocol)"}),
         ),
+        // The control API is the person's, on the control socket: a token (an agent's, an
+        // MCP client's) opens none of it here, the answers to consent prompts least of all
+        // (issue 60).
+        (_, path) if path == "/v1" || path.starts_with("/v1/") => {
+            http::error(Error::new(
+                ErrorCode::Unauthorized,
+                format!(
+                    "{path} is the control API, served only on the daemon's control socket to                      its own user (browserctl); the loopback port and its token do not open it{}",
+                    if path.starts_with("/v1/consent") {
+                        ": a consent prompt is answered by the person, in the browser or with                          `browserctl consent answer`, never by an agent"
+                    } else {
+                        ""
+                    }
+                ),
+            ))
+        }
         _ => http::error(Error::new(
             ErrorCode::NotFound,
             format!("no route {}", req.uri().path()),

@@ -23,6 +23,7 @@
 //! calls/cancels.rs    the calls a caller may cancel by its callId
 //! calls/queues.rs     each tab's calls in turn, the wait bounded
 //! calls/handoffs.rs   the tabs handed to the person, which refuse other calls
+//! calls/prompts.rs    the consent prompts that wait, which the person answers from a terminal
 //! registry/           browsers → tabs → tools, the event log; presence (an agent at work)
 //! conn/               a connection's handle and its pending calls
 //! trust/              who may connect: peer uid, Host/Origin/token, the trust handshake,

@@ -238,7 +238,7 @@ pub enum ExtensionMessage {
         data: Box<RawValue>,
     },
     /// Additive (our extension): a call waits for the person's answer in the browser, or no
-    /// longer does ([`super::consent`]).
+    /// longer does, or the browser took a terminal's answer ([`super::consent`]).
     Consent(super::consent::Note),
     /// Additive (our extension): the answer to `watch`, once the extension did what it asks.
     Watching {
@@ -328,7 +328,7 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
                 .data
                 .unwrap_or_else(|| RawValue::from_string("{}".to_owned()).expect("valid JSON")),
         },
-        kind @ ("consentRequested" | "consentAnswered") => {
+        kind @ ("consentRequested" | "consentAnswered" | "answeredConsent") => {
             ExtensionMessage::Consent(super::consent::decode(kind, text)?)
         }
         "watching" => ExtensionMessage::Watching {
@@ -393,6 +393,20 @@ pub enum ServerMessage<'a> {
         tab_id: TabId,
         #[serde(skip_serializing_if = "Option::is_none")]
         answer: Option<&'a str>,
+    },
+    /// Not in seed 001 (additive, issue 60): the person answered consent prompt `promptId`
+    /// at a terminal (`browserctl consent answer`): the extension answers it as a click in
+    /// its popup would, with `choice` (its own name of it: `once`, `always`, `agent`,
+    /// `agent-read`, `site-read`, `deny`) and `by` (`terminal`) in its activity log, and says
+    /// `answeredConsent` or `error` with the same `requestId`. An older extension ignores
+    /// it, and the daemon's wait ends in MESSAGE_TIMEOUT.
+    #[serde(rename_all = "camelCase")]
+    AnswerConsent {
+        session_id: &'a str,
+        request_id: &'a str,
+        prompt_id: &'a str,
+        choice: &'a str,
+        by: &'a str,
     },
     /// Not in seed 001 (additive; old extensions ignore unknown types): puts existing tabs
     /// an agent is scoped to in its tab group, as `openTab`'s `group` does for new ones. No

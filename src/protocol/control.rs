@@ -15,6 +15,8 @@
 //! | POST | /v1/call | [`CallRequest`] | [`CallResponse`] |
 //! | DELETE | /v1/calls/{callId} | | [`Cancelled`]; the call ends with CANCELLED |
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
+//! | GET | /v1/consent | | [`PromptList`](super::consent::PromptList): the consent prompts that wait |
+//! | POST | /v1/consent/{id} | [`AnswerRequest`](super::consent::AnswerRequest) | [`AnswerTaken`](super::consent::AnswerTaken) |
 //! | GET | /v1/mcp | `?tab=&url=&browser=&session=&own=1`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
 //!
 //! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",
@@ -333,7 +335,8 @@ pub mod event_kind {
     /// A call waits for the person's answer in the browser (issue 59): `data` is `{id, agent,
     /// site, tool, argsSummary, timeoutMs, callId}` (`callId`: the caller's, when it named one).
     pub const CONSENT_REQUESTED: &str = "consentRequested";
-    /// The prompt `data.id` ended: `outcome` is `allowed`, `denied` or `unanswered`.
+    /// The prompt `data.id` ended: `outcome` is `allowed`, `denied` or `unanswered`; `by`
+    /// who answered (`browser`, `terminal`), absent when nobody did.
     pub const CONSENT_ANSWERED: &str = "consentAnswered";
     /// The page events, which an extension may send and which change no tab's tools.
     pub const PAGE: &[&str] = &[CONSOLE_ERROR, DOWNLOAD_FINISHED, NAVIGATED];

@@ -188,7 +188,9 @@ pub fn rpc_code(c: ErrorCode) -> i64 {
         | ErrorCode::HandoffInProgress
         | ErrorCode::HandoffDeclined
         | ErrorCode::HandoffTimeout
-        | ErrorCode::NoPerson => code::CONNECTION_ERROR,
+        | ErrorCode::NoPerson
+        | ErrorCode::ConsentNotFound
+        | ErrorCode::ConsentAnswered => code::CONNECTION_ERROR,
         // The consent codes were TOOL_ERROR's `toolCode` before issue 59: the same answer.
         ErrorCode::ToolError
         | ErrorCode::PageNavigated

@@ -3,7 +3,7 @@
 // (popup: recent calls of the tab; options: the activity log, which the user can clear).
 // The log keeps tool, agent, site, tab title, timing, outcome and the person's answer when one
 // was asked for (`consent`: a choice of consent.js, `remembered` when a grant answered, `deny`,
-// `no answer`), never the arguments or results.
+// `no answer`; `answeredBy`: `browser` or `terminal`, issue 60), never the arguments or results.
 import { setInFlight, uiChanged } from '../state/badge.js';
 import { checkCall, granted, siteOf, tabSites } from '../../shared/policy.js';
 import * as consent from './consent.js';
@@ -77,11 +77,11 @@ async function consented(e, { callId, tabId, toolName, args, port, tell }) {
     changed();
     const since = Date.now();
     // The daemon hears of the prompt, so that its caller can say what it waits for (issue 59).
-    let promptId = null;
+    let prompt = null;
     let outcome = 'allowed';
     const opened = (p) => {
-      promptId = p.id;
-      tell(consentRequested(callId, tabId, { promptId, agent: e.agent, site: p.site, tool: toolName, argsSummary: p.shown || null, timeoutMs: p.deadline - p.createdAt }));
+      prompt = p;
+      tell(consentRequested(callId, tabId, { promptId: p.id, agent: e.agent, site: p.site, tool: toolName, argsSummary: p.shown || null, timeoutMs: p.deadline - p.createdAt, choices: consent.choicesFor(p) }));
     };
     try {
       e.consent = await consent.ask({ tabId, sites: asked, place: asked.join(' → ') + from, tool: toolName, args, port, title: e.title, agent: e.agent, access, opened });
@@ -91,7 +91,8 @@ async function consented(e, { callId, tabId, toolName, args, port, tell }) {
       throw err;
     } finally {
       e.waitMs = Date.now() - since;
-      if (promptId) tell(consentAnswered(callId, tabId, promptId, outcome));
+      if (prompt?.by) e.answeredBy = prompt.by;
+      if (prompt) tell(consentAnswered(callId, tabId, prompt.id, outcome, prompt.by));
     }
     const now = await getTab(tabId);
     if (moved.left(tab.pendingUrl) || tabSites(now).some((site) => !sites.includes(site))) {

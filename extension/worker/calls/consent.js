@@ -13,6 +13,10 @@ import { answerWindows } from './answer-window.js';
 import { noteText, promptArgs } from './prompt-args.js';
 
 const pending = new Map(); // id -> Prompt
+// How the last prompts ended (id -> allowed, denied, unanswered), so that a late answer from
+// a terminal hears "answered already" or "lapsed" rather than "no such prompt".
+const ended = new Map();
+const ENDED_MAX = 100;
 const popups = answerWindows((id) => pending.has(id));
 let seq = 0;
 
@@ -42,6 +46,8 @@ export function ask({ tabId, sites, place, tool, args, port, title, agent = null
     // `how`: the choice that allowed it, or null with the error that refused it.
     prompt.settle = (how, error) => {
       if (!pending.delete(id)) return;
+      ended.set(id, how ? 'allowed' : error?.code === Code.USER_DENIED ? 'denied' : 'unanswered');
+      if (ended.size > ENDED_MAX) ended.delete(ended.keys().next().value);
       clearTimeout(prompt.timer);
       if (chrome.notifications) chrome.notifications.clear(id).catch(() => {});
       popups.close(id);
@@ -71,13 +77,16 @@ export function choicesFor(p) {
   return CHOICES.filter((c) => (!c.endsWith('-read') || p.access === 'read') && (!c.startsWith('agent') || !!p.agent));
 }
 
-// `choice` one of CHOICES; true and false stand for once and deny. False when there is no such
-// prompt, or the choice does not fit it.
-export async function answer(id, choice) {
+// `choice` one of CHOICES; true and false stand for once and deny; `by` who answered, for the
+// activity log: `browser` (the popup, the notification) or `terminal` (`browserctl consent
+// answer`, through a daemon: answerFrom). False when there is no such prompt, or the choice
+// does not fit it.
+export async function answer(id, choice, by = 'browser') {
   const p = pending.get(id);
   if (!p) return false;
   const how = choice === true ? 'once' : choice === false ? 'deny' : choice;
   if (!choicesFor(p).includes(how)) return false;
+  p.by = by;
   if (how === 'deny') {
     p.settle(null, new ToolError(Code.USER_DENIED, `the user denied ${p.tool} on ${p.site}${p.agent ? ` for ${p.agent}` : ''}`));
     return true;
@@ -97,6 +106,25 @@ export async function answer(id, choice) {
     if (covered) other.settle(how);
   }
   return true;
+}
+
+// A daemon's `answerConsent` (issue 60): the person answered at a terminal. The same answer
+// as a click in the popup, or a ToolError that says why not (CONSENT_NOT_FOUND,
+// CONSENT_ANSWERED, INVALID_ARGUMENTS for a choice the prompt does not offer).
+export async function answerFrom(id, choice, by) {
+  const p = pending.get(id);
+  if (!p) {
+    const outcome = ended.get(id);
+    if (outcome === 'allowed' || outcome === 'denied') throw new ToolError(Code.CONSENT_ANSWERED, `prompt ${id} was answered already (${outcome}); the first answer stands`);
+    throw new ToolError(Code.CONSENT_NOT_FOUND, outcome ? `no consent prompt ${id} waits: it lapsed unanswered` : `no consent prompt ${id} waits in this browser`);
+  }
+  if (!CHOICES.includes(choice) || !choicesFor(p).includes(choice)) {
+    throw new ToolError(Code.INVALID_ARGUMENTS, `prompt ${id} does not offer \`${choice}\`; it offers ${choicesFor(p).join(', ')}`);
+  }
+  if (!(await answer(id, choice, typeof by === 'string' && by ? by.slice(0, 20) : 'terminal'))) {
+    throw new ToolError(Code.CONSENT_ANSWERED, `prompt ${id} was answered meanwhile; the first answer stands`);
+  }
+  return choice;
 }
 
 // Read-modify-write of the sites' entries, as the popup writes them; the worker's settings

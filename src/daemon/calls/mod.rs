@@ -21,7 +21,7 @@
 //! Beside the path: [`args`] (a call's arguments, typed and validated), [`upload`] (the files
 //! a call names, read and sent inline; [`beneath`] opens them), [`cancels`] (calls a caller may cancel by its id).
 //! A new step of a call's way to its tab goes here. May import `context.rs` and what is below
-//! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs`, `handoffs.rs` and `queues.rs` sit below
+//! it in `daemon/mod.rs`'s order; `args.rs`, `cancels.rs`, `handoffs.rs`, `prompts.rs` and `queues.rs` sit below
 //! `context.rs` (the Daemon holds their state), so they import none of the folder.
 
 pub(crate) mod args;
@@ -31,6 +31,7 @@ mod exchange;
 pub(crate) mod handoffs;
 mod lanes;
 mod policy;
+pub(crate) mod prompts;
 pub(crate) mod queues;
 mod reconnect;
 mod tabs;

@@ -78,6 +78,14 @@ pub enum Request {
         tab: TabId,
         answer: Option<&'static str>,
     },
+    /// The person's answer to consent prompt `prompt`, given at a terminal (issue 60):
+    /// `choice` in the extension's words. Answered with the choice the browser took.
+    AnswerConsent {
+        id: String,
+        prompt: String,
+        choice: &'static str,
+        reply: Reply<String>,
+    },
     /// Answered once sent: the browser says nothing back.
     GroupTabs {
         tabs: Vec<TabId>,
@@ -97,6 +105,7 @@ impl Request {
             Request::CloseTab { reply, .. } => drop(reply.send(Err(e))),
             Request::GroupTabs { reply, .. } => drop(reply.send(Err(e))),
             Request::Watch { reply, .. } => drop(reply.send(Err(e))),
+            Request::AnswerConsent { reply, .. } => drop(reply.send(Err(e))),
             Request::EndHandoff { .. } => {}
         }
     }
@@ -155,6 +164,7 @@ impl Request {
             Request::GroupTabs { .. } => "groupTabs",
             Request::Watch { .. } => "watch",
             Request::EndHandoff { .. } => "endHandoff",
+            Request::AnswerConsent { .. } => "answerConsent",
         }
     }
 }

@@ -22,6 +22,8 @@ pub enum Waiter {
     Discover(Reply<Vec<Tool>>),
     Open(Reply<TabInfo>),
     Watch(Reply<()>),
+    /// `answerConsent`: the choice the browser took.
+    Answer(Reply<String>),
 }
 
 impl Waiter {
@@ -32,6 +34,7 @@ impl Waiter {
             Waiter::Discover(r) => drop(r.send(Err(e))),
             Waiter::Open(r) => drop(r.send(Err(e))),
             Waiter::Watch(r) => drop(r.send(Err(e))),
+            Waiter::Answer(r) => drop(r.send(Err(e))),
         }
     }
 }

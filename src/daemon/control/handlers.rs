@@ -11,6 +11,7 @@ use crate::daemon::mcp::stream as mcp_stream;
 use crate::daemon::trust::pairing::CodeState;
 use crate::daemon::trust::via::Via;
 use crate::error::{Error, ErrorCode};
+use crate::protocol::consent::{self, AnswerRequest, AnswerTaken, PromptList};
 use crate::protocol::control::{
     Browsers, CallRequest, Cancelled, Closed, OpenTabRequest, PairingCode, PairingCodeState,
     PairingList, PairingRevoked, Status, Tabs, TokenRotated, Tools,
@@ -20,6 +21,9 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// How long a terminal's answer to a consent prompt waits for the browser to take it.
+const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 8 << 20;
@@ -173,6 +177,35 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             Ok(http::ok(&TokenRotated {
                 token_file: file.display().to_string(),
                 port: d.runtime.port,
+            }))
+        }
+        Route::ConsentPrompts => Ok(http::ok(&PromptList {
+            prompts: d.prompts.list(),
+        })),
+        Route::AnswerConsent(id) => {
+            let body: AnswerRequest = read_json(req, &d).await?;
+            let (target, taken) = d.prompts.answer(&id, &body.choice)?;
+            // The browser answers at once: it only settles a prompt it holds.
+            let choice = match tokio::time::timeout(ANSWER_WAIT, taken).await {
+                Ok(Ok(r)) => r?,
+                Ok(Err(_)) => return Err(crate::daemon::calls::prompts::not_found(&id, "gone")),
+                Err(_) => {
+                    return Err(Error::new(
+                        ErrorCode::MessageTimeout,
+                        format!(
+                            "browser {} did not confirm the answer to prompt {id} within {} s                              (an extension older than `answerConsent`?); answer it in the browser",
+                            target.browser,
+                            ANSWER_WAIT.as_secs()
+                        ),
+                    ))
+                }
+            };
+            Ok(http::ok(&AnswerTaken {
+                id,
+                choice: consent::typed_choice(&choice)
+                    .unwrap_or(&body.choice)
+                    .to_owned(),
+                tab: target.to_string(),
             }))
         }
         Route::Revoke(id) => match d.pairings.revoke(&id).map_err(unavailable)? {

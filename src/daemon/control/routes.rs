@@ -56,6 +56,10 @@ pub enum Route {
     Revoke(String),
     /// `POST /v1/token/rotate`: a new token for the loopback port (`browserctl token rotate`).
     RotateToken,
+    /// `GET /v1/consent`: the consent prompts that wait for the person (issue 60).
+    ConsentPrompts,
+    /// `POST /v1/consent/{id}`: the person's answer to one, from a terminal.
+    AnswerConsent(String),
 }
 
 impl Route {
@@ -182,6 +186,9 @@ pub fn parse_route(method: &Method, path: &str, query: Option<&str>) -> Result<R
         }),
         (&Method::GET, ["v1", "pairings"]) => Ok(Route::Pairings),
         (&Method::POST, ["v1", "token", "rotate"]) => Ok(Route::RotateToken),
+        (&Method::GET, ["v1", "consent"]) => Ok(Route::ConsentPrompts),
+        (&Method::POST, ["v1", "consent", id]) => Ok(Route::AnswerConsent((*id).to_owned())),
+        (_, ["v1", "consent", ..]) => not_allowed(),
         (_, ["v1", "token", ..]) => not_allowed(),
         (&Method::DELETE, ["v1", "pairings", id]) => Ok(Route::Revoke((*id).to_owned())),
         (_, ["v1", "pairing", "codes", ..] | ["v1", "pairings", ..]) => not_allowed(),

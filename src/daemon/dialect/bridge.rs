@@ -6,7 +6,7 @@ use super::classify;
 use super::driver::{Connection, Dialect, Flow, Link};
 use crate::daemon::conn::{next_id, Request, Waiter};
 use crate::daemon::context::Daemon;
-use crate::daemon::registry::{BrowserKey, Initial, Update};
+use crate::daemon::registry::{BrowserKey, Initial, Target, Update};
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::{self, ExtensionMessage, ServerMessage, TabId};
 use crate::protocol::consent;
@@ -195,6 +195,22 @@ impl Dialect for Bridge {
                 }
                 .to_json(),
             ),
+            Request::AnswerConsent {
+                id,
+                prompt,
+                choice,
+                reply,
+            } => {
+                let frame = ServerMessage::AnswerConsent {
+                    session_id: session,
+                    request_id: &id,
+                    prompt_id: &prompt,
+                    choice,
+                    by: "terminal",
+                }
+                .to_json();
+                link.ask(id, Waiter::Answer(reply), frame);
+            }
             Request::GroupTabs { tabs, group, reply } => {
                 link.send(
                     ServerMessage::GroupTabs {
@@ -311,7 +327,16 @@ impl Bridge {
                 event,
                 data,
             } => page_event(link, key, tab_id, &event, &data),
-            ExtensionMessage::Consent(note) => consent_event(link, note),
+            ExtensionMessage::Consent(consent::Note::Taken(t)) => {
+                match link.pending.take(t.request_id.as_deref()) {
+                    Ok(Waiter::Answer(reply)) => {
+                        let _ = reply.send(Ok(t.choice));
+                    }
+                    Ok(other) => mismatch(other, "answeredConsent"),
+                    Err(m) => link.stray(m, "answeredConsent", t.request_id.as_deref()),
+                }
+            }
+            ExtensionMessage::Consent(note) => consent_event(link, key, note),
             ExtensionMessage::Watching { request_id } => {
                 match link.pending.take(request_id.as_deref()) {
                     Ok(Waiter::Watch(reply)) => {
@@ -394,7 +419,8 @@ fn page_event(link: &mut Link, key: BrowserKey, tab: TabId, event: &str, data: &
 /// A consent prompt the extension reports, published as an event (issue 59) that names the
 /// caller's call (its `callId`, when it named one) rather than our message to the browser.
 /// What the extension wrote is cut to sizes a person reads.
-fn consent_event(link: &mut Link, note: consent::Note) {
+/// The daemon's table of waiting prompts follows them, for `browserctl consent`.
+fn consent_event(link: &mut Link, key: BrowserKey, note: consent::Note) {
     let cut = |s: &str, max: usize| -> String {
         match s.char_indices().nth(max) {
             Some((i, _)) => format!("{}…", &s[..i]),
@@ -403,28 +429,47 @@ fn consent_event(link: &mut Link, note: consent::Note) {
     };
     let caller = |call: &Option<String>| call.as_deref().and_then(|c| link.d.cancels.caller_of(c));
     let (tab, kind, data) = match note {
-        consent::Note::Requested(r) => (
-            r.tab_id,
-            event_kind::CONSENT_REQUESTED,
-            serde_json::json!({
-                "id": cut(&r.prompt_id, 200),
-                "agent": r.agent.as_deref().map(|a| cut(a, 100)),
-                "site": cut(&r.site, 2048),
-                "tool": cut(&r.tool, 200),
-                "argsSummary": r.args_summary.as_deref().map(|a| cut(a, 200)),
+        consent::Note::Requested(mut r) => {
+            let call_id = caller(&r.call_id);
+            r.prompt_id = cut(&r.prompt_id, 200);
+            r.agent = r.agent.as_deref().map(|a| cut(a, 100));
+            r.site = cut(&r.site, 2048);
+            r.tool = cut(&r.tool, 200);
+            r.args_summary = r.args_summary.as_deref().map(|a| cut(a, 200));
+            if let Some(c) = &mut r.choices {
+                c.truncate(consent::CHOICES.len());
+            }
+            let data = serde_json::json!({
+                "id": r.prompt_id,
+                "agent": r.agent,
+                "site": r.site,
+                "tool": r.tool,
+                "argsSummary": r.args_summary,
                 "timeoutMs": r.timeout_ms,
-                "callId": caller(&r.call_id),
-            }),
-        ),
-        consent::Note::Answered(a) => (
-            a.tab_id,
-            event_kind::CONSENT_ANSWERED,
-            serde_json::json!({
-                "id": cut(&a.prompt_id, 200),
-                "outcome": cut(&a.outcome, 40),
+                "callId": call_id,
+            });
+            let tab = r.tab_id;
+            let target = Target::tab(key, tab);
+            link.d
+                .prompts
+                .requested(target, link.handle.clone(), r, call_id);
+            (tab, event_kind::CONSENT_REQUESTED, data)
+        }
+        consent::Note::Answered(a) => {
+            let id = cut(&a.prompt_id, 200);
+            let outcome = cut(&a.outcome, 40);
+            link.d.prompts.answered(link.id(), &id, &outcome);
+            let mut data = serde_json::json!({
+                "id": id,
+                "outcome": outcome,
                 "callId": caller(&a.call_id),
-            }),
-        ),
+            });
+            if let Some(by) = &a.by {
+                data["by"] = cut(by, 40).into();
+            }
+            (a.tab_id, event_kind::CONSENT_ANSWERED, data)
+        }
+        consent::Note::Taken(_) => return,
     };
     let _ = link.update(Update::PageEvent { tab, kind, data });
 }

@@ -213,6 +213,17 @@ fn the_control_socket_is_private_and_other_users_are_refused() {
         "{}",
         stderr(&out)
     );
+    // Nor may they list or answer the person's consent prompts (issue 60).
+    for words in [
+        &["consent", "list"][..],
+        &["consent", "answer", "browser-mcp-consent-1-1", "allow-once"][..],
+    ] {
+        let mut args = vec!["--socket", sock, "--json"];
+        args.extend_from_slice(words);
+        let out = as_nobody(&ctl, &args).unwrap();
+        assert_eq!(exit_code(&out), 10, "{words:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("another user"), "{}", stderr(&out));
+    }
     // Root and the owner are served.
     let out = Command::new(CTL)
         .args(["--socket", sock, "--json", "status"])

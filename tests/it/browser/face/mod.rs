@@ -16,6 +16,7 @@ mod firefox_consent;
 mod firefox_handoff;
 mod handoff_elicit;
 mod scopes;
+mod terminal_consent;
 
 use crate::support::cdp::*;
 use crate::support::chromium::*;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-mod rig;
+pub(crate) mod rig;
 use rig::*;
 
 /// Launched, a page tool and a built-in called, closed: nothing of it is left.

@@ -132,3 +132,10 @@ export const consentAnswered = (callId, tabId, promptId, outcome, by) => message
 export const answeredConsent = (requestId, promptId, choice) => message('answeredConsent', { requestId, promptId, choice });
 // Not in seed 001: a request that has no success reply of its own (openTab) failed.
 export const requestFailed = (requestId, error) => message('error', { requestId, error: errorBody(error) });
+// Not in seed 001 (issue 57): trusted input the daemon performs in a browser it launched and
+// drives over WebDriver BiDi (a Firefox): `actions` are input.performActions' sources, for the
+// top-level context of tab `tabId`. `probe`: the tab's document carries this nonce in its
+// `data-browser-mcp-input` attribute while the request is out, so the daemon can find the tab's
+// context the first time. Answered by `inputDone` with the same requestId, and `error` when it
+// was not done (code UNKNOWN_TAB: ask again with a probe; UNSUPPORTED: no trusted input here).
+export const input = (requestId, tabId, actions, probe) => message('input', { requestId, tabId, actions, ...(probe ? { probe } : {}) });

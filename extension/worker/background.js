@@ -21,7 +21,8 @@ import { siteOf } from '../shared/policy.js';
 import { watched } from './calls/call-watch.js';
 import { endHandoff, handOff } from './calls/handoff.js';
 import { answerFrom } from './calls/consent.js';
-import { setManagedBrowser } from './state/managed.js';
+import { isManagedBrowser, setDaemonInput, setManagedBrowser } from './state/managed.js';
+import { isFirefox } from '../shared/platform.js';
 import * as watch from './ahead/watch.js';
 
 const NATIVE_HOST = 'dev.browsermcp.host';
@@ -36,6 +37,9 @@ const BACKOFF = { first: 500, max: 30_000 };
 const SCAN_MAX_MS = 10_000; // a daemon started after the browser is found within 10 s
 
 const HANDSHAKE_MS = 5_000; // a daemon answers the trust handshake at once
+// The daemon's BiDi input (issue 57) takes a few milliseconds; a drag's paced moves under 1 s.
+const INPUT_MS = 10_000;
+let inputSeq = 0;
 
 const conns = new Map(); // port -> Connection
 const tokens = new Map(); // port -> token last heard from the native host
@@ -108,6 +112,7 @@ class Connection {
     this.closed = false; // closed on purpose: do not come back
     this.everOpened = false;
     this.held = null; // messages waiting for `connected`
+    this.inputs = new Map(); // requestId -> {resolve, reject, timer}: trusted input the daemon performs
     this.open();
   }
 
@@ -163,6 +168,11 @@ class Connection {
     ws.onmessage = (event) => this.receive(event.data);
     ws.onclose = (event) => {
       watch.forget(ws);
+      for (const w of this.inputs.values()) {
+        clearTimeout(w.timer);
+        w.reject(new proto.ToolError(proto.Code.TOOL_ERROR, 'the daemon went away before it said whether it performed the input'));
+      }
+      this.inputs.clear();
       if (this.ws !== ws) return;
       this.ws = null;
       // Closed on purpose, or replaced by a newer connection to the port (a pairing, new servers
@@ -179,6 +189,31 @@ class Connection {
     this.retryDelay = BACKOFF.first;
     console.info(`browser-mcp: connected to daemon on port ${this.port} (${this.trust})`);
     this.sendConnected();
+    // A Firefox the daemon launched: the daemon makes its trusted input (WebDriver BiDi).
+    if (isFirefox && isManagedBrowser()) setDaemonInput((tabId, actions, probe) => this.input(tabId, actions, probe));
+  }
+
+  // Trusted input the daemon performs for tab `tabId`: `input` out, `inputDone` back.
+  input(tabId, actions, probe) {
+    if (!this.isOpen) return Promise.reject(new proto.ToolError('UNSUPPORTED', 'the daemon that launched this browser is not connected'));
+    const requestId = `input_${++inputSeq}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.inputs.delete(requestId);
+        reject(new proto.ToolError(proto.Code.TOOL_ERROR, `the daemon did not perform the input within ${INPUT_MS / 1000} s`));
+      }, INPUT_MS);
+      this.inputs.set(requestId, { resolve, reject, timer });
+      this.send(proto.input(requestId, tabId, actions, probe));
+    });
+  }
+
+  inputDone(msg) {
+    const waiting = this.inputs.get(msg.requestId);
+    if (!waiting) return;
+    this.inputs.delete(msg.requestId);
+    clearTimeout(waiting.timer);
+    if (msg.error) waiting.reject(new proto.ToolError(msg.error.code || proto.Code.TOOL_ERROR, msg.error.message || 'the daemon did not perform the input'));
+    else waiting.resolve();
   }
 
   // Nothing to talk to (or it hung up during the handshake): as a lost connection.
@@ -376,6 +411,8 @@ async function handle(conn, msg) {
         conn.send(proto.toolsDiscovered(msg.callId, msg.tabId, null, e));
       }
       return;
+    case 'inputDone':
+      return conn.inputDone(msg);
     case 'callTool':
       try {
         const run = () => watched(msg.tabId, msg.toolName, () => callTool(msg, conn.port));

@@ -19,6 +19,7 @@
 //! context.rs          the Daemon every task shares; below it, what it holds
 //! managed/table.rs    what the daemon launched and runs now
 //! managed/process.rs  process groups, and the thread that starts browsers
+//! managed/bidi.rs     WebDriver BiDi with a Firefox it launched: trusted input (issue 57)
 //! calls/args.rs       tool arguments: flags typed by schema, validation and its cache
 //! calls/cancels.rs    the calls a caller may cancel by its callId
 //! calls/queues.rs     each tab's calls in turn, the wait bounded

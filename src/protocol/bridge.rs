@@ -244,6 +244,8 @@ pub enum ExtensionMessage {
     Watching {
         request_id: Option<String>,
     },
+    /// Additive (issue 57): trusted input for the daemon to perform ([`super::input`]).
+    Input(super::input::InputRequest),
     Ping,
     Pong,
     /// A well-formed message of a type this daemon does not know: logged and ignored.
@@ -334,6 +336,7 @@ pub fn decode(text: &str) -> Result<Decoded, DecodeError> {
         "watching" => ExtensionMessage::Watching {
             request_id: m.request_id,
         },
+        "input" => ExtensionMessage::Input(serde_json::from_str(text)?),
         "ping" => ExtensionMessage::Ping,
         "pong" => ExtensionMessage::Pong,
         _ => ExtensionMessage::Unknown {

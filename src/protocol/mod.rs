@@ -5,6 +5,8 @@
 //! - [`control`]: the daemon's Unix-socket HTTP/JSON API under `/v1/`.
 //! - [`register`]: seed 002, the register/hello dialect (`POST /register`, then `hello`).
 //! - [`jsonrpc`]: seed 003, JSON-RPC 2.0 over WebSocket for browsers and agents (`GET /ws`).
+//! - [`input`]: trusted input the daemon performs for its extension (issue 57), two additive
+//!   bridge messages.
 //! - [`tool`]: the MCP tool schema every dialect shares.
 //! - [`native`]: Chrome native messaging (`browserctl native-host`) and the discovery file.
 //! - [`upload`]: a file as `browser_file_upload` carries it (daemon and browserctl make it).
@@ -13,6 +15,7 @@ pub mod auth;
 pub mod bridge;
 pub mod consent;
 pub mod control;
+pub mod input;
 pub mod jsonrpc;
 pub mod managed;
 pub mod native;

@@ -8,3 +8,14 @@ export const isManagedBrowser = () => managed;
 export function setManagedBrowser(value) {
   managed = value === true;
 }
+
+// How that daemon performs trusted input in this browser, where it can (a Firefox it launched,
+// through WebDriver BiDi, issue 57): a function (tabId, actions, probe) → Promise, set by
+// background.js while the connection to it is up; null otherwise.
+let input = null;
+
+export const daemonInput = () => input;
+
+export function setDaemonInput(ask) {
+  input = ask;
+}

@@ -1,6 +1,8 @@
 // The hands' input (issue 57). Trusted where the browser makes it: Chromium's own input through
 // the DevTools protocol (frames/debugger.js: the person's choice in the options page, on by
-// default in a browser the daemon launched). A page then sees what a person's mouse and keyboard make: isTrusted events,
+// default in a browser the daemon launched), or, in a Firefox the daemon launched, WebDriver
+// BiDi's input.performActions, which the daemon performs over its own session with that browser
+// (state/managed.js). A page then sees what a person's mouse and keyboard make: isTrusted events,
 // real :hover, user activation, the browser's own editing (beforeinput included). Elsewhere the
 // DOM-level events of content/dom-*.js, as before. Every action's result says which was used
 // (`input: trusted|synthetic`, in its text and structuredContent) and, when trusted input was
@@ -9,10 +11,12 @@
 // The page still says where an action lands (frames.actionPoint: the element scrolled into view
 // and checked, the point in top-level viewport CSS pixels) and which element keys go to, focused
 // (content/dom-input.js); the browser makes the input at that point.
+/* global document */
 import { Code, ToolError } from '../../shared/protocol.js';
 import { isFirefox } from '../../shared/platform.js';
 import * as frames from '../frames/frames.js';
 import * as dbg from '../frames/debugger.js';
+import { daemonInput, isManagedBrowser } from '../state/managed.js';
 import { keyDef, parseKey } from './keys.js';
 import * as steps from './steps.js';
 
@@ -60,14 +64,64 @@ class Cdp {
 }
 const states = new Map(); // tabId -> the pointer and modifiers, as the page last saw them
 
+// A Firefox the daemon launched: the daemon plays the steps through WebDriver BiDi. The daemon
+// knows a tab's BiDi context once a probe showed it which: the tab's top document carries a
+// nonce while one request is out, and the daemon acts only where exactly one top-level context
+// shows it. The page can see the nonce for those milliseconds, but all it can do with it is
+// misdirect its own input (to a window of its own, or nowhere: two that show it are refused).
+class Bidi {
+  constructor(tabId, ask) {
+    this.tabId = tabId;
+    this.ask = ask;
+    this.via = 'bidi';
+    this.delivered = 0;
+  }
+
+  async play(list) {
+    const actions = steps.bidiActions(list);
+    try {
+      await this.ask(this.tabId, actions);
+    } catch (e) {
+      // Not for good: the daemon may take its session with the browser a moment after the
+      // extension connected.
+      if (e.code === 'UNSUPPORTED') throw new Unavailable(e.message);
+      if (e.code !== 'UNKNOWN_TAB') throw e;
+      await this.probed(actions);
+    }
+    this.delivered += list.length;
+  }
+
+  async probed(actions) {
+    const nonce = crypto.randomUUID();
+    const mark = (value) =>
+      chrome.scripting.executeScript({
+        target: { tabId: this.tabId, frameIds: [0] },
+        func: (v) => (v ? document.documentElement.setAttribute('data-browser-mcp-input', v) : document.documentElement.removeAttribute('data-browser-mcp-input')),
+        args: [value],
+      });
+    await mark(nonce);
+    try {
+      await this.ask(this.tabId, actions, nonce);
+    } finally {
+      await mark(null).catch(() => {});
+    }
+  }
+}
+
+// The daemon turned out to have no trusted input for this browser: nothing reached the page.
+class Unavailable extends Error {}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // The device for a tab: {device}, or {why} there is none (said in the result when it is news to
 // the agent: trusted input expected and not had).
 export async function device(tabId) {
-  // Firefox gives an extension no trusted input (a managed Firefox's WebDriver BiDi is not
-  // wired yet, issue 57).
-  if (isFirefox) return { why: null };
+  // Firefox gives an extension no trusted input; the daemon that launched it does.
+  if (isFirefox) {
+    const ask = daemonInput();
+    if (ask) return { device: new Bidi(tabId, ask) };
+    return { why: isManagedBrowser() ? 'the daemon that launched this Firefox offers no trusted input' : null };
+  }
   if (!(await dbg.granted())) return { why: null };
   const paused = dbg.paused();
   if (paused) return { why: paused };
@@ -90,6 +144,7 @@ async function play(dev, list) {
     await dev.play(list);
     return true;
   } catch (e) {
+    if (e instanceof Unavailable) return { lost: e.message };
     if (!(e instanceof dbg.Detached)) throw e instanceof ToolError ? e : new ToolError(Code.TOOL_ERROR, `trusted input failed: ${e.message}`);
     if (dev.delivered === before) return { lost: e.message };
     throw new ToolError('INPUT_CANCELLED', `${e.message} in the middle of the action: the page saw part of it (${dev.delivered - before} events); take a new browser_snapshot before acting again`);
@@ -229,7 +284,9 @@ export async function drag(dev, tabId, args, { start, end, what }) {
   const press = [{ move: start }, { down: { ...start, button: 'left', count: 1 } }];
   let pressed = await play(dev, press);
   if (pressed !== true) return pressed;
-  const caught = await catchDrag(tabId, () => play(dev, [{ pause: STEP_MS }, { move: path(1) }]));
+  const first = () => play(dev, [{ pause: STEP_MS }, { move: path(1) }]);
+  // Firefox makes its own drag session of BiDi's moves; only Chromium's is caught and handed over.
+  const caught = dev.via === 'cdp' ? await catchDrag(tabId, first) : await first().then((moved) => (moved === true ? { data: null } : lostMidway(moved)));
   if (!caught.data) {
     for (let i = 2; i <= DRAG_STEPS; i++) await play(dev, [{ pause: STEP_MS }, { move: path(i) }]);
     pressed = await play(dev, [{ pause: DWELL_MS }, { up: { ...end, button: 'left', count: 1 } }]);

@@ -1,5 +1,6 @@
 // An action's input as steps, and the steps in the device's words (input.js plays them): the
-// DevTools protocol's Input commands for Chromium. Pure, so that tests/extension/ can check the
+// DevTools protocol's Input commands for Chromium, WebDriver BiDi's input sources for a Firefox
+// the daemon launched (the daemon plays them, issue 57). Pure, so that tests/extension/ can check the
 // translation.
 //
 // A step is one of
@@ -67,3 +68,42 @@ function pressedButton(buttons) {
   if (buttons & 4) return 'middle';
   return 'none';
 }
+
+// `steps` as WebDriver BiDi input sources for input.performActions: a mouse and a keyboard,
+// tick by tick (each tick one action of each source, the other pausing). Text is typed key by
+// key, as BiDi has no input-method commit; a key that types a character is named by it, others
+// by their WebDriver code point (keys.js). BiDi counts the clicks itself (two presses at one
+// point within the double-click time are a double click), as a person's mouse would.
+export function bidiActions(steps) {
+  const pointer = [];
+  const keys = [];
+  const tick = (p, k) => {
+    pointer.push(p || { type: 'pause' });
+    keys.push(k || { type: 'pause' });
+  };
+  const move = (at) => ({ type: 'pointerMove', x: Math.round(at.x), y: Math.round(at.y), origin: 'viewport', duration: 0 });
+  for (const s of steps) {
+    if (s.pause !== undefined) tick({ type: 'pause', duration: Math.round(s.pause) });
+    else if (s.move) tick(move(s.move));
+    else if (s.down || s.up) {
+      const m = s.down || s.up;
+      tick(move(m));
+      tick({ type: s.down ? 'pointerDown' : 'pointerUp', button: BIDI_BUTTON[m.button] });
+    } else if (s.key) {
+      tick(null, { type: s.key === 'down' ? 'keyDown' : 'keyUp', value: s.def.modifier ? MODIFIER_VALUES[s.def.key] : s.def.value });
+    } else if (s.text !== undefined) {
+      for (const ch of s.text) {
+        const value = ch === '\n' ? '\uE007' : ch === '\t' ? '\uE004' : ch;
+        tick(null, { type: 'keyDown', value });
+        tick(null, { type: 'keyUp', value });
+      }
+    }
+  }
+  return [
+    { type: 'pointer', id: 'browser-mcp-mouse', parameters: { pointerType: 'mouse' }, actions: pointer },
+    { type: 'key', id: 'browser-mcp-keys', actions: keys },
+  ];
+}
+
+const BIDI_BUTTON = { left: 0, middle: 1, right: 2 };
+const MODIFIER_VALUES = { Shift: '\uE008', Control: '\uE009', Alt: '\uE00A', Meta: '\uE03D' };

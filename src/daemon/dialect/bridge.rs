@@ -259,6 +259,9 @@ impl Bridge {
             ExtensionMessage::TabClosed { tab_id } => {
                 let _ = link.update(Update::TabClosed(tab_id));
                 link.pending.tab_closed(tab_id);
+                if let Some(b) = link.d.managed.bidi(&self.session, key) {
+                    b.forget(tab_id);
+                }
             }
             ExtensionMessage::TabFocused {
                 tab_id,
@@ -346,6 +349,12 @@ impl Bridge {
                     // The answer to the `watch` a new connection is sent unasked (below).
                     Err(_) => {}
                 }
+            }
+            ExtensionMessage::Input(req) => {
+                let (d, session) = (link.d.clone(), self.session.clone());
+                link.later(async move {
+                    Some(crate::daemon::managed::input(&d, &session, key, req).await)
+                });
             }
             ExtensionMessage::Ping => link.send(ServerMessage::Pong.to_json()),
             ExtensionMessage::Pong => {}

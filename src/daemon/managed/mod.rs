@@ -9,6 +9,7 @@
 //!   parent-death signal; SIGTERM, then SIGKILL after `close-grace`.
 //! - [`ledger`]: a record per launch, so the next start stops what a killed daemon left.
 //! - [`table`]: what runs now, kept in the [`Daemon`].
+//! - [`bidi`]: WebDriver BiDi with a Firefox it launched, for trusted input (issue 57).
 //! - [`supervise`]: one task per browser: waits for it, reports an exit, restarts on request,
 //!   and closes it (a persistent profile's tabs first, so it exits in order and writes its
 //!   cookies).
@@ -18,6 +19,7 @@
 //! table (and the table the thread that starts browsers), so they import nothing of the folder
 //! above them and nothing that imports the Daemon.
 
+pub mod bidi;
 mod find;
 mod ledger;
 mod process;
@@ -28,8 +30,10 @@ pub mod table;
 pub use ledger::sweep;
 
 use crate::daemon::context::Daemon;
+use crate::daemon::registry::BrowserKey;
 use crate::error::{Error, ErrorCode};
 use crate::protocol::bridge::DIALECT;
+use crate::protocol::input::{InputDone, InputRequest};
 use crate::protocol::managed::{state, LaunchRequest, Launchable, LaunchableBrowser, ManagedView};
 use find::Kind;
 use profile::{HostSpec, Layout};
@@ -258,6 +262,7 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
             key,
             view: tx,
             stop: stop.clone(),
+            bidi: None,
         },
     );
     tracing::info!(browser = %key, kind = found.kind.name(), exe = %found.exe.display(), headless, "launching a browser");
@@ -278,7 +283,9 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         restart: req.restart,
         record,
         dir,
+        input_settled: CancellationToken::new(),
     };
+    let input_settled = plan.input_settled.clone();
     d.tasks.spawn(supervise::run(
         d.clone(),
         session.clone(),
@@ -308,6 +315,9 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
             };
             match opened {
                 Ok(tab_ref) => {
+                    // Within the launch's time; past it, trusted input follows when it can.
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    let _ = tokio::time::timeout(left, input_settled.cancelled()).await;
                     let mut v = rx.borrow().clone();
                     v.tab = Some(tab_ref);
                     tracing::info!(browser = %key, tab = v.tab.as_deref().unwrap_or(""), "launched browser is up");
@@ -414,6 +424,23 @@ pub async fn close(d: &Arc<Daemon>, reference: &str) -> Result<ManagedView, Erro
     .await;
     let v = rx.borrow().clone();
     Ok(v)
+}
+
+/// Trusted input an extension asks for in a browser this daemon launched (issue 57), performed
+/// over the daemon's WebDriver BiDi session with it: the `inputDone` frame that answers.
+pub async fn input(d: &Daemon, session: &str, key: BrowserKey, req: InputRequest) -> String {
+    let outcome = match d.managed.bidi(session, key) {
+        Some(b) => b.perform(&req).await,
+        None => Err(bidi::unsupported(
+            "this daemon has no WebDriver BiDi session with the browser (it did not launch it, or its Remote Agent did not answer)",
+        )),
+    };
+    InputDone {
+        session_id: session,
+        request_id: &req.request_id,
+        error: outcome.err(),
+    }
+    .to_json()
 }
 
 /// Closes every browser the daemon launched (at shutdown), in parallel.

@@ -108,6 +108,9 @@ pub fn prepare(
     if !kind.firefox() {
         forget_singleton_dirs(&layout.profile());
     }
+    // Written anew by each start, and waited for (bidi.rs): one from an earlier start names a
+    // port that is gone or, worse, another program's.
+    let _ = fs::remove_file(layout.profile().join(super::bidi::SERVER_FILE));
     let wrapper = layout.host().join("browser-mcp-native-host");
     let script = format!(
         "#!/bin/sh\n# Written by browser-mcpd for a browser it launched.\nexec {} native-host --discovery-dir {} --managed {} --daemon-pid {} \"$@\"\n",
@@ -205,6 +208,9 @@ user_pref("datareporting.policy.dataSubmissionEnabled", false);
 user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
 user_pref("browser.sessionstore.resume_from_crash", false);
 user_pref("browser.tabs.warnOnClose", false);
+// The Remote Agent (trusted input, bidi.rs) leaves the preferences as they are: the browser
+// behaves as a person's would, not as an automation profile's.
+user_pref("remote.prefs.recommended", false);
 "#;
 
 /// The directories a Chromium that was stopped by a signal left in its profile for its
@@ -231,6 +237,9 @@ pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
     if l.found.kind.firefox() {
         cmd.args(["-no-remote", "-new-instance", "-profile"])
             .arg(&profile)
+            // WebDriver BiDi on a loopback port Firefox picks and writes into the profile, for
+            // the daemon's trusted input (bidi.rs says why no other program can use it).
+            .arg("--remote-debugging-port=0")
             .env("HOME", layout.home())
             .env("MOZ_CRASHREPORTER_DISABLE", "1");
         if l.headless {

@@ -2,6 +2,7 @@
 //! whole process group, reports an exit (event `browserExited`), restarts it when asked to
 //! (`--restart on-failure`), and removes a temporary profile and the launch record at the end.
 
+use super::bidi::{Bidi, NoSession};
 use super::find::Found;
 use super::ledger::{self, Record};
 use super::process::{self, describe, group_gone, signal_group};
@@ -10,7 +11,7 @@ use crate::daemon::context::Daemon;
 use crate::daemon::registry::BrowserKey;
 use crate::protocol::managed::{state, RestartPolicy};
 use nix::sys::signal::Signal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +37,10 @@ pub struct Plan {
     pub record: Record,
     /// The managed directory (launch records).
     pub dir: PathBuf,
+    /// Cancelled once a Firefox's first start has its BiDi session, or cannot have one:
+    /// `launch` answers after it, so the first action already has trusted input (Firefox
+    /// answers `session.new` about a second after the extension is up).
+    pub input_settled: CancellationToken,
 }
 
 /// SIGTERM to the browser, SIGKILL to what is left of its group after `grace`. The browser
@@ -85,6 +90,35 @@ async fn close_tabs(d: &Daemon, key: BrowserKey, pgid: u32, grace: Duration) -> 
     tokio::time::timeout(grace, closed).await.unwrap_or(false)
 }
 
+/// Takes the BiDi session of a Firefox just started. Without one it has no trusted input; one
+/// another program took first means that program could drive the agent's browser, which is
+/// then closed.
+async fn take_bidi(
+    d: &Daemon,
+    session: &str,
+    key: BrowserKey,
+    profile: &Path,
+    alive: &CancellationToken,
+    stop: &CancellationToken,
+    settled: &CancellationToken,
+) {
+    let _settled = settled.clone().drop_guard();
+    match Bidi::connect(profile, d.config().launch_timeout, alive, &d.tasks).await {
+        Ok(bidi) if !alive.is_cancelled() => {
+            tracing::info!(browser = %key, "WebDriver BiDi session taken: trusted input");
+            d.managed.set_bidi(session, Some(bidi));
+        }
+        Ok(_) => {}
+        Err(NoSession::Unavailable(e)) => {
+            tracing::warn!(browser = %key, "no trusted input in this Firefox: {e}")
+        }
+        Err(NoSession::Taken(e)) => {
+            tracing::error!(browser = %key, "{e}; closing the browser");
+            stop.cancel();
+        }
+    }
+}
+
 pub async fn run(
     d: Arc<Daemon>,
     session: String,
@@ -132,6 +166,19 @@ pub async fn run(
             v.pid = Some(pid);
             v.state = state::STARTING.to_owned();
         });
+        // This start's BiDi session, for a Firefox's trusted input; it ends with the start.
+        let alive = CancellationToken::new();
+        if plan.found.kind.firefox() {
+            let profile = plan.layout.profile();
+            let (d, session, stop, alive) =
+                (d.clone(), session.clone(), stop.clone(), alive.clone());
+            let settled = plan.input_settled.clone();
+            d.tasks.clone().spawn(async move {
+                take_bidi(&d, &session, key, &profile, &alive, &stop, &settled).await
+            });
+        } else {
+            plan.input_settled.cancel();
+        }
         // A blocking wait on a thread of the pool: the child is reaped the moment it exits,
         // so an empty process group means every process is gone.
         let mut waited = tokio::task::spawn_blocking(move || child.wait());
@@ -140,6 +187,8 @@ pub async fn run(
             _ = stop.cancelled() => None,
             _ = d.shutdown.cancelled() => None,
         };
+        alive.cancel();
+        m.set_bidi(&session, None);
         let asked = exited.is_none();
         let status = match exited {
             Some(r) => {

@@ -3,12 +3,13 @@
 //! [`Daemon`](crate::daemon::context::Daemon), so it imports nothing that imports the Daemon;
 //! the launching and supervising happen in the parent module.
 
+use super::bidi::Bidi;
 use super::process::{signal_group, Spawner};
 use crate::daemon::registry::BrowserKey;
 use crate::protocol::managed::{state, ManagedView};
 use nix::sys::signal::Signal;
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +18,9 @@ pub struct Entry {
     pub view: watch::Sender<ManagedView>,
     /// Cancelled to close it.
     pub stop: CancellationToken,
+    /// The daemon's WebDriver BiDi session with it, while one is up (a Firefox: its trusted
+    /// input, issue 57).
+    pub bidi: Option<Arc<Bidi>>,
 }
 
 #[derive(Default)]
@@ -55,6 +59,21 @@ impl Managed {
             (session == reference || e.key.to_string() == reference)
                 .then(|| (session.clone(), e.view.subscribe(), e.stop.clone()))
         })
+    }
+
+    pub fn set_bidi(&self, session: &str, bidi: Option<Arc<Bidi>>) {
+        if let Some(e) = self.lock().get_mut(session) {
+            e.bidi = bidi;
+        }
+    }
+
+    /// The BiDi session with the browser launched under `session`, if it has one and `key` is
+    /// the browser that session's connection attached as (a connection that only names the
+    /// session is not the launched browser).
+    pub fn bidi(&self, session: &str, key: BrowserKey) -> Option<Arc<Bidi>> {
+        let all = self.lock();
+        let e = all.get(session)?;
+        (e.key == key).then(|| e.bidi.clone())?
     }
 
     pub fn views(&self) -> Vec<ManagedView> {

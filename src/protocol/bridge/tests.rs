@@ -1,7 +1,8 @@
 //! The bridge protocol's messages on the wire, both ways.
 
 use super::*;
-use serde_json::json;
+use crate::protocol::input::{code, InputDone, InputError};
+use serde_json::{json, Value};
 
 #[test]
 fn decodes_every_seed_message() {
@@ -285,4 +286,46 @@ fn encodes_with_seed_field_names() {
     assert_eq!(v["agent"], "claude-code", "additive: {v}");
     let v: Value = serde_json::from_str(&ServerMessage::Pong.to_json()).unwrap();
     assert_eq!(v, json!({"type":"pong"}));
+}
+
+/// Issue 57's additive pair: `input` decoded, `inputDone` written.
+#[test]
+fn input_and_its_answer() {
+    let d = decode(r#"{"type":"input","sessionId":"s","requestId":"input_7","tabId":12,"actions":[{"type":"key","id":"k","actions":[]}],"probe":"n0nce"}"#).unwrap();
+    match d.message {
+        ExtensionMessage::Input(r) => {
+            assert_eq!((r.request_id.as_str(), r.tab_id), ("input_7", 12));
+            assert_eq!(r.actions.get(), r#"[{"type":"key","id":"k","actions":[]}]"#);
+            assert_eq!(r.probe.as_deref(), Some("n0nce"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        decode(r#"{"type":"input","requestId":"i","actions":[]}"#).is_err(),
+        "no tabId"
+    );
+    assert!(
+        decode(r#"{"type":"input","tabId":1,"actions":[]}"#).is_err(),
+        "no requestId"
+    );
+    let done = InputDone {
+        session_id: "s",
+        request_id: "input_7",
+        error: None,
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&done.to_json()).unwrap(),
+        json!({"type":"inputDone","sessionId":"s","requestId":"input_7"})
+    );
+    let failed = InputDone {
+        error: Some(InputError {
+            code: code::UNKNOWN_TAB.into(),
+            message: "probe".into(),
+        }),
+        ..done
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(&failed.to_json()).unwrap()["error"]["code"],
+        "UNKNOWN_TAB"
+    );
 }

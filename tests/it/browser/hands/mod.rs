@@ -18,6 +18,7 @@ mod actionability;
 mod frames;
 mod frameworks;
 mod input;
+mod managed_firefox;
 mod off_site;
 mod pages;
 mod trusted;

@@ -10,20 +10,20 @@ use std::time::Duration;
 
 /// Which browser, and its executable (as the tests find it).
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Chromium,
     Firefox,
 }
 
 impl Kind {
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Chromium => "chromium",
             Kind::Firefox => "firefox",
         }
     }
 
-    pub(super) fn exe(self, test: &str) -> Option<PathBuf> {
+    pub(crate) fn exe(self, test: &str) -> Option<PathBuf> {
         match self {
             Kind::Chromium => chromium_or_skip(test),
             Kind::Firefox => firefox_or_skip(test),
@@ -35,7 +35,7 @@ impl Kind {
 /// browsers it launched and removes their temporary profiles before its directory goes. A
 /// SIGKILL (TestDaemon's drop) leaves a browser to its parent-death signal, and the browser,
 /// still writing its profile, raced the directory's removal: `/tmp/.tmpXXXXXX` left behind.
-pub(super) struct Managed(TestDaemon);
+pub(crate) struct Managed(TestDaemon);
 
 impl std::ops::Deref for Managed {
     type Target = TestDaemon;
@@ -61,7 +61,7 @@ impl Drop for Managed {
 }
 
 /// A daemon whose launches go to directories of `dir`, with `exe` as the browser of `kind`.
-pub(super) fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> Managed {
+pub(crate) fn daemon(dir: tempfile::TempDir, kind: Kind, exe: &Path) -> Managed {
     let managed = dir.path().join("managed");
     let profiles = dir.path().join("profiles");
     // As under the systemd user service: no display, no D-Bus session.
@@ -120,7 +120,7 @@ pub(super) fn gone(pgid: u64, d: &TestDaemon) {
 
 /// `browserctl browser launch --json ARGS…`: the managed browser's view. Headless without
 /// asking: the daemon has no display.
-pub(super) fn launch(d: &TestDaemon, kind: Kind, extra: &[&str]) -> Value {
+pub(crate) fn launch(d: &TestDaemon, kind: Kind, extra: &[&str]) -> Value {
     let mut args = vec!["browser", "launch", "--browser", kind.name()];
     args.extend_from_slice(extra);
     let v = d.ctl_json(&args);

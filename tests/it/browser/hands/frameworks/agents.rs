@@ -1,13 +1,16 @@
 //! The runners: Playwright MCP over stdio in its own Chromium; ours through `browserctl call`
-//! (the CLI) and through `browserctl mcp`, in the browser [`Hands`] drives. The page's state is
-//! read beside the agent: through the test's own DevTools or BiDi session for ours, through
-//! Playwright's `browser_evaluate` for Playwright MCP (its browser is its own).
+//! (the CLI) and through `browserctl mcp`, in the browser [`Hands`] drives; ours in a Firefox
+//! the daemon launched ([`Managed`]). The page's state is read beside the agent: through the
+//! test's own DevTools or BiDi session for ours, through `browser_evaluate` where the browser
+//! is the agent's own (Playwright MCP's; the managed Firefox, whose one BiDi session is the
+//! daemon's).
 
 use super::super::widgets::Mcp;
 use super::super::Hands;
 use super::snapshots::Format;
 use super::tasks::{Agent, Reply};
 use crate::mcp::rmcp_client::{params, text};
+use crate::support::common::TestDaemon;
 use base64::Engine;
 use rmcp::model::CallToolResult;
 use rmcp::service::{RoleClient, RunningService};
@@ -87,31 +90,72 @@ impl Agent for Cli<'_> {
         Format::Ours
     }
     fn call(&mut self, tool: &str, args: Value) -> Result<Reply, String> {
-        let h = &mut *self.0;
-        let args = args.to_string();
-        let out =
-            h.d.ctl(&["call", tool, "--tab", &h.tab, "--args", &args, "--json"]);
-        if !out.status.success() {
-            // With --json, the error as JSON: its code and message are what a script reads.
-            let err = String::from_utf8_lossy(&out.stderr);
-            return Err(match serde_json::from_str::<Value>(err.trim()) {
-                Ok(v) => format!(
-                    "{}: {}",
-                    v["error"]["code"].as_str().unwrap_or("?"),
-                    v["error"]["message"].as_str().unwrap_or("?")
-                ),
-                Err(_) => err.trim().to_owned(),
-            });
-        }
-        let v: Value = serde_json::from_slice(&out.stdout)
-            .map_err(|e| format!("browserctl printed no JSON: {e}"))?;
-        Ok(reply(&v["result"]["content"]))
+        ctl_call(&self.0.d, &self.0.tab, tool, args)
     }
     fn eval(&mut self, expr: &str) -> Value {
         self.0.eval(expr)
     }
     fn url(&self, page: &str) -> String {
         self.0.url(&format!("frameworks/{page}"))
+    }
+}
+
+/// `browserctl call TOOL --tab T --args JSON --json`: the reply, or the error's code and
+/// message as a script reads them.
+fn ctl_call(d: &TestDaemon, tab: &str, tool: &str, args: Value) -> Result<Reply, String> {
+    let args = args.to_string();
+    let out = d.ctl(&["call", tool, "--tab", tab, "--args", &args, "--json"]);
+    if !out.status.success() {
+        // With --json, the error as JSON: its code and message are what a script reads.
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(match serde_json::from_str::<Value>(err.trim()) {
+            Ok(v) => format!(
+                "{}: {}",
+                v["error"]["code"].as_str().unwrap_or("?"),
+                v["error"]["message"].as_str().unwrap_or("?")
+            ),
+            Err(_) => err.trim().to_owned(),
+        });
+    }
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("browserctl printed no JSON: {e}"))?;
+    Ok(reply(&v["result"]["content"]))
+}
+
+/// Ours through `browserctl call` in a Firefox the daemon launched, whose trusted input the
+/// daemon makes over its WebDriver BiDi session. That session is the browser's only one, so
+/// the page's state is read with our own `browser_evaluate` (turned on in the profile before
+/// the launch, as the person would in the options page).
+pub(super) struct Managed {
+    pub(super) d: crate::browser::managed::rig::Managed,
+    pub(super) tab: String,
+    pub(super) origin: String,
+}
+
+impl Agent for Managed {
+    fn format(&self) -> Format {
+        Format::Ours
+    }
+    fn call(&mut self, tool: &str, args: Value) -> Result<Reply, String> {
+        ctl_call(&self.d, &self.tab, tool, args)
+    }
+    fn eval(&mut self, expr: &str) -> Value {
+        let args = json!({ "expression": expr }).to_string();
+        let out = self.d.ctl(&[
+            "call",
+            "browser_evaluate",
+            "--tab",
+            &self.tab,
+            "--args",
+            &args,
+            "--json",
+        ]);
+        serde_json::from_slice::<Value>(&out.stdout)
+            .map(|v| v["result"]["structuredContent"]["value"].clone())
+            .unwrap_or(Value::Null)
+    }
+    fn url(&self, page: &str) -> String {
+        format!("{}/frameworks/{page}", self.origin)
     }
 }
 

@@ -6,14 +6,15 @@
 //! its own Chromium), ours through `browserctl call` and through `browserctl mcp` in Chromium
 //! with synthetic events, ours through `browserctl call` in Chromium with trusted input (the
 //! debugger permission granted), and ours in the person's Firefox (the extension as a temporary
-//! add-on).
+//! add-on), and ours in a Firefox the daemon launched, with trusted input through the daemon's
+//! WebDriver BiDi session.
 //!
 //! The table (task × runner: pass, or FAIL and why) goes to stderr and to
 //! target/test-artifacts/framework-tasks.txt; ours must pass at least as many tasks of each
 //! class as Playwright MCP (with synthetic events, every class but trusted input, which only
 //! the browser can make).
 //!
-//! `FRAMEWORK_TASK=id[,id…]` runs only those tasks, `FRAMEWORK_RUNNER=playwright,cli,mcp,trusted,firefox`
+//! `FRAMEWORK_TASK=id[,id…]` runs only those tasks, `FRAMEWORK_RUNNER=playwright,cli,mcp,trusted,firefox,managed-firefox`
 //! only those runners (the comparison is made when Playwright MCP ran too).
 
 mod agents;
@@ -36,6 +37,7 @@ const CLI: &str = "ours-cli";
 const MCP: &str = "ours-mcp";
 const FIREFOX: &str = "ours-firefox";
 const TRUSTED: &str = "ours-trusted";
+const MANAGED_FIREFOX: &str = "ours-managed-ff";
 
 #[test]
 fn framework_tasks() {
@@ -84,6 +86,9 @@ fn framework_tasks() {
             results.run(FIREFOX, &tasks, &mut agents::Cli(&mut h));
         });
     }
+    if wanted("managed-firefox") {
+        managed_firefox(&tasks, &mut results);
+    }
 
     let report = results.report(&corpus.classes, &tasks);
     eprintln!("{report}");
@@ -127,6 +132,53 @@ fn playwright(tasks: &[Task], results: &mut Results) {
     results.run(PLAYWRIGHT, tasks, &mut agent);
     let agents::Playwright { rt, client, .. } = agent;
     rt.block_on(client.cancel()).unwrap();
+}
+
+/// Ours in a Firefox the daemon launched (its own profile, `browser_evaluate` on for the
+/// checks: see [`agents::Managed`]).
+fn managed_firefox(tasks: &[Task], results: &mut Results) {
+    use crate::browser::managed::rig::{daemon, launch, Kind};
+    let Some(exe) = Kind::Firefox.exe(TEST) else {
+        return;
+    };
+    let site = SiteServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    // What the options page's "Allow browser_evaluate" writes, as Firefox's file backend of
+    // storage.local keeps it (prefs.js chooses that backend; the daemon writes only user.js).
+    let storage = dir
+        .path()
+        .join("profiles/corpus/firefox/profile/browser-extension-data/browser-mcp@browsermcp.dev");
+    std::fs::create_dir_all(&storage).unwrap();
+    std::fs::write(storage.join("storage.js"), r#"{"evaluateEnabled":true}"#).unwrap();
+    std::fs::write(
+        dir.path().join("profiles/corpus/firefox/profile/prefs.js"),
+        "user_pref(\"extensions.webextensions.ExtensionStorageIDB.enabled\", false);\n",
+    )
+    .unwrap();
+    let d = daemon(dir, Kind::Firefox, &exe);
+    let start = format!("{}/plain.html", site.origin());
+    let v = launch(&d, Kind::Firefox, &["--profile", "corpus", "--url", &start]);
+    let mut agent = agents::Managed {
+        tab: v["tab"].as_str().unwrap().to_owned(),
+        origin: site.origin(),
+        d,
+    };
+    if agent.eval("1 + 1") != serde_json::json!(2) {
+        let args = serde_json::json!({"expression": "1 + 1"}).to_string();
+        let out = agent.d.ctl(&[
+            "call",
+            "browser_evaluate",
+            "--tab",
+            &agent.tab,
+            "--args",
+            &args,
+        ]);
+        panic!(
+            "browser_evaluate in the managed Firefox: {}",
+            crate::support::common::stderr(&out)
+        );
+    }
+    results.run(MANAGED_FIREFOX, tasks, &mut agent);
 }
 
 #[derive(Default)]
@@ -237,7 +289,7 @@ impl Results {
             // A page that acts only on trusted input is compared where ours has it to give:
             // not with synthetic events (Chromium without the debugger permission, the person's
             // Firefox), which such a page ignores by design (issue 57).
-            classes.retain(|c| !(*runner != TRUSTED && *c == 1));
+            classes.retain(|c| [TRUSTED, MANAGED_FIREFOX].contains(runner) || *c != 1);
             for class in classes {
                 let (ours, _) = self.passed(runner, tasks, class);
                 let (theirs, _) = self.passed(PLAYWRIGHT, tasks, class);

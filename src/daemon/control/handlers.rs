@@ -183,7 +183,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
             prompts: d.prompts.list(),
         })),
         Route::AnswerConsent(id) => {
-            let body: AnswerRequest = read_json(req, &d).await?;
+            let body: AnswerRequest = read_json(req, &d, MAX_BODY).await?;
             let (target, taken) = d.prompts.answer(&id, &body.choice)?;
             // The browser answers at once: it only settles a prompt it holds.
             let choice = match tokio::time::timeout(ANSWER_WAIT, taken).await {

@@ -156,8 +156,9 @@ impl Bidi {
         // page?" by itself).
         let capabilities =
             json!({"alwaysMatch": {"unhandledPromptBehavior": {"default": "ignore"}}});
+        // Firefox answers session.new once its start-up is done: seconds on a busy machine.
         match bidi
-            .command("session.new", json!({"capabilities": capabilities}))
+            .command_within("session.new", json!({"capabilities": capabilities}), limit)
             .await
         {
             Ok(_) => Ok(bidi),
@@ -197,6 +198,10 @@ impl Bidi {
     }
 
     async fn command(&self, method: &str, params: Value) -> Reply {
+        self.command_within(method, params, COMMAND_TIMEOUT).await
+    }
+
+    async fn command_within(&self, method: &str, params: Value, limit: Duration) -> Reply {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(id, tx);
@@ -205,14 +210,12 @@ impl Bidi {
             lock(&self.waiting).remove(&id);
             return Err("the BiDi connection closed".into());
         }
-        match tokio::time::timeout(COMMAND_TIMEOUT, rx).await {
+        match tokio::time::timeout(limit, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err("the BiDi connection closed".into()),
             Err(_) => {
                 lock(&self.waiting).remove(&id);
-                Err(format!(
-                    "Firefox did not answer {method} within {COMMAND_TIMEOUT:?}"
-                ))
+                Err(format!("Firefox did not answer {method} within {limit:?}"))
             }
         }
     }

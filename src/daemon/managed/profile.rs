@@ -108,9 +108,6 @@ pub fn prepare(
     if !kind.firefox() {
         forget_singleton_dirs(&layout.profile());
     }
-    // Written anew by each start, and waited for (bidi.rs): one from an earlier start names a
-    // port that is gone or, worse, another program's.
-    let _ = fs::remove_file(layout.profile().join(super::bidi::SERVER_FILE));
     let wrapper = layout.host().join("browser-mcp-native-host");
     let script = format!(
         "#!/bin/sh\n# Written by browser-mcpd for a browser it launched.\nexec {} native-host --discovery-dir {} --managed {} --daemon-pid {} \"$@\"\n",

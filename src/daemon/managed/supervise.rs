@@ -141,6 +141,11 @@ pub async fn run(
             extension: &plan.extension,
             flags: plan.flags.clone(),
         };
+        if plan.found.kind.firefox() {
+            // Each start writes its own; a restart must not read the last one's port (gone, or
+            // by now another program's).
+            let _ = std::fs::remove_file(plan.layout.profile().join(super::bidi::SERVER_FILE));
+        }
         let child = match profile::command(&plan.layout, &launch) {
             Ok(cmd) => m.spawner.spawn(cmd).await,
             Err(e) => Err(e),

@@ -67,7 +67,12 @@ fn a_managed_firefox_gives_trusted_input() {
     };
     let d = daemon(tempfile::tempdir().unwrap(), Kind::Firefox, &exe);
     let pages = PageServer::page(PAGE);
-    let v = launch(&d, Kind::Firefox, &["--url", &pages.url("a.html")]);
+    let url = pages.url("a.html");
+    let v = launch(
+        &d,
+        Kind::Firefox,
+        &["--url", &url, "--restart", "on-failure"],
+    );
     let tab = v["tab"].as_str().unwrap().to_owned();
     seen(&d, &tab, "webdriver:");
 
@@ -135,4 +140,37 @@ fn a_managed_firefox_gives_trusted_input() {
         "the field holds the typed text: {snap}"
     );
     eprintln!("{TEST}: the page saw {line}");
+
+    // A crash and a restart: the new start has a session of its own (found at its own port,
+    // not at the one the last start wrote into the profile), and the page trusted input again.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(v["pid"].as_u64().unwrap() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let patience = Duration::from_secs(60);
+    let tab = wait_until(patience, "the page's tab after a restart", || {
+        let tabs = d.ctl_json(&["tabs"]);
+        let t = tabs["tabs"].as_array()?.iter().find(|t| t["url"] == url)?;
+        let r = t["ref"].as_str()?.to_owned();
+        (r != tab).then_some(r)
+    });
+    // The session comes a moment after the extension is back: until then, synthetic, said.
+    let start = std::time::Instant::now();
+    loop {
+        let r = ctl_call(&d, &tab, "browser_hover", &json!({"selector": "#t"}));
+        if r.as_ref()
+            .is_ok_and(|r| r["structuredContent"]["input"] == "trusted")
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < patience,
+            "no trusted input after the restart: {r:?}\n{}",
+            tail(&d.log(), 40)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    call(&d, &tab, "browser_click", json!({"selector": "#b"}));
+    seen(&d, &tab, "click:b:0");
 }

@@ -1,4 +1,5 @@
-//! A consent prompt answered from a terminal (issue 60), in Chromium on a fresh install: a
+//! A consent prompt answered from a terminal (issue 60), in Chromium (and, shorter, Firefox) on
+//! a fresh install: a
 //! call waits; `browserctl consent list` shows its prompt; `browserctl consent answer ID
 //! allow-once` lets it through as the popup's button would (the call returns the tool's
 //! result; the activity log says a terminal answered), `deny` fails it with USER_DENIED; a
@@ -227,4 +228,37 @@ fn a_prompt_is_answered_from_the_terminal_and_never_by_an_agent() {
         json!(["denied (from a terminal)", "allowed once (from a terminal)"]),
         "what the person reads"
     );
+}
+
+/// The same answers from the terminal reach Firefox's prompt.
+#[test]
+fn a_prompt_is_answered_from_the_terminal_in_firefox() {
+    // Held whole to the end: the browser and the machine-wide lock with it.
+    let Some(face) = FirefoxFace::fresh(
+        "browser::face::terminal_consent::a_prompt_is_answered_from_the_terminal_in_firefox",
+    ) else {
+        return;
+    };
+    let (d, pages) = (&face.d, &face.pages);
+    let url = pages.url("recipes");
+    let tab = crate::support::chromium::listed_tab(
+        d,
+        crate::support::firefox::FIREFOX_WAIT,
+        &url,
+        "search_recipes",
+    );
+    let tab_ref = tab["ref"].as_str().unwrap().to_owned();
+    let call = spawn_ctl(d, &["call", "browser_snapshot", "--tab", &tab_ref]);
+    let p = waiting_prompt(d, "browser_snapshot");
+    assert_eq!(p["site"], json!(pages.origin()), "{p}");
+    let out = d.ctl(&["consent", "answer", p["id"].as_str().unwrap(), "allow-once"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let done = call.join().unwrap();
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(stdout(&done).contains("Recipe box"), "{}", stdout(&done));
+    let call = spawn_ctl(d, &search_args(&tab_ref, "leeks"));
+    let p = waiting_prompt(d, "search_recipes");
+    let out = d.ctl(&["consent", "answer", p["id"].as_str().unwrap(), "deny"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    fails(&call.join().unwrap(), 20, "USER_DENIED");
 }

@@ -35,7 +35,10 @@ fn answer(ff: &mut Firefox, popup: &Context, label: &str) {
 #[test]
 fn a_fresh_install_asks_before_an_agent_acts_on_a_site() {
     let Some(FirefoxFace {
-        mut ff, d, pages, ..
+        mut ff,
+        d,
+        pages,
+        lock: _lock,
     }) = FirefoxFace::fresh(
         "browser::face::firefox_consent::a_fresh_install_asks_before_an_agent_acts_on_a_site",
     )

@@ -413,7 +413,8 @@ pub(crate) struct FirefoxFace {
     pub(crate) ff: crate::support::firefox::Firefox,
     pub(crate) d: TestDaemon,
     pub(crate) pages: PageServer,
-    _lock: nix::fcntl::Flock<std::fs::File>,
+    /// Held until the test ends: a test that takes the face apart binds it (`lock: _lock`).
+    pub(crate) lock: nix::fcntl::Flock<std::fs::File>,
 }
 
 impl FirefoxFace {
@@ -426,11 +427,6 @@ impl FirefoxFace {
         let mut ff = Firefox::launch(&exe, &Options::default());
         ff.pair(&d);
         ff.show(&pages.url("recipes"));
-        Some(FirefoxFace {
-            ff,
-            d,
-            pages,
-            _lock: lock,
-        })
+        Some(FirefoxFace { ff, d, pages, lock })
     }
 }

@@ -45,7 +45,10 @@ fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_chromium() {
 #[test]
 fn a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox() {
     let Some(FirefoxFace {
-        mut ff, d, pages, ..
+        mut ff,
+        d,
+        pages,
+        lock: _lock,
     }) = FirefoxFace::fresh(
         "browser::face::scopes::a_read_only_answer_for_one_agent_covers_its_reading_alone_in_firefox",
     )

@@ -116,8 +116,13 @@ impl Agent {
             let bearer = format!("Bearer {token}");
             let header = format!("Authorization: {bearer}");
             return Some(match self {
-                Agent::ClaudeCode => line(&[
-                    "claude",
+                // The two take the same flags.
+                Agent::ClaudeCode | Agent::Gemini => line(&[
+                    if self == Agent::ClaudeCode {
+                        "claude"
+                    } else {
+                        "gemini"
+                    },
                     "mcp",
                     "add",
                     "--scope",
@@ -135,19 +140,6 @@ impl Agent {
                     toml(url),
                     toml(&bearer)
                 ),
-                Agent::Gemini => line(&[
-                    "gemini",
-                    "mcp",
-                    "add",
-                    "--scope",
-                    "user",
-                    "--transport",
-                    "http",
-                    s.name,
-                    url,
-                    "--header",
-                    &header,
-                ]),
                 Agent::Cursor => pretty(&json!({"mcpServers": {s.name: {
                     "url": url, "headers": {"Authorization": bearer}}}})),
                 Agent::Vscode => pretty(&json!({"servers": {s.name: {

@@ -185,9 +185,11 @@ fn the_person_signs_in_and_the_agent_goes_on() {
         "document.querySelector('#handoffs .agent-name').textContent",
     );
     assert_eq!(who, "browserctl", "the popup names who asks");
-    let notes = b.eval(
+    // The worker shows the popup's list and the notification independently: either may be first.
+    let notes = b.wait_for(
         &popup,
-        "chrome.notifications.getAll().then((all) => Object.keys(all))",
+        "the hand-off's notification",
+        "chrome.notifications.getAll().then((all) => Object.keys(all).length ? Object.keys(all) : null)",
     );
     assert!(
         notes.as_array().is_some_and(

@@ -67,32 +67,28 @@ pub fn answer(kind: Kind, id: RequestId, version: Option<ProtocolVersion>, why: 
         Kind::CallTool => {
             ServerJsonRpcMessage::response(ServerResult::CallToolResult(error_result(why)), id)
         }
-        Kind::Other => ServerJsonRpcMessage::error(
-            ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("{}: {}", why.code, why.message),
-                None,
-            ),
-            Some(id),
-        ),
+        Kind::Other => error(ErrorCode::METHOD_NOT_FOUND, id, why),
     };
-    let mut line = serde_json::to_vec(&message).expect("MCP messages serialise");
-    line.push(b'\n');
-    line
+    line(&message)
 }
 
 /// A JSON-RPC error answering request `id` with `why` (the relay's answer to everything,
 /// `initialize` included, when it found no daemon at start).
 pub fn refusal(id: RequestId, why: &Error) -> Vec<u8> {
-    let message = ServerJsonRpcMessage::error(
-        ErrorData::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!("{}: {}", why.code, why.message),
-            None,
-        ),
+    line(&error(ErrorCode::INTERNAL_ERROR, id, why))
+}
+
+/// A JSON-RPC error with `code`, its message our error's code and words.
+fn error(code: ErrorCode, id: RequestId, why: &Error) -> ServerJsonRpcMessage {
+    ServerJsonRpcMessage::error(
+        ErrorData::new(code, format!("{}: {}", why.code, why.message), None),
         Some(id),
-    );
-    let mut line = serde_json::to_vec(&message).expect("MCP messages serialise");
+    )
+}
+
+/// One message as the line stdio carries.
+fn line(message: &ServerJsonRpcMessage) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).expect("MCP messages serialise");
     line.push(b'\n');
     line
 }

@@ -67,6 +67,9 @@ impl Person {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .current_dir(&self.home)
             .stdin(Stdio::null());
+        // A group of its own, so that `stop` reaches what it started: Gemini CLI runs itself
+        // again in a child node, which outlived a kill of the first.
+        std::os::unix::process::CommandExt::process_group(&mut c, 0);
         c
     }
 
@@ -139,8 +142,7 @@ impl Person {
             }
         }
         drop(stdin);
-        let _ = child.kill();
-        let _ = child.wait();
+        stop(&mut child);
         eprintln!("codex mcpServerStatus/list: {answer}");
         answer["result"]["data"]
             .as_array()
@@ -183,8 +185,7 @@ impl Person {
             }
         }
         drop(stdin);
-        let _ = child.kill();
-        let _ = child.wait();
+        stop(&mut child);
         std::fs::read_to_string(&log).unwrap_or_default()
     }
 
@@ -199,6 +200,13 @@ impl Person {
         assert!(out.status.success(), "inspector: {}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
     }
+}
+
+/// Kills a client started by `Person::cmd` with everything it started, and reaps it.
+fn stop(child: &mut std::process::Child) {
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
 }
 
 fn names(tools: &Value) -> Vec<String> {

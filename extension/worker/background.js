@@ -21,7 +21,7 @@ import { siteOf } from '../shared/policy.js';
 import { watched } from './calls/call-watch.js';
 import { endHandoff, handOff } from './calls/handoff.js';
 import { answerFrom } from './calls/consent.js';
-import { isManagedBrowser, setDaemonInput, setManagedBrowser } from './state/managed.js';
+import { isManagedBrowser, launchedSynthetic, setDaemonInput, setLaunchInput, setManagedBrowser } from './state/managed.js';
 import { isFirefox } from '../shared/platform.js';
 import * as watch from './ahead/watch.js';
 
@@ -190,7 +190,7 @@ class Connection {
     console.info(`browser-mcp: connected to daemon on port ${this.port} (${this.trust})`);
     this.sendConnected();
     // A Firefox the daemon launched: the daemon makes its trusted input (WebDriver BiDi).
-    if (isFirefox && isManagedBrowser()) setDaemonInput((tabId, actions, probe) => this.input(tabId, actions, probe));
+    if (isFirefox && isManagedBrowser() && !launchedSynthetic()) setDaemonInput((tabId, actions, probe) => this.input(tabId, actions, probe));
   }
 
   // Trusted input the daemon performs for tab `tabId`: `input` out, `inputDone` back.
@@ -460,6 +460,7 @@ function startNative() {
       // Before any connection: a launched browser connects under the daemon's session id.
       if (typeof msg.managed === 'string' && msg.managed) {
         setManagedBrowser(true);
+        setLaunchInput(msg.input);
         proto.useSessionId(msg.managed);
       }
       daemons.nativeList(msg.servers);

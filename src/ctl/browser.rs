@@ -7,7 +7,7 @@ use super::client::Client;
 use super::output::{note, print, print_json, print_listing, Column, Format, ListOutput, Stop};
 use crate::paths::parse_duration;
 use crate::protocol::control::Browsers;
-use crate::protocol::managed::{LaunchRequest, ManagedView, RestartPolicy, KINDS};
+use crate::protocol::managed::{InputChoice, LaunchRequest, ManagedView, RestartPolicy, KINDS};
 use hyper::Method;
 use std::time::Duration;
 
@@ -25,6 +25,14 @@ pub enum Restart {
     Never,
     /// Report an exit and start the browser again on the same profile (up to 5 times).
     OnFailure,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Input {
+    /// The browser's own input, as a person's mouse and keyboard make it.
+    Trusted,
+    /// The extension's DOM events alone.
+    Synthetic,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -62,6 +70,11 @@ pub enum Action {
         /// How long to wait for the first tab [default: the daemon's launch-timeout, 60s].
         #[arg(long, value_parser = parse_duration)]
         timeout: Option<Duration>,
+        /// The input the agent's clicks and keys make: the browser's own (trusted), or the
+        /// extension's DOM events alone (synthetic: in Firefox no WebDriver BiDi, so pages see
+        /// navigator.webdriver false).
+        #[arg(long, value_enum, default_value_t = Input::Trusted)]
+        input: Input,
     },
     /// Close a browser the daemon launched: SIGTERM, SIGKILL after a grace; a temporary
     /// profile is removed. The user's own browsers are never closed.
@@ -108,6 +121,7 @@ pub async fn run(c: &Client, args: BrowserArgs, json: bool) -> Result<(), Stop> 
             url,
             restart,
             timeout,
+            input,
             ..
         } => {
             let req = LaunchRequest {
@@ -124,6 +138,10 @@ pub async fn run(c: &Client, args: BrowserArgs, json: bool) -> Result<(), Stop> 
                     Restart::OnFailure => RestartPolicy::OnFailure,
                 },
                 timeout_ms: timeout.map(|t| t.as_millis() as u64),
+                input: match input {
+                    Input::Trusted => InputChoice::Trusted,
+                    Input::Synthetic => InputChoice::Synthetic,
+                },
             };
             let v: ManagedView = tokio::select! {
                 v = c.json(Method::POST, "/v1/browsers", Some(&req)) => v?,
@@ -133,10 +151,15 @@ pub async fn run(c: &Client, args: BrowserArgs, json: bool) -> Result<(), Stop> 
                 return print_json(&v);
             }
             note(&format!(
-                "{}: {} ({}, {} profile{}), first tab {}",
+                "{}: {} ({}{}, {} profile{}), first tab {}",
                 v.browser,
                 v.kind,
                 if v.headless { "headless" } else { "headed" },
+                if v.input.is_trusted() {
+                    ""
+                } else {
+                    ", synthetic input"
+                },
                 if v.profile.is_some() {
                     "persistent"
                 } else {

@@ -11,6 +11,7 @@
 //! SIGKILL leaves its file behind, and only a pid check notices).
 
 use crate::paths::DEFAULT_DISCOVERY_DIR;
+use crate::protocol::managed::InputChoice;
 use crate::protocol::native::{DiscoveryFile, HostMessage, Server, MAX_TO_EXTENSION};
 use notify::{RecursiveMode, Watcher};
 use std::fs::{self, File, OpenOptions};
@@ -40,6 +41,9 @@ pub struct NativeHostArgs {
     /// With --managed: the daemon that launched the browser, the only one listed.
     #[arg(long, value_name = "PID", hide = true)]
     pub daemon_pid: Option<u32>,
+    /// With --managed: the input the launch asked for, which the extension is told.
+    #[arg(long, requires = "managed", hide = true)]
+    pub input: Option<InputChoice>,
     /// What Chrome passes: the caller's origin (chrome-extension://ID/), on Windows also
     /// --parent-window. Only logged; Chrome itself enforces the manifest's allowed_origins.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
@@ -263,6 +267,7 @@ pub fn run(args: NativeHostArgs) -> ExitCode {
             let msg = HostMessage::Servers {
                 servers: servers.clone(),
                 managed: args.managed.clone(),
+                input: args.input,
             };
             if let Err(e) = write_frame(&mut stdout, &msg) {
                 if e.kind() == io::ErrorKind::BrokenPipe {
@@ -312,6 +317,7 @@ mod tests {
             &HostMessage::Servers {
                 servers: vec![],
                 managed: None,
+                input: None,
             },
         )
         .unwrap();

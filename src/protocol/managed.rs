@@ -29,6 +29,47 @@ pub struct LaunchRequest {
     /// How long to wait for the browser's first tab (default: the daemon's `launch-timeout`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "InputChoice::is_trusted")]
+    pub input: InputChoice,
+}
+
+/// The input a launched browser's hands make (issue 57).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputChoice {
+    /// The browser's own, which a page cannot tell from a person's: Chromium's through the
+    /// extension's DevTools session, Firefox's through the daemon's WebDriver BiDi session.
+    #[default]
+    Trusted,
+    /// The extension's DOM events alone, as in a person's browser that did not grant it: the
+    /// extension has no debugger permission in Chromium, and Firefox starts without its Remote
+    /// Agent, so its pages see `navigator.webdriver` false.
+    Synthetic,
+}
+
+impl InputChoice {
+    pub fn is_trusted(&self) -> bool {
+        *self == InputChoice::Trusted
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputChoice::Trusted => "trusted",
+            InputChoice::Synthetic => "synthetic",
+        }
+    }
+}
+
+impl std::str::FromStr for InputChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "trusted" => Ok(InputChoice::Trusted),
+            "synthetic" => Ok(InputChoice::Synthetic),
+            _ => Err(format!("`{s}` is not an input: trusted or synthetic")),
+        }
+    }
 }
 
 /// What the daemon does when a browser it launched exits without being asked to.
@@ -88,6 +129,9 @@ pub struct ManagedView {
     /// One of [`state`]'s.
     pub state: String,
     pub restart: RestartPolicy,
+    /// The input its hands make; absent from a daemon before this field: trusted.
+    #[serde(default)]
+    pub input: InputChoice,
     pub restarts: u32,
     pub launched_at: String,
     /// How it last exited (`code 1`, `signal 9`), when it has.
@@ -136,5 +180,8 @@ mod tests {
             serde_json::to_value(LaunchRequest::default()).unwrap(),
             serde_json::json!({"restart": "never"})
         );
+        let r: LaunchRequest = serde_json::from_str(r#"{"input": "synthetic"}"#).unwrap();
+        assert_eq!(r.input, InputChoice::Synthetic);
+        assert!(serde_json::from_str::<LaunchRequest>(r#"{"input": "fast"}"#).is_err());
     }
 }

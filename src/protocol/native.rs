@@ -35,6 +35,10 @@ pub enum HostMessage {
         /// browser is the agent's own: nothing in it waits for a person.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         managed: Option<String>,
+        /// With `managed`: the input the launch asked for (`browserctl browser launch
+        /// --input`); absent, trusted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        input: Option<super::managed::InputChoice>,
     },
 }
 
@@ -103,6 +107,7 @@ mod tests {
     fn servers_message_shape() {
         let m = HostMessage::Servers {
             managed: None,
+            input: None,
             servers: vec![
                 Server {
                     port: 8765,

@@ -16,7 +16,7 @@ import { Code, ToolError } from '../../shared/protocol.js';
 import { isFirefox } from '../../shared/platform.js';
 import * as frames from '../frames/frames.js';
 import * as dbg from '../frames/debugger.js';
-import { daemonInput, isManagedBrowser } from '../state/managed.js';
+import { daemonInput, isManagedBrowser, launchedSynthetic } from '../state/managed.js';
 import { keyDef, parseKey } from './keys.js';
 import * as steps from './steps.js';
 
@@ -120,7 +120,7 @@ export async function device(tabId) {
   if (isFirefox) {
     const ask = daemonInput();
     if (ask) return { device: new Bidi(tabId, ask) };
-    return { why: isManagedBrowser() ? 'the daemon that launched this Firefox offers no trusted input' : null };
+    return { why: isManagedBrowser() && !launchedSynthetic() ? 'the daemon that launched this Firefox offers no trusted input' : null };
   }
   if (!(await dbg.granted())) return { why: null };
   const paused = dbg.paused();

@@ -216,7 +216,7 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
     };
     ledger::write(&dir, &session, &record)
         .map_err(|e| Error::internal(format!("{}: {e}", dir.display())))?;
-    let extension = match profile::prepare(&layout, found.kind, &host, &extension) {
+    let extension = match profile::prepare(&layout, found.kind, &host, &extension, req.input) {
         Ok(loaded) => loaded,
         Err(e) => {
             if temporary {
@@ -248,6 +248,7 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         profile_dir,
         state: state::STARTING.to_owned(),
         restart: req.restart,
+        input: req.input,
         restarts: 0,
         launched_at: crate::time::now_rfc3339(),
         exit: None,
@@ -281,6 +282,7 @@ pub async fn launch(d: &Arc<Daemon>, req: LaunchRequest) -> Result<ManagedView, 
         layout: layout.clone(),
         temporary,
         restart: req.restart,
+        input: req.input,
         record,
         dir,
         input_settled: CancellationToken::new(),

@@ -12,6 +12,7 @@
 //! ```
 
 use super::find::{Found, Kind};
+use crate::protocol::managed::InputChoice;
 use crate::protocol::native::{host_manifest, sh_quote, GECKO_EXTENSION_ID, HOST_NAME};
 use std::fs;
 use std::io::{self, Write};
@@ -62,6 +63,7 @@ pub struct Launch<'a> {
     pub extension: &'a Path,
     /// `browser-flag` entries for this kind.
     pub flags: Vec<String>,
+    pub input: InputChoice,
 }
 
 fn text(p: &Path) -> io::Result<&str> {
@@ -96,6 +98,7 @@ pub fn prepare(
     kind: Kind,
     host: &HostSpec,
     extension: &Path,
+    input: InputChoice,
 ) -> io::Result<PathBuf> {
     for d in [
         layout.root.clone(),
@@ -110,11 +113,12 @@ pub fn prepare(
     }
     let wrapper = layout.host().join("browser-mcp-native-host");
     let script = format!(
-        "#!/bin/sh\n# Written by browser-mcpd for a browser it launched.\nexec {} native-host --discovery-dir {} --managed {} --daemon-pid {} \"$@\"\n",
+        "#!/bin/sh\n# Written by browser-mcpd for a browser it launched.\nexec {} native-host --discovery-dir {} --managed {} --daemon-pid {} --input {} \"$@\"\n",
         sh_quote(text(host.browserctl)?),
         sh_quote(text(host.discovery_dir)?),
         sh_quote(host.session),
-        host.daemon_pid
+        host.daemon_pid,
+        input.as_str()
     );
     write(&wrapper, script.as_bytes(), 0o700)?;
     let hosts = if kind.firefox() {
@@ -142,6 +146,11 @@ pub fn prepare(
             FIREFOX_PREFS.as_bytes(),
             0o600,
         )?;
+        return Ok(extension.to_path_buf());
+    }
+    if !input.is_trusted() {
+        // As installed: trusted input is the person's grant, which nobody gives here.
+        let _ = fs::remove_dir_all(layout.extension());
         return Ok(extension.to_path_buf());
     }
     granted_copy(extension, &layout.extension())
@@ -234,11 +243,14 @@ pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
     if l.found.kind.firefox() {
         cmd.args(["-no-remote", "-new-instance", "-profile"])
             .arg(&profile)
-            // WebDriver BiDi on a loopback port Firefox picks and writes into the profile, for
-            // the daemon's trusted input (bidi.rs says why no other program can use it).
-            .arg("--remote-debugging-port=0")
             .env("HOME", layout.home())
             .env("MOZ_CRASHREPORTER_DISABLE", "1");
+        if l.input.is_trusted() {
+            // WebDriver BiDi on a loopback port Firefox picks and writes into the profile, for
+            // the daemon's trusted input (bidi.rs says why no other program can use it). Its
+            // Remote Agent is also what makes `navigator.webdriver` true.
+            cmd.arg("--remote-debugging-port=0");
+        }
         if l.headless {
             cmd.arg("-headless");
         }

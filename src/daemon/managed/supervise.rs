@@ -9,7 +9,7 @@ use super::process::{self, describe, group_gone, signal_group};
 use super::profile::{self, Launch, Layout};
 use crate::daemon::context::Daemon;
 use crate::daemon::registry::BrowserKey;
-use crate::protocol::managed::{state, RestartPolicy};
+use crate::protocol::managed::{state, InputChoice, RestartPolicy};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +34,7 @@ pub struct Plan {
     pub layout: Layout,
     pub temporary: bool,
     pub restart: RestartPolicy,
+    pub input: InputChoice,
     pub record: Record,
     /// The managed directory (launch records).
     pub dir: PathBuf,
@@ -140,6 +141,7 @@ pub async fn run(
             },
             extension: &plan.extension,
             flags: plan.flags.clone(),
+            input: plan.input,
         };
         if plan.found.kind.firefox() {
             // Each start writes its own; a restart must not read the last one's port (gone, or
@@ -173,7 +175,7 @@ pub async fn run(
         });
         // This start's BiDi session, for a Firefox's trusted input; it ends with the start.
         let alive = CancellationToken::new();
-        if plan.found.kind.firefox() {
+        if plan.found.kind.firefox() && plan.input.is_trusted() {
             let profile = plan.layout.profile();
             let (d, session, stop, alive) =
                 (d.clone(), session.clone(), stop.clone(), alive.clone());

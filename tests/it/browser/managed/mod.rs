@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod input_choice;
 pub(crate) mod rig;
 mod tour;
 use rig::*;

@@ -20,6 +20,11 @@ impl Daemon {
 
     /// In a directory chosen beforehand (its `discovery` is where a browser will look).
     pub(crate) fn start_in(dir: tempfile::TempDir) -> Daemon {
+        Daemon::start_with(dir, &[])
+    }
+
+    /// With `extra` arguments (a launching daemon's directories and browser paths).
+    pub(crate) fn start_with(dir: tempfile::TempDir, extra: &[String]) -> Daemon {
         let socket = dir.path().join("ctl.sock");
         let disco = dir.path().join("discovery");
         let child = Command::new(DAEMON)
@@ -27,6 +32,7 @@ impl Daemon {
             .arg(&socket)
             .arg("--discovery-dir")
             .arg(&disco)
+            .args(extra)
             .env_remove("NOTIFY_SOCKET")
             .env_remove("RUST_LOG")
             .stdout(Stdio::null())

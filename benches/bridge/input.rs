@@ -4,7 +4,9 @@
 //! daemon, their calls taken in turn round by round, so a shared machine's slow spells fall on
 //! both alike; every answer is checked to say the input it used, so a fallback to synthetic
 //! events can never pass for trusted input. Targets: trusted p99 ≤ 1.5× synthetic p99, and
-//! every action ≤ 50 ms p99.
+//! every action ≤ 50 ms p99. The same rows in Firefox: two Firefoxes the daemon launched, one
+//! with its trusted input (WebDriver BiDi, the daemon's session) and one launched
+//! `--input synthetic`.
 
 use crate::prelude::*;
 
@@ -16,8 +18,15 @@ const ACTIONS: &[(&str, &str)] = &[
     ("browser_press_key", r##"{"selector": "#t", "key": "a"}"##),
 ];
 
-/// Row 16 alone (`--input`): a daemon, the page server and the two browsers of its own.
+/// Row 16 alone (`--input`): a daemon, the page server and the two browsers of its own, in
+/// Chromium, then in Firefox.
 pub(crate) async fn input_only_rows(quick: bool) -> Vec<Row> {
+    let mut rows = chromium_input_rows(quick).await;
+    rows.extend(firefox_input_rows(quick).await);
+    rows
+}
+
+async fn chromium_input_rows(quick: bool) -> Vec<Row> {
     let Some(exe) = chromium_exe() else {
         return no_chromium("16");
     };
@@ -48,7 +57,7 @@ pub(crate) async fn input_rows(
     let (s_target, _) = open(synthetic, &s_url).await;
     let mut t = InputRun::new(d, &t_url, "trusted").await;
     let mut s = InputRun::new(d, &s_url, "synthetic").await;
-    let rows = timed_rows(d, &mut t, &mut s, rounds).await;
+    let rows = timed_rows(d, &mut t, &mut s, rounds, "trusted").await;
     trusted.close_tab(&t_target).await;
     synthetic.close_tab(&s_target).await;
     rows
@@ -63,8 +72,12 @@ struct InputRun {
 
 impl InputRun {
     async fn new(d: &Daemon, url: &str, mode: &'static str) -> InputRun {
+        InputRun::on(tab_ref(d, url, "browser_click").await, mode)
+    }
+
+    fn on(tab: String, mode: &'static str) -> InputRun {
         InputRun {
-            tab: tab_ref(d, url, "browser_click").await,
+            tab,
             mode,
             times: vec![Vec::new(); ACTIONS.len()],
         }
@@ -89,12 +102,14 @@ impl InputRun {
     }
 }
 
-/// `rounds` timed rounds (after one untimed) of every action in both browsers, in turn.
+/// `rounds` timed rounds (after one untimed) of every action in both browsers, in turn; `how`
+/// names the trusted side's input in the rows.
 async fn timed_rows(
     d: &Daemon,
     trusted: &mut InputRun,
     synthetic: &mut InputRun,
     rounds: usize,
+    how: &str,
 ) -> Vec<Row> {
     for keep in std::iter::once(false).chain(std::iter::repeat_n(true, rounds)) {
         trusted.round(d, keep).await;
@@ -108,7 +123,7 @@ async fn timed_rows(
             let s = percentiles(synthetic.times[i].clone());
             let ratio = t.p99.as_secs_f64() / s.p99.as_secs_f64();
             row(
-                &format!("16 {tool}, trusted vs synthetic input, p50/p99"),
+                &format!("16 {tool}, {how} vs synthetic input, p50/p99"),
                 format!("{} / {}", ms(t.p50), ms(t.p99)),
                 format!("{} / {} synthetic", ms(s.p50), ms(s.p99)),
                 format!("{ratio:.2}x p99"),
@@ -117,4 +132,64 @@ async fn timed_rows(
             )
         })
         .collect()
+}
+
+/// Where the Firefox of rows 16 in Firefox is: `BROWSER_MCP_FIREFOX`, else Debian's ESR.
+fn firefox_exe() -> Option<PathBuf> {
+    let exe = std::env::var_os("BROWSER_MCP_FIREFOX")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/firefox-esr"));
+    exe.exists().then_some(exe)
+}
+
+/// Row 16 in Firefox: a daemon that launches two headless Firefoxes, one with trusted input
+/// (the default) and one `--input synthetic`, each on its own `/act` page.
+async fn firefox_input_rows(quick: bool) -> Vec<Row> {
+    let Some(exe) = firefox_exe() else {
+        eprintln!("\n*** rows 16 in Firefox need Firefox ESR (apt-get install firefox-esr, or set BROWSER_MCP_FIREFOX)\n");
+        return vec![row(
+            "16 Firefox, BiDi vs synthetic input",
+            "no Firefox".into(),
+            "-".into(),
+            "-".into(),
+            "-",
+            None,
+        )];
+    };
+    let pages = PageServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let managed = dir.path().join("managed");
+    let profiles = dir.path().join("profiles");
+    let d = Daemon::start_with(
+        dir,
+        &[
+            "--managed-dir".into(),
+            managed.display().to_string(),
+            "--profiles-dir".into(),
+            profiles.display().to_string(),
+            "--browser-path".into(),
+            format!("firefox={}", exe.display()),
+        ],
+    );
+    let launch = |input: &'static str, url: String| {
+        let body = json!({"browser": "firefox", "headless": true, "url": url, "input": input});
+        let d = &d;
+        async move {
+            let (status, v) = control(d, "POST", "/v1/browsers", Some(body)).await;
+            assert_eq!(status, 200, "launch {input}: {v}");
+            v
+        }
+    };
+    let rounds = if quick { 30 } else { 100 };
+    let t = launch("trusted", pages.url("/act?trusted")).await;
+    let s = launch("synthetic", pages.url("/act?synthetic")).await;
+    let tab = |v: &Value| v["tab"].as_str().unwrap().to_owned();
+    let mut tr = InputRun::on(tab(&t), "trusted");
+    let mut sy = InputRun::on(tab(&s), "synthetic");
+    let rows = timed_rows(&d, &mut tr, &mut sy, rounds, "Firefox BiDi").await;
+    for v in [&t, &s] {
+        let path = format!("/v1/browsers/{}", v["browser"].as_str().unwrap());
+        control(&d, "DELETE", &path, None).await;
+    }
+    rows
 }

@@ -35,7 +35,9 @@ pub struct Daemon {
     pub runtime: Runtime,
     /// The token of the loopback port (the user's, kept in a file; `browserctl token rotate`
     /// changes it while the daemon runs, and the discovery file follows).
-    pub token: tokio::sync::watch::Sender<Arc<str>>,
+    pub token: TokenCell,
+    /// The token the discovery file carries, as its writer last wrote it (service/discovery.rs).
+    pub token_on_disk: TokenCell,
     pub registry: Registry,
     pub stats: Stats,
     pub validators: ValidatorCache,
@@ -68,10 +70,12 @@ impl Daemon {
         let registry = Registry::new(config.event_buffer, config.event_stream_buffer);
         registry.set_limits(registry_limits(&config));
         let shutdown = CancellationToken::new();
+        let token: Arc<str> = token.into();
         Daemon {
             config: RwLock::new(Arc::new(config)),
             runtime,
-            token: tokio::sync::watch::Sender::new(token.into()),
+            token: TokenCell::new(token.clone()),
+            token_on_disk: TokenCell::new(token),
             registry,
             stats: Stats::default(),
             validators: ValidatorCache::default(),
@@ -91,6 +95,13 @@ impl Daemon {
     /// The token in force now.
     pub fn token(&self) -> Arc<str> {
         self.token.borrow().clone()
+    }
+
+    /// Puts `token` in force, and returns once the discovery file carries it too (or after
+    /// `wait`: a file that cannot be written must not hold the answer): a script that rotates the
+    /// token and then reads the file finds the new one.
+    pub async fn put_token_in_force(&self, token: Arc<str>, wait: std::time::Duration) {
+        replace_and_wait(&self.token, &self.token_on_disk, token, wait).await
     }
 
     /// The settings in force now (they change on SIGHUP).
@@ -131,4 +142,55 @@ pub async fn quarter_of(
         _ = tokio::time::sleep(tick) => {}
     }
     Some((d.upgrade()?, period))
+}
+
+type TokenCell = tokio::sync::watch::Sender<Arc<str>>;
+
+/// Puts `token` in `in_force`, then waits up to `wait` for `on_disk` to say it too.
+async fn replace_and_wait(
+    in_force: &TokenCell,
+    on_disk: &TokenCell,
+    token: Arc<str>,
+    wait: std::time::Duration,
+) {
+    let mut written = on_disk.subscribe();
+    in_force.send_replace(token.clone());
+    let _ = tokio::time::timeout(wait, written.wait_for(|t| *t == token)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_new_token_is_answered_once_the_discovery_file_carries_it() {
+        let in_force = TokenCell::new("old".into());
+        let on_disk = TokenCell::new("old".into());
+        // The discovery file's writer, slow on purpose.
+        let writer = {
+            let (mut seen, on_disk) = (in_force.subscribe(), on_disk.clone());
+            tokio::spawn(async move {
+                seen.changed().await.unwrap();
+                let t = seen.borrow_and_update().clone();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                on_disk.send_replace(t);
+            })
+        };
+        let started = std::time::Instant::now();
+        replace_and_wait(&in_force, &on_disk, "new".into(), Duration::from_secs(10)).await;
+        assert!(started.elapsed() >= Duration::from_millis(100));
+        assert_eq!(&**on_disk.borrow(), "new");
+        writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_file_that_is_never_written_does_not_hold_the_answer() {
+        let in_force = TokenCell::new("old".into());
+        let on_disk = TokenCell::new("old".into());
+        let started = std::time::Instant::now();
+        replace_and_wait(&in_force, &on_disk, "new".into(), Duration::from_millis(50)).await;
+        assert!(started.elapsed() >= Duration::from_millis(50));
+        assert_eq!(&**in_force.borrow(), "new");
+    }
 }

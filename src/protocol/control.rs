@@ -17,6 +17,11 @@
 //! | GET | /v1/events | `?since=&type=&tab=` | NDJSON stream of [`Event`] |
 //! | GET | /v1/consent | | [`PromptList`](super::consent::PromptList): the consent prompts that wait |
 //! | POST | /v1/consent/{id} | [`AnswerRequest`](super::consent::AnswerRequest) | [`AnswerTaken`](super::consent::AnswerTaken) |
+//! | POST | /v1/pairing/codes | | [`PairingCode`] |
+//! | GET | /v1/pairing/codes/{codeId} | `?waitMs=` | [`PairingCodeState`] |
+//! | GET | /v1/pairings | | [`PairingList`] |
+//! | DELETE | /v1/pairings/{id} | | [`PairingRevoked`] |
+//! | POST | /v1/token/rotate | | [`TokenRotated`], once the discovery file carries the new token |
 //! | GET | /v1/mcp | `?tab=&url=&browser=&session=&own=1`, `Upgrade: mcp-stdio` | 101, then MCP ([`MCP_UPGRADE`]) |
 //!
 //! Errors: [`crate::error::ErrorBody`], `{"error": {"code", "message", "retryable",

@@ -24,6 +24,8 @@ use std::sync::Arc;
 
 /// How long a terminal's answer to a consent prompt waits for the browser to take it.
 const ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long `token rotate` waits for the discovery file to carry the new token.
+const DISCOVERY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 8 << 20;
@@ -172,7 +174,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
                     format!("cannot write the new token to {}: {e}", file.display()),
                 )
             })?;
-            d.token.send_replace(token.into());
+            d.put_token_in_force(token.into(), DISCOVERY_WAIT).await;
             tracing::info!(file = %file.display(), "the token was rotated");
             Ok(http::ok(&TokenRotated {
                 token_file: file.display().to_string(),
@@ -193,7 +195,7 @@ async fn route(req: Request<Incoming>, d: Arc<Daemon>) -> Result<Response<Body>,
                     return Err(Error::new(
                         ErrorCode::MessageTimeout,
                         format!(
-                            "browser {} did not confirm the answer to prompt {id} within {} s                              (an extension older than `answerConsent`?); answer it in the browser",
+                            "browser {} did not confirm the answer to prompt {id} within {} s (an extension older than `answerConsent`?); answer it in the browser",
                             target.browser,
                             ANSWER_WAIT.as_secs()
                         ),

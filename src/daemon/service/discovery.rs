@@ -266,6 +266,7 @@ impl Discovery {
         tasks: &TaskTracker,
         shutdown: CancellationToken,
         mut token: tokio::sync::watch::Receiver<Arc<str>>,
+        on_disk: tokio::sync::watch::Sender<Arc<str>>,
     ) -> tokio::task::JoinHandle<()> {
         tasks.spawn(async move {
             let (tx, mut rx) = mpsc::channel::<()>(1);
@@ -302,17 +303,22 @@ impl Discovery {
             }
             let mut tick = tokio::time::interval(Duration::from_secs(2));
             loop {
+                let mut rotated = None;
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
                     _ = rx.recv() => {}
                     Ok(()) = token.changed() => {
                         let t = token.borrow_and_update().clone();
                         self.set_token(&t);
+                        rotated = Some(t);
                     }
                     _ = tick.tick() => {}
                 }
                 let dir_missing = !self.dir.is_dir();
                 self.repair();
+                if let Some(t) = rotated {
+                    on_disk.send_replace(t);
+                }
                 if dir_missing {
                     if let Some(w) = watcher.as_mut() {
                         watch_all(w);

@@ -378,6 +378,7 @@ async fn run_started(start: Start, leftovers: &mut Leftovers) -> Result<Exit, St
         &daemon.tasks,
         daemon.shutdown.clone(),
         daemon.token.subscribe(),
+        daemon.token_on_disk.clone(),
     );
 
     tracing::info!(

@@ -57,11 +57,103 @@ pub(crate) async fn input_rows(
     let (s_target, _) = open(synthetic, &s_url).await;
     let mut t = InputRun::new(d, &t_url, "trusted").await;
     let mut s = InputRun::new(d, &s_url, "synthetic").await;
-    let rows = timed_rows(d, &mut t, &mut s, rounds, "trusted").await;
+    let mut rows = timed_rows(d, &mut t, &mut s, rounds, "trusted").await;
     trusted.close_tab(&t_target).await;
     synthetic.close_tab(&s_target).await;
+    rows.push(where_the_time_goes(trusted, &t_url, rounds).await);
     rows
 }
+
+/// Row 16b (reported): where a trusted click's time goes, measured inside the extension (one
+/// of its pages, which may do what its worker does) on another tab of the same page: the page
+/// trip that finds the point (`chrome.scripting`), the browser's input there (three mouse
+/// events, each acknowledged once the page took it), and the page's next task after it (where
+/// the action's result learns what followed), against the synthetic path's one trip that
+/// clicks and waits for that next task. The same steps as tools/input.js, without the daemon.
+async fn where_the_time_goes(browser: &mut Chromium, url: &str, rounds: usize) -> Row {
+    let worker = browser.targets("service_worker").await;
+    let id = worker
+        .iter()
+        .filter_map(|t| t["url"].as_str()?.strip_prefix("chrome-extension://"))
+        .find_map(|rest| rest.split('/').next())
+        .expect("the extension's worker")
+        .to_owned();
+    let page = format!("chrome-extension://{id}/ui/options.html");
+    let target = browser
+        .send(None, "Target.createTarget", json!({"url": page}))
+        .await["targetId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let session = browser
+        .send(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target, "flatten": true}),
+        )
+        .await["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    browser
+        .wait(&session, "typeof chrome === 'object' && !!chrome.debugger")
+        .await;
+    let expr = format!(
+        "({STEPS})({}, {rounds})",
+        serde_json::to_string(url).unwrap()
+    );
+    let v = browser.eval(&session, &expr).await;
+    browser.close_tab(&target).await;
+    let p50 = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("16b: {v}"));
+    let (trip, input, turn, synthetic) = (p50("trip"), p50("input"), p50("turn"), p50("synthetic"));
+    row(
+        "16b where a trusted click's time goes in the page (Chromium), p50",
+        format!(
+            "trip {trip:.1} + input {input:.1} + next task {turn:.1} = {:.1} ms",
+            trip + input + turn
+        ),
+        format!("{synthetic:.1} ms synthetic click and next task"),
+        format!("{:.2}x", (trip + input + turn) / synthetic),
+        "reported",
+        None,
+    )
+}
+
+/// The steps of row 16b, in an extension page: a tab of its own at `url`, `rounds` clicks each
+/// way, the p50 of each step in ms.
+const STEPS: &str = r#"async (url, rounds) => {
+  const tab = await chrome.tabs.create({ url, active: true });
+  await new Promise((done) => {
+    const on = (id, info) => id === tab.id && info.status === 'complete' && (chrome.tabs.onUpdated.removeListener(on), done());
+    chrome.tabs.onUpdated.addListener(on);
+  });
+  const target = { tabId: tab.id, frameIds: [0] };
+  const run = async (func) => (await chrome.scripting.executeScript({ target, func, injectImmediately: true }))[0].result;
+  const point = () => {
+    const r = document.getElementById('b').getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  };
+  const turn = () => new Promise((done) => { const c = new MessageChannel(); c.port1.onmessage = () => done(true); c.port2.postMessage(0); });
+  const click = () => {
+    document.getElementById('b').click();
+    return new Promise((done) => { const c = new MessageChannel(); c.port1.onmessage = () => done(true); c.port2.postMessage(0); });
+  };
+  await chrome.debugger.attach({ tabId: tab.id }, '1.3');
+  const mouse = (type, p) => chrome.debugger.sendCommand({ tabId: tab.id }, 'Input.dispatchMouseEvent', { type, x: p.x, y: p.y, button: 'left', buttons: type === 'mousePressed' ? 1 : 0, clickCount: 1, pointerType: 'mouse' });
+  const times = { trip: [], input: [], turn: [], synthetic: [] };
+  const timed = async (key, work) => { const t = performance.now(); const v = await work(); times[key].push(performance.now() - t); return v; };
+  for (let i = 0; i <= rounds; i++) {
+    const p = await timed('trip', () => run(point));
+    await timed('input', () => Promise.all(['mouseMoved', 'mousePressed', 'mouseReleased'].map((type) => mouse(type, p))));
+    await timed('turn', () => run(turn));
+    await timed('synthetic', () => run(click));
+    if (i === 0) for (const k in times) times[k].length = 0;
+  }
+  await chrome.debugger.detach({ tabId: tab.id });
+  await chrome.tabs.remove(tab.id);
+  const p50 = (a) => a.sort((x, y) => x - y)[Math.floor((a.length - 1) / 2)];
+  return Object.fromEntries(Object.entries(times).map(([k, a]) => [k, p50(a)]));
+}"#;
 
 /// Each action's round trips, in action order, taken in `browser` (its tab showing `url`).
 struct InputRun {

@@ -154,6 +154,14 @@ fn what_followed(h: &mut Hands, snap: &str) {
         out.contains("\nThen: focus moved to textbox \"After\" ("),
         "{out}"
     );
+    // The page's next task has run by the time the result is written (with trusted input,
+    // Chromium renders a frame first: the result waits for it).
+    let posted = find_ref(snap, "Focus in a task").expect(snap);
+    let out = text(&h.call("browser_click", json!({"ref": posted})));
+    assert!(
+        out.contains("\nThen: focus moved to textbox \"Posted\" ("),
+        "{out}"
+    );
     let push = find_ref(snap, "Change the address").expect(snap);
     let out = text(&h.call("browser_click", json!({"ref": push})));
     assert!(

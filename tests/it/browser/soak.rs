@@ -300,10 +300,12 @@ fn a_fault_soak_with_the_real_browser_ends_every_call_once_and_stays_flat() {
         Some(0),
         "an answer to no known call: {s}"
     );
-    // Calls on one tab take turns (issue 60): an `echo` behind a `hang_act` waits up to its
-    // 6 s budget, so fewer calls fit in the run than when they overtook each other (1,000+).
+    // A soak that made few calls proves little, so there is a floor; it is far below a quiet
+    // run's 1,100-1,400 (calls on one tab take turns, issue 60: an `echo` behind a `hang_act`
+    // waits up to its 6 s budget), since a slow spell of the shared machine once let only 416
+    // through in a CI run. How many calls fit in a second is the benchmark's to say.
     assert!(
-        total >= 600 && ok * 2 > total,
+        total >= 200 && ok * 2 > total,
         "too few calls went through: {total}, {ok} ok\n{context}"
     );
     // Only the codes these faults call for; none waited on a browser that was gone.

@@ -119,7 +119,12 @@ impl Chromium {
 
     /// As `new_tab`, the focused tab or one behind it.
     pub(crate) async fn new_tab_where(&mut self, place: Place) -> (String, String) {
-        let params = json!({"url": "about:blank", "background": place == Place::Behind});
+        self.open(json!({"url": "about:blank", "background": place == Place::Behind}))
+            .await
+    }
+
+    /// A new target (`Target.createTarget`'s `params`), attached; returns (target, session).
+    pub(crate) async fn open(&mut self, params: Value) -> (String, String) {
         let target = self.send(None, "Target.createTarget", params).await["targetId"]
             .as_str()
             .unwrap()

@@ -79,22 +79,7 @@ async fn where_the_time_goes(browser: &mut Chromium, url: &str, rounds: usize) -
         .expect("the extension's worker")
         .to_owned();
     let page = format!("chrome-extension://{id}/ui/options.html");
-    let target = browser
-        .send(None, "Target.createTarget", json!({"url": page}))
-        .await["targetId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let session = browser
-        .send(
-            None,
-            "Target.attachToTarget",
-            json!({"targetId": target, "flatten": true}),
-        )
-        .await["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (target, session) = browser.open(json!({"url": page})).await;
     browser
         .wait(&session, "typeof chrome === 'object' && !!chrome.debugger")
         .await;

@@ -3,7 +3,7 @@
 # installs the versions pinned in scripts/vendor-frameworks/package-lock.json (integrity
 # checked, no install scripts), then build.mjs copies the browser builds as published and
 # bundles, with esbuild, those that ship none (React 19, Material UI, React Aria, Ant Design's
-# select, Lexical) and the Svelte page's component. The output is committed, so neither CI nor
+# select, Radix, Headless UI, Lexical, Tiptap, CodeMirror) and the Svelte page's component. The output is committed, so neither CI nor
 # the tests run this; run it again after changing a version (then `npm install
 # --package-lock-only --omit-lockfile-registry-resolved` in that directory first) or an entry.
 set -euo pipefail

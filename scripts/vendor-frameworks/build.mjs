@@ -1,6 +1,7 @@
 // Builds tests/e2e/pages/frameworks/vendor/ from the packages npm installed beside this file
 // (scripts/vendor-frameworks.sh runs it): the libraries that ship a browser build are copied as
-// published; those that ship none (React 19, Material UI, React Aria, Lexical) and the Svelte
+// published; those that ship none (React 19, Material UI, React Aria, Radix, Headless UI, Lexical, Tiptap,
+// CodeMirror) and the Svelte
 // page are bundled with esbuild, minified, for production, with React left to the page's one
 // copy (window.React), so that every React library on a page shares it.
 import { build } from 'esbuild';
@@ -12,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '../../tests/e2e/pages/frameworks/vendor');
 // Each library's directory is made anew; the README beside them stays.
-for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs']) {
+for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill']) {
   rmSync(join(out, d), { recursive: true, force: true });
 }
 const pkg = (name) => JSON.parse(readFileSync(join(here, 'node_modules', name, 'package.json')));
@@ -96,6 +97,17 @@ await bundle('lexical.js', 'lexical/lexical.min.js', { globalName: 'Lexical', pl
 licence('lexical', 'lexical', ['LICENSE']);
 await bundle('svelte.js', 'svelte/svelte-cart.min.js', { plugins: [svelteFiles] });
 licence('svelte', 'svelte', ['LICENSE.md']);
+await bundle('radix.js', 'radix/radix.min.js', { globalName: 'Radix' });
+licence('radix-ui', 'radix', ['LICENSE']);
+await bundle('headlessui.js', 'headlessui/headlessui.min.js', { globalName: 'HeadlessUI' });
+licence('@headlessui/react', 'headlessui', ['LICENSE']);
+// Headless UI bundles React Aria's focus and interaction hooks (Apache-2.0).
+copyFileSync(join(here, 'node_modules/@react-aria/interactions/LICENSE'), join(out, 'headlessui/LICENSE-react-aria'));
+await bundle('tiptap.js', 'tiptap/tiptap.min.js', { globalName: 'Tiptap', plugins: [] });
+licence('@tiptap/core', 'tiptap', ['LICENSE.md']);
+copyFileSync(join(here, 'node_modules/prosemirror-view/LICENSE'), join(out, 'tiptap/LICENSE-prosemirror'));
+await bundle('codemirror.js', 'codemirror/codemirror.min.js', { globalName: 'CodeMirror', plugins: [] });
+licence('codemirror', 'codemirror', ['LICENSE']);
 
 copy('slate', ['dist/slate.min.js']);
 copy('slate-history', ['dist/slate-history.min.js'], 'slate');
@@ -115,7 +127,9 @@ copy('jquery', ['dist/jquery.min.js']);
 licence('jquery', 'jquery', ['LICENSE.txt']);
 copy('chart.js', ['dist/chart.umd.min.js'], 'chartjs');
 licence('chart.js', 'chartjs', ['LICENSE.md']);
+copy('quill', ['dist/quill.js', 'dist/quill.snow.css']);
+licence('quill', 'quill', ['LICENSE']);
 
-for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js']) {
+for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill']) {
   console.log(`${name} ${pkg(name).version}`);
 }

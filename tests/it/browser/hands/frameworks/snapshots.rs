@@ -34,9 +34,19 @@ fn role_matches(format: Format, wanted: &str, shown: &str) -> bool {
     }
 }
 
-/// `- role "name" [attr] [ref=eN] …` or `- role [ref=eN]: inline text`: (role, name, ref).
+/// `- role "name" [attr] [ref=eN] …` or `- role [ref=eN]: inline text`: (role, name, ref). A
+/// line YAML had to quote (a name with `: ` in it) comes as `- 'role "name" [ref=eN]': text`.
 fn playwright_line(line: &str) -> Option<(String, String, String)> {
     let rest = line.trim_start().strip_prefix("- ")?;
+    let unquoted;
+    let rest = match rest.strip_prefix('\'') {
+        Some(quoted) => {
+            let (key, after) = yaml_single_quoted(quoted)?;
+            unquoted = key + after;
+            unquoted.as_str()
+        }
+        None => rest,
+    };
     let role_end = rest.find([' ', ':']).unwrap_or(rest.len());
     let role = rest[..role_end].to_owned();
     let mut rest = rest[role_end..].trim_start();
@@ -68,6 +78,24 @@ fn quoted_string(s: &str) -> Option<(String, &str)> {
             '\\' => out.push(chars.next()?.1),
             '"' => return Some((out, &s[i + 1..])),
             c => out.push(c),
+        }
+    }
+    None
+}
+
+/// The text of a YAML single-quoted scalar whose opening quote is gone (`''` is a quote), and
+/// what follows it.
+fn yaml_single_quoted(s: &str) -> Option<(String, &str)> {
+    let mut out = String::new();
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '\'' {
+            out.push(c);
+        } else if chars.peek().is_some_and(|&(_, n)| n == '\'') {
+            out.push('\'');
+            chars.next();
+        } else {
+            return Some((out, &s[i + 1..]));
         }
     }
     None
@@ -145,7 +173,8 @@ fn each_format_finds_the_ref_by_role_and_name() {
   - generic [ref=e7] [cursor=pointer]: Add to cart
   - button "Pay 12.00 €" [ref=e9] [cursor=pointer]
   - checkbox "I agree to the terms" [checked] [ref=e11]
-  - option "Say \"hi\"" [ref=e12]"#;
+  - option "Say \"hi\"" [ref=e12]
+  - 'button "Assignee: Ada''s" [ref=f10e6] [cursor=pointer]': Ada's ▾"#;
     let f = |role, name| find_ref(Format::Playwright, pw, role, name);
     assert_eq!(f("generic", "Add to cart").as_deref(), Some("e7"));
     assert_eq!(f("button", "Pay 12.00 €").as_deref(), Some("e9"));
@@ -154,6 +183,7 @@ fn each_format_finds_the_ref_by_role_and_name() {
         Some("e11")
     );
     assert_eq!(f("option", "Say \"hi\"").as_deref(), Some("e12"));
+    assert_eq!(f("button", "Assignee: Ada's").as_deref(), Some("f10e6"));
     assert_eq!(f("button", "Add to cart"), None);
     let ours = "# Shop\n[clickable e4] Add to cart\n[textbox e5] Card number = \"42\"\n[checkbox e6] I agree (checked)\n  [option f1e2] Bergen\nAdd to cart";
     let f = |role, name| find_ref(Format::Ours, ours, role, name);

@@ -45,7 +45,49 @@
     const hit = document.elementFromPoint(at.x, at.y);
     return { at, over: hit && dst.contains(hit) ? hit : dst };
   }
-  Object.assign(dom, { reach, withAfter, focusOn, center, mouseInit, pointer, mouse, text, dragEvent, dropPoint });
+
+  // --- the pointer -------------------------------------------------------------------------------
+  // A person's mouse moves onto what it then presses, and pages act on that move: Radix's Select
+  // tells the release that chooses an option from the one that ends the press that opened it by
+  // the pointer's travel in between. So every synthetic action moves the pointer first, with
+  // the events a browser sends for it.
+
+  let hovered = null; // WeakRef to the element the pointer is over
+
+  // The element and its ancestors, innermost first, through shadow roots.
+  function chain(el) {
+    const out = [];
+    for (let e = el; e && e.nodeType === Node.ELEMENT_NODE; e = e.parentNode?.host ?? e.parentNode) out.push(e);
+    return out;
+  }
+
+  // The pointer moves to `at` over `over` (with `buttons` held, in a drag): out of what it was
+  // over and over this, leave and enter (which do not bubble) on each element it left or
+  // entered, then the move itself.
+  function moveTo(over, at, held = {}) {
+    const before = hovered?.deref();
+    const was = before?.isConnected ? before : null;
+    if (was !== over) {
+      const now = chain(over);
+      const left = was ? chain(was).filter((e) => !now.includes(e)) : [];
+      const stays = new Set(was ? chain(was) : []);
+      if (was) {
+        pointer('pointerout', was, at, held);
+        for (const e of left) pointer('pointerleave', e, at, { ...held, bubbles: false });
+        mouse('mouseout', was, at, { ...held, relatedTarget: over });
+        for (const e of left) mouse('mouseleave', e, at, { ...held, bubbles: false, relatedTarget: over });
+      }
+      const entered = now.filter((e) => !stays.has(e)).reverse();
+      pointer('pointerover', over, at, held);
+      for (const e of entered) pointer('pointerenter', e, at, { ...held, bubbles: false });
+      mouse('mouseover', over, at, { ...held, relatedTarget: was });
+      for (const e of entered) mouse('mouseenter', e, at, { ...held, bubbles: false, relatedTarget: was });
+    }
+    pointer('pointermove', over, at, held);
+    mouse('mousemove', over, at, held);
+    hovered = new WeakRef(over);
+  }
+  Object.assign(dom, { reach, withAfter, focusOn, center, mouseInit, pointer, mouse, moveTo, text, dragEvent, dropPoint });
 
   async function click(args) {
     const el = resolve(args);
@@ -59,6 +101,7 @@
     const activated = via === el ? target : el;
     const seen = dom.watchAfter(el);
     const presses = args.doubleClick === true ? 2 : 1;
+    moveTo(target, at);
     for (let detail = 1; detail <= presses; detail++) {
       // Pages often listen for pointer/mouse down rather than click.
       pointer('pointerdown', target, at, { buttons: 1, detail });
@@ -77,27 +120,12 @@
 
   // --- hover -------------------------------------------------------------------------------------
 
-  let hovered = null; // WeakRef to the element the last hover entered
-
   async function hover(args) {
     const el = resolve(args);
     const what = describeShort(el);
     const { at, hit: over } = await reach(el, args, { hit: true, enabled: false, verb: 'pointer' });
     const seen = dom.watchAfter(el);
-    const before = hovered?.deref();
-    if (before && before !== over && before.isConnected) {
-      pointer('pointerout', before, at);
-      pointer('pointerleave', before, at, { bubbles: false });
-      mouse('mouseout', before, at, { relatedTarget: over });
-      mouse('mouseleave', before, at, { bubbles: false, relatedTarget: over });
-    }
-    pointer('pointerover', over, at);
-    pointer('pointerenter', over, at, { bubbles: false });
-    mouse('mouseover', over, at, { relatedTarget: before || null });
-    mouse('mouseenter', over, at, { bubbles: false, relatedTarget: before || null });
-    pointer('pointermove', over, at);
-    mouse('mousemove', over, at);
-    hovered = new WeakRef(over);
+    moveTo(over, at);
     // Events do not move the browser's :hover; menus that CSS alone opens need dom-hover-css.js.
     const styled = dom.hoverCss?.apply(over) > 0;
     return withAfter(text(`Hovered over ${what}${styled ? "; the page's :hover styles apply to it" : ''}`), await seen());

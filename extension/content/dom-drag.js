@@ -8,7 +8,7 @@
 (() => {
   const dom = globalThis.browserMcpDom;
   if (!dom || dom.tools.drag) return;
-  const { fail, resolve, describeShort, visible, pointer, mouse, dragEvent, dropPoint, center, text } = dom;
+  const { fail, resolve, describeShort, visible, pointer, mouse, moveTo, dragEvent, dropPoint, center, text } = dom;
   const STEPS = 6;
   const DWELL_MS = 40;
   const tick = () => new Promise((r) => setTimeout(r, 4));
@@ -54,6 +54,7 @@
     }
     const pressedAt = document.elementFromPoint(start.x, start.y);
     const pressed = pressedAt && src.contains(pressedAt) ? pressedAt : src;
+    moveTo(pressed, start);
     if (pointer('pointerdown', pressed, start, { buttons: 1 })) mouse('mousedown', pressed, start, { buttons: 1 });
     await tick();
     const to = end();

@@ -7,7 +7,7 @@
   const dom = globalThis.browserMcpDom;
   if (!dom || dom.tools.point_at) return;
   // hitAt: the innermost element at a point, through open shadow roots (dom-point.js).
-  const { fail, resolve, describeShort, pointer, mouse, focusOn, hitAt } = dom;
+  const { fail, resolve, describeShort, pointer, mouse, moveTo, focusOn, hitAt } = dom;
 
   const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio });
 
@@ -76,6 +76,7 @@
     if (!target) fail('ELEMENT_NOT_FOUND', `nothing at (${x}, ${y}) in this frame`);
     const at = { x, y };
     const [b, mask] = BUTTONS[button];
+    moveTo(target, at);
     for (let detail = 1; detail <= clickCount; detail++) {
       pointer('pointerdown', target, at, { button: b, buttons: mask, detail });
       mouse('mousedown', target, at, { button: b, buttons: mask, detail });
@@ -93,28 +94,10 @@
     return { element: describeShort(target) };
   }
 
-  let hovered = null; // WeakRef to the element the last hover at a point entered
-
   function hoverAt({ x, y }) {
     const over = hitAt(x, y);
     if (!over) fail('ELEMENT_NOT_FOUND', `nothing at (${x}, ${y}) in this frame`);
-    const at = { x, y };
-    const before = hovered?.deref();
-    if (before && before !== over && before.isConnected) {
-      pointer('pointerout', before, at);
-      mouse('mouseout', before, at, { relatedTarget: over });
-      pointer('pointerleave', before, at, { bubbles: false });
-      mouse('mouseleave', before, at, { bubbles: false, relatedTarget: over });
-    }
-    if (before !== over) {
-      pointer('pointerover', over, at);
-      mouse('mouseover', over, at, { relatedTarget: before || null });
-      pointer('pointerenter', over, at, { bubbles: false });
-      mouse('mouseenter', over, at, { bubbles: false, relatedTarget: before || null });
-    }
-    pointer('pointermove', over, at);
-    mouse('mousemove', over, at);
-    hovered = new WeakRef(over);
+    moveTo(over, { x, y });
     return { element: describeShort(over) };
   }
 

@@ -6,6 +6,7 @@
 // copy (window.React), so that every React library on a page shares it.
 import { build } from 'esbuild';
 import { compile } from 'svelte/compiler';
+import { transformSync } from '@babel/core';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '../../tests/e2e/pages/frameworks/vendor');
 // Each library's directory is made anew; the README beside them stays.
-for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill']) {
+for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad']) {
   rmSync(join(out, d), { recursive: true, force: true });
 }
 const pkg = (name) => JSON.parse(readFileSync(join(here, 'node_modules', name, 'package.json')));
@@ -45,6 +46,23 @@ const svelteFiles = {
   setup(b) {
     b.onLoad({ filter: /\.svelte$/ }, (a) => ({
       contents: compile(readFileSync(a.path, 'utf8'), { filename: a.path, generate: 'client' }).js.code,
+      loader: 'js',
+      resolveDir: join(here, 'node_modules'),
+    }));
+  },
+};
+
+// A .jsx file of Solid's, compiled by Solid's own Babel preset for the browser.
+const solidFiles = {
+  name: 'solid',
+  setup(b) {
+    b.onLoad({ filter: /\.jsx$/ }, (a) => ({
+      contents: transformSync(readFileSync(a.path, 'utf8'), {
+        filename: a.path,
+        presets: [join(here, 'node_modules/babel-preset-solid')],
+        babelrc: false,
+        configFile: false,
+      }).code,
       loader: 'js',
       resolveDir: join(here, 'node_modules'),
     }));
@@ -108,6 +126,11 @@ licence('@tiptap/core', 'tiptap', ['LICENSE.md']);
 copyFileSync(join(here, 'node_modules/prosemirror-view/LICENSE'), join(out, 'tiptap/LICENSE-prosemirror'));
 await bundle('codemirror.js', 'codemirror/codemirror.min.js', { globalName: 'CodeMirror', plugins: [] });
 licence('codemirror', 'codemirror', ['LICENSE']);
+await bundle('solid.js', 'solid/solid-list.min.js', { plugins: [solidFiles] });
+licence('solid-js', 'solid', ['LICENSE']);
+await bundle('preact.js', 'preact/preact.min.js', { globalName: 'Preact', plugins: [] });
+licence('preact', 'preact', ['LICENSE']);
+copyFileSync(join(here, 'node_modules/htm/LICENSE'), join(out, 'preact/LICENSE-htm'));
 
 copy('slate', ['dist/slate.min.js']);
 copy('slate-history', ['dist/slate-history.min.js'], 'slate');
@@ -129,7 +152,9 @@ copy('chart.js', ['dist/chart.umd.min.js'], 'chartjs');
 licence('chart.js', 'chartjs', ['LICENSE.md']);
 copy('quill', ['dist/quill.js', 'dist/quill.snow.css']);
 licence('quill', 'quill', ['LICENSE']);
+copy('signature_pad', ['dist/signature_pad.umd.min.js']);
+licence('signature_pad', 'signature_pad', ['LICENSE']);
 
-for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill']) {
+for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad']) {
   console.log(`${name} ${pkg(name).version}`);
 }

@@ -53,7 +53,20 @@
       start = center(src);
     }
     const pressedAt = document.elementFromPoint(start.x, start.y);
-    const pressed = pressedAt && src.contains(pressedAt) ? pressedAt : src;
+    return run(pressedAt && src.contains(pressedAt) ? pressedAt : src, start, end, what);
+  }
+
+  // At points of this frame's viewport (the worker's, for a drag at x, y with synthetic events):
+  // the element pressed is whatever is at the start, the release wherever the end falls.
+  async function dragAt({ start, end }) {
+    const pressed = dom.hitAt(start.x, start.y);
+    if (!pressed) fail('ELEMENT_NOT_FOUND', `nothing at (${Math.round(start.x)}, ${Math.round(start.y)}) in this frame`);
+    return run(pressed, start, () => end, `from (${Math.round(start.x)}, ${Math.round(start.y)}) to (${Math.round(end.x)}, ${Math.round(end.y)})`);
+  }
+
+  // The drag itself: `pressed` pressed at `start`, then towards `end()` (asked once the press is
+  // made: the page may scroll or lay out on it).
+  async function run(pressed, start, end, what) {
     moveTo(pressed, start);
     if (pointer('pointerdown', pressed, start, { buttons: 1 })) mouse('mousedown', pressed, start, { buttons: 1 });
     await tick();
@@ -121,5 +134,5 @@
     return text(`Dragged ${what} with HTML5 drag and drop: ${outcome}`);
   }
 
-  dom.tools.drag = drag;
+  Object.assign(dom.tools, { drag, drag_at: dragAt });
 })();

@@ -3,7 +3,8 @@
 // (issue 57). React keeps its handlers in props on its DOM nodes (`__reactProps$…`: onClick,
 // onMouseDown, onMouseEnter…) and listens on its root; Svelte 5 keeps delegated handlers on the
 // elements (a symbol's `events`, or `__click` in its first releases) and listens on its root;
-// Vue 3 keeps its invokers in `_vei`; jQuery's `.on(type, selector, …)` listens on an ancestor
+// Vue 3 keeps its invokers in `_vei`; Solid keeps a delegated handler on its element as `$$click`
+// and listens on the document (the event names in `document._$DX_DELEGATE`); jQuery's `.on(type, selector, …)` listens on an ancestor
 // for descendants matching a selector. Only this world sees those properties. Nothing of it runs
 // until a snapshot asks, by the event page/document-start.js answers (`browser-mcp:listeners`);
 // it answers after it, the same way: each element found gets a `browser-mcp:listens` event whose
@@ -65,6 +66,12 @@
     return events && typeof events === 'object' ? bits | handlerBits(events, (v) => v != null) : bits;
   }
 
+  // The event types Solid delegates to the document that matter here (none without Solid).
+  function solidTypes() {
+    const types = document._$DX_DELEGATE;
+    return types instanceof Set ? [...types].filter((t) => typeof t === 'string' && kindOf(t)) : [];
+  }
+
   // jQuery's delegated handlers on `host`: the descendants their selectors match.
   function jquery($, host, found) {
     let events;
@@ -110,18 +117,20 @@
     // The frameworks listen on their root: what they dispatch to is below an element the page
     // listens on that holds others.
     const svelte = window.__svelte !== undefined;
+    const solid = solidTypes();
     const seen = new WeakSet();
     const budget = { left: MAX_ELEMENTS };
-    for (const root of roots) {
+    for (const root of solid.length && document.body ? [document.body, ...roots] : roots) {
       if (seen.has(root) || !root.firstElementChild) continue;
       const props = reactProps(root) ?? reactProps(root.firstElementChild);
-      if (!props && !svelte) continue;
+      if (!props && !svelte && !solid.length) continue;
       for (const el of under(root, budget)) {
         seen.add(el);
         let bits = 0;
         const p = props && el[props];
         if (p) bits |= handlerBits(p);
         if (svelte) bits |= svelteBits(el);
+        for (const t of solid) if (el[`$$${t}`] != null) bits |= kindOf(t);
         const vei = el._vei;
         if (vei) bits |= handlerBits(vei, (v) => v?.value != null);
         if (bits) found.set(el, (found.get(el) | 0) | bits);

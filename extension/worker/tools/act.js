@@ -40,6 +40,15 @@ function trusted(device, tabId, name, args, point) {
   }
 }
 
+// A drag with a point at either end (a stroke on a canvas): both ends in the viewport, played
+// in the frame the start falls in, the end in that frame's coordinates.
+async function dragAt(tabId, args) {
+  const { start, end } = await input.dragPoints(tabId, args);
+  const at = await frames.atPoint(tabId, start.x, start.y);
+  const [dx, dy] = [start.x - at.x, start.y - at.y];
+  return frames.frameTool(tabId, at.frameId, 'drag_at', { start: { x: at.x, y: at.y }, end: { x: end.x - dx, y: end.y - dy } });
+}
+
 // The content scripts' events: at the element by ref or selector, or at the point (the element
 // there, in whichever frame it falls).
 async function synthetic(tabId, name, args, point) {
@@ -55,6 +64,7 @@ async function synthetic(tabId, name, args, point) {
     const verb = clickCount === 2 ? 'Double-clicked' : clickCount === 3 ? 'Triple-clicked' : 'Clicked';
     return { content: [{ type: 'text', text: `${verb} at (${Math.round(point.x)}, ${Math.round(point.y)})${button === 'left' ? '' : ` with the ${button} button`}, on ${r.element}` }] };
   }
+  if (name === 'browser_drag' && (args.startX !== undefined || args.endX !== undefined)) return dragAt(tabId, args);
   if (name === 'browser_drag') return frames.domCall(tabId, 'drag', args, { refKeys: ['startRef', 'endRef'] });
   return frames.domCall(tabId, name.slice('browser_'.length), args);
 }

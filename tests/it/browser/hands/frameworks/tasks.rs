@@ -73,6 +73,12 @@ pub(super) enum Step {
     HoverAt {
         colour: String,
     },
+    /// A screenshot, then a drag across the pixels of `colour`: from `width` CSS pixels left
+    /// of their centre to as far right of it (a signature on a pad).
+    DragAt {
+        colour: String,
+        width: f64,
+    },
 }
 
 pub(super) fn corpus() -> Corpus {
@@ -164,6 +170,7 @@ pub(super) fn describe(step: &Step) -> String {
         Step::Drag { on, to } => format!("drag {} to {}", t(on), t(to)),
         Step::ClickAt { colour } => format!("click at the {colour} pixels"),
         Step::HoverAt { colour } => format!("hover at the {colour} pixels"),
+        Step::DragAt { colour, .. } => format!("drag across the {colour} pixels"),
     }
 }
 
@@ -175,6 +182,7 @@ struct Tools {
     screenshot: &'static str,
     click_at: &'static str,
     hover_at: &'static str,
+    drag_at: &'static str,
 }
 
 fn tool_names(format: Format) -> Tools {
@@ -186,6 +194,7 @@ fn tool_names(format: Format) -> Tools {
             screenshot: "browser_take_screenshot",
             click_at: "browser_mouse_click_xy",
             hover_at: "browser_mouse_move_xy",
+            drag_at: "browser_mouse_drag_xy",
         },
         // Ours takes `x`, `y` on click and hover (issue 57).
         Format::Ours => Tools {
@@ -195,6 +204,7 @@ fn tool_names(format: Format) -> Tools {
             screenshot: "browser_screenshot",
             click_at: "browser_click",
             hover_at: "browser_hover",
+            drag_at: "browser_drag",
         },
     }
 }
@@ -286,18 +296,16 @@ fn act(agent: &mut dyn Agent, step: &Step) -> Result<String, String> {
             };
             agent.call("browser_drag", args)?
         }
+        Step::DragAt { colour, width } => {
+            let (x, y) = seen_at(agent, colour)?;
+            let (from, to) = ((x - width).round(), (x + width).round());
+            agent.call(
+                tools.drag_at,
+                json!({ "startX": from, "startY": y, "endX": to, "endY": y }),
+            )?
+        }
         Step::ClickAt { colour } | Step::HoverAt { colour } => {
-            let shot = agent.call(tools.screenshot, json!({}))?;
-            let png = shot.images.first().ok_or("the screenshot has no image")?;
-            let scale = scale_of(&shot.text);
-            let (x, y) = at_colour(png, colour)?;
-            if std::env::var_os("FRAMEWORK_VERBOSE").is_some() {
-                eprintln!(
-                    "--- screenshot ({scale}x): {colour} at ({x:.0}, {y:.0})\n{}",
-                    shot.text
-                );
-            }
-            let (x, y) = ((x / scale).round(), (y / scale).round());
+            let (x, y) = seen_at(agent, colour)?;
             let tool = if matches!(step, Step::ClickAt { .. }) {
                 tools.click_at
             } else {
@@ -307,6 +315,21 @@ fn act(agent: &mut dyn Agent, step: &Step) -> Result<String, String> {
         }
     };
     Ok(reply.text)
+}
+
+/// A screenshot, and the centre of the pixels of `colour` on it, in CSS pixels of the viewport.
+fn seen_at(agent: &mut dyn Agent, colour: &str) -> Result<(f64, f64), String> {
+    let shot = agent.call(tool_names(agent.format()).screenshot, json!({}))?;
+    let png = shot.images.first().ok_or("the screenshot has no image")?;
+    let scale = scale_of(&shot.text);
+    let (x, y) = at_colour(png, colour)?;
+    if std::env::var_os("FRAMEWORK_VERBOSE").is_some() {
+        eprintln!(
+            "--- screenshot ({scale}x): {colour} at ({x:.0}, {y:.0})\n{}",
+            shot.text
+        );
+    }
+    Ok(((x / scale).round(), (y / scale).round()))
 }
 
 /// Image pixels per CSS pixel, as the screenshot's text says it (`scale 2`, `2x`); 1 when it

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '../../tests/e2e/pages/frameworks/vendor');
 // Each library's directory is made anew; the README beside them stays.
-for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad']) {
+for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad', 'react-select', 'ark']) {
   rmSync(join(out, d), { recursive: true, force: true });
 }
 const pkg = (name) => JSON.parse(readFileSync(join(here, 'node_modules', name, 'package.json')));
@@ -121,6 +121,10 @@ await bundle('headlessui.js', 'headlessui/headlessui.min.js', { globalName: 'Hea
 licence('@headlessui/react', 'headlessui', ['LICENSE']);
 // Headless UI bundles React Aria's focus and interaction hooks (Apache-2.0).
 copyFileSync(join(here, 'node_modules/@react-aria/interactions/LICENSE'), join(out, 'headlessui/LICENSE-react-aria'));
+await bundle('react-select.js', 'react-select/react-select.min.js', { globalName: 'ReactSelect' });
+licence('react-select', 'react-select', ['LICENSE']);
+await bundle('ark.js', 'ark/ark.min.js', { globalName: 'Ark' });
+licence('@ark-ui/react', 'ark', ['LICENSE']);
 await bundle('tiptap.js', 'tiptap/tiptap.min.js', { globalName: 'Tiptap', plugins: [] });
 licence('@tiptap/core', 'tiptap', ['LICENSE.md']);
 copyFileSync(join(here, 'node_modules/prosemirror-view/LICENSE'), join(out, 'tiptap/LICENSE-prosemirror'));
@@ -155,6 +159,6 @@ licence('quill', 'quill', ['LICENSE']);
 copy('signature_pad', ['dist/signature_pad.umd.min.js']);
 licence('signature_pad', 'signature_pad', ['LICENSE']);
 
-for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad']) {
+for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad', 'react-select', '@ark-ui/react']) {
   console.log(`${name} ${pkg(name).version}`);
 }

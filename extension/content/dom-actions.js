@@ -17,9 +17,22 @@
   function focusOn(el) {
     const before = document.activeElement;
     el.focus?.({ preventScroll: true });
-    if (document.hasFocus() || document.activeElement !== el || before === el) return;
-    el.dispatchEvent(new FocusEvent('focus', { relatedTarget: before }));
-    el.dispatchEvent(new FocusEvent('focusin', { bubbles: true, composed: true, relatedTarget: before }));
+    focusMoved(before);
+  }
+
+  // The same for a focus the page moved itself in a handler of ours (react-select focuses its
+  // input on mousedown and opens its menu on that focus): blur and focusout where it was, focus
+  // and focusin where it is.
+  function focusMoved(before) {
+    const now = document.activeElement;
+    if (document.hasFocus() || now === before || !now) return;
+    if (before && before !== document.body) {
+      before.dispatchEvent(new FocusEvent('blur', { relatedTarget: now }));
+      before.dispatchEvent(new FocusEvent('focusout', { bubbles: true, composed: true, relatedTarget: now }));
+    }
+    if (now === document.body) return;
+    now.dispatchEvent(new FocusEvent('focus', { relatedTarget: before }));
+    now.dispatchEvent(new FocusEvent('focusin', { bubbles: true, composed: true, relatedTarget: before }));
   }
 
   const center = (el) => {
@@ -87,7 +100,7 @@
     mouse('mousemove', over, at, held);
     hovered = new WeakRef(over);
   }
-  Object.assign(dom, { reach, withAfter, focusOn, center, mouseInit, pointer, mouse, moveTo, text, dragEvent, dropPoint });
+  Object.assign(dom, { reach, withAfter, focusOn, focusMoved, center, mouseInit, pointer, mouse, moveTo, text, dragEvent, dropPoint });
 
   async function click(args) {
     const el = resolve(args);
@@ -104,8 +117,10 @@
     moveTo(target, at);
     for (let detail = 1; detail <= presses; detail++) {
       // Pages often listen for pointer/mouse down rather than click.
+      const focused = document.activeElement;
       pointer('pointerdown', target, at, { buttons: 1, detail });
       mouse('mousedown', target, at, { buttons: 1, detail });
+      focusMoved(focused);
       if (detail === 1) focusOn(el);
       pointer('pointerup', target, at, { detail });
       mouse('mouseup', target, at, { detail });

@@ -7,7 +7,7 @@
   const dom = globalThis.browserMcpDom;
   if (!dom || dom.tools.point_at) return;
   // hitAt: the innermost element at a point, through open shadow roots (dom-point.js).
-  const { fail, resolve, describeShort, pointer, mouse, moveTo, focusOn, hitAt } = dom;
+  const { fail, resolve, describeShort, pointer, mouse, moveTo, focusOn, focusMoved, hitAt } = dom;
 
   const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio });
 
@@ -78,8 +78,10 @@
     const [b, mask] = BUTTONS[button];
     moveTo(target, at);
     for (let detail = 1; detail <= clickCount; detail++) {
+      const focused = document.activeElement;
       pointer('pointerdown', target, at, { button: b, buttons: mask, detail });
       mouse('mousedown', target, at, { button: b, buttons: mask, detail });
+      focusMoved(focused);
       if (detail === 1) {
         const focusable = target.closest?.('a[href], button, input, select, textarea, [tabindex], [contenteditable]');
         if (focusable) focusOn(focusable);

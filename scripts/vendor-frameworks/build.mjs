@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '../../tests/e2e/pages/frameworks/vendor');
 // Each library's directory is made anew; the README beside them stays.
-for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad', 'react-select', 'ark']) {
+for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad', 'react-select', 'ark', 'trix', 'editorjs']) {
   rmSync(join(out, d), { recursive: true, force: true });
 }
 const pkg = (name) => JSON.parse(readFileSync(join(here, 'node_modules', name, 'package.json')));
@@ -156,9 +156,13 @@ copy('chart.js', ['dist/chart.umd.min.js'], 'chartjs');
 licence('chart.js', 'chartjs', ['LICENSE.md']);
 copy('quill', ['dist/quill.js', 'dist/quill.snow.css']);
 licence('quill', 'quill', ['LICENSE']);
+copy('trix', ['dist/trix.umd.min.js', 'dist/trix.css']);
+licence('trix', 'trix', ['LICENSE']);
+copy('@editorjs/editorjs', ['dist/editorjs.umd.js', 'dist/vendor.LICENSE.txt'], 'editorjs');
+licence('@editorjs/editorjs', 'editorjs', ['LICENSE']);
 copy('signature_pad', ['dist/signature_pad.umd.min.js']);
 licence('signature_pad', 'signature_pad', ['LICENSE']);
 
-for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad', 'react-select', '@ark-ui/react']) {
+for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad', 'react-select', '@ark-ui/react', 'trix', '@editorjs/editorjs']) {
   console.log(`${name} ${pkg(name).version}`);
 }

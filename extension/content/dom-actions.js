@@ -102,6 +102,23 @@
   }
   Object.assign(dom, { reach, withAfter, focusOn, focusMoved, center, mouseInit, pointer, mouse, moveTo, text, dragEvent, dropPoint });
 
+  // One press of the left button on `target` at `at`: `el` is focused as the press's default
+  // action, `activated` gets the click (its own activation: a link, a checkbox).
+  function press(target, at, el, activated, detail = 1) {
+    // Pages often listen for pointer/mouse down rather than click.
+    const focused = document.activeElement;
+    pointer('pointerdown', target, at, { buttons: 1, detail });
+    mouse('mousedown', target, at, { buttons: 1, detail });
+    focusMoved(focused);
+    if (detail === 1) focusOn(el);
+    pointer('pointerup', target, at, { detail });
+    mouse('mouseup', target, at, { detail });
+    // click() runs the element's activation; an element without one (an SVG icon's path) gets
+    // the event, which bubbles to whatever listens.
+    if (detail === 1 && typeof activated.click === 'function') activated.click();
+    else mouse('click', activated, at, { detail });
+  }
+
   async function click(args) {
     const el = resolve(args);
     dom.hoverCss?.clickAt(el);
@@ -115,20 +132,7 @@
     const seen = dom.watchAfter(el);
     const presses = args.doubleClick === true ? 2 : 1;
     moveTo(target, at);
-    for (let detail = 1; detail <= presses; detail++) {
-      // Pages often listen for pointer/mouse down rather than click.
-      const focused = document.activeElement;
-      pointer('pointerdown', target, at, { buttons: 1, detail });
-      mouse('mousedown', target, at, { buttons: 1, detail });
-      focusMoved(focused);
-      if (detail === 1) focusOn(el);
-      pointer('pointerup', target, at, { detail });
-      mouse('mouseup', target, at, { detail });
-      // click() runs the element's activation (a link, a checkbox); an element without one (an
-      // SVG icon's path) gets the event, which bubbles to whatever listens.
-      if (detail === 1 && typeof activated.click === 'function') activated.click();
-      else mouse('click', activated, at, { detail });
-    }
+    for (let detail = 1; detail <= presses; detail++) press(target, at, el, activated, detail);
     if (presses === 2) mouse('dblclick', target, at, { detail: 2 });
     return withAfter(text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`), await seen());
   }
@@ -205,17 +209,25 @@
   async function type(args) {
     if (typeof args.text !== 'string') fail('INVALID_ARGUMENTS', '"text" must be a string');
     const el = resolve(args);
-    await reach(el, args);
+    const { at } = await reach(el, args);
     if (el instanceof HTMLInputElement && el.type === 'file') fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is a file chooser: use browser_file_upload`);
     const textual = dom.textField(el);
     if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
     if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
-    focusOn(el);
+    // Where the caret was, if in the element: typing goes on from there (after an Enter).
+    const caretInside = el.contains(document.getSelection()?.anchorNode);
+    if (!textual && !el.contains(document.activeElement)) {
+      // A person clicks into an editor before typing in it, and block editors (Editor.js) learn
+      // from that click which block is current.
+      const hit = dom.hitAt(at.x, at.y);
+      moveTo(hit && el.contains(hit) ? hit : el, at);
+      press(hit && el.contains(hit) ? hit : el, at, el, el);
+    } else focusOn(el);
     const seen = dom.watchAfter(el);
     if (args.slowly === true) {
       // Key by key, for editors that listen to keys and ignore a value set at once.
       if (textual) el.setSelectionRange?.(el.value.length, el.value.length);
-      else caretAtEnd(el);
+      else if (!caretInside) caretAtEnd(el);
       for (const ch of args.text) {
         key(el, ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch);
         // A person's keys come a task apart: an editor that renders its own document after
@@ -239,7 +251,7 @@
   // would otherwise start a new paragraph after it).
   function caretAtEnd(el) {
     const sel = document.getSelection();
-    if (!sel || (sel.rangeCount && el.contains(sel.anchorNode))) return;
+    if (!sel) return;
     let node = el;
     while (node.lastChild && node.lastChild.nodeName !== 'BR') node = node.lastChild;
     sel.setPosition(node, node.nodeType === Node.TEXT_NODE ? node.length : node.childNodes.length - (node.lastChild?.nodeName === 'BR' ? 1 : 0));

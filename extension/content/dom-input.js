@@ -32,7 +32,9 @@
 
   // The element keys or text go to, focused: `ref`/`selector`, else what has the focus. With
   // `text`, it must take text; `caret`: 'all' selects its text (typing replaces it), 'end'
-  // puts the caret after it.
+  // puts the caret after it unless it was in it already (typing goes on after an Enter), 'last'
+  // after it whatever. With `click`, an editor (not a text field) that has not the focus is
+  // left as it is, {click: true}: a person clicks into it first (dom-actions.js type).
   async function inputTarget(args) {
     const named = Boolean(args.ref || args.selector);
     let el = named ? resolve(args) : document.activeElement || document.body;
@@ -47,13 +49,15 @@
       if (!textual && !el.isContentEditable) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} does not take text`);
       if (el.readOnly) fail('ELEMENT_NOT_INTERACTABLE', `${describeShort(el)} is read-only`);
     }
+    if (named && args.click === true && !textual && !el.contains(document.activeElement)) return { click: true };
+    const caretInside = el.contains(document.getSelection()?.anchorNode);
     if (named) focusOn(el);
     if (args.caret === 'all') {
       if (textual) el.select();
       else if (el.isContentEditable) document.getSelection()?.selectAllChildren(el);
-    } else if (args.caret === 'end') {
+    } else if (args.caret === 'end' || args.caret === 'last') {
       if (textual) el.setSelectionRange?.(el.value.length, el.value.length);
-      else if (el.isContentEditable && !el.contains(document.getSelection()?.anchorNode)) {
+      else if (el.isContentEditable && (args.caret === 'last' || !caretInside)) {
         const range = document.createRange();
         range.selectNodeContents(el);
         range.collapse(false);

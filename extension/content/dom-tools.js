@@ -239,12 +239,14 @@ globalThis.browserMcpDom ??= (() => {
   }
 
   // innerText leaves generated content out; a nameless control often has nothing else. The
-  // element's own and its children's (one level: icon spans).
+  // element's own and its children's (one level: icon spans), but for children not rendered,
+  // whose innerText is all their text, shown or not (a hidden toolbar's labels, a <style>).
   function innerTextWithGenerated(el) {
     let t = withGenerated(el, el.innerText || '');
-    if (!t.trim()) for (const c of el.children) t += withGenerated(c, c.innerText || '');
+    if (!t.trim()) for (const c of el.children) if (laidOut(c)) t += withGenerated(c, c.innerText || '');
     return t;
   }
+  const laidOut = (el) => (el.checkVisibility ? el.checkVisibility() || getComputedStyle(el).display === 'contents' : el.getClientRects().length > 0);
 
   function accessibleName(el) {
     let name = '';

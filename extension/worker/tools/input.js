@@ -253,7 +253,18 @@ export async function hover(dev, tabId, args, point) {
 export async function type(dev, tabId, args) {
   if (typeof args.text !== 'string') throw new ToolError(Code.INVALID_ARGUMENTS, '"text" must be a string');
   const slowly = args.slowly === true;
-  const target = await frames.domCall(tabId, 'input_target', { ref: args.ref, selector: args.selector, force: args.force, text: true, caret: slowly ? 'end' : 'all' });
+  const at = { ref: args.ref, selector: args.selector, force: args.force, text: true };
+  let target = await frames.domCall(tabId, 'input_target', { ...at, caret: slowly ? 'end' : 'all', click: true });
+  if (target.click) {
+    // An editor without the focus: a person clicks into it first (block editors such as
+    // Editor.js learn the current block from that click), then types at its end or over it.
+    const p = await pointOn(tabId, args, { hit: false, enabled: true, verb: 'typing' });
+    if (!p.covered) {
+      const done = await play(dev, steps.click(p, { button: 'left', clickCount: 1 }));
+      if (done !== true) return done;
+    }
+    target = await frames.domCall(tabId, 'input_target', { ...at, caret: slowly ? 'last' : 'all' });
+  }
   let list;
   if (slowly) {
     list = [...args.text].flatMap((ch) => steps.press({ key: keyDef(ch === '\n' ? 'Enter' : ch === '\t' ? 'Tab' : ch), modifiers: [] }));

@@ -23,6 +23,7 @@ pub(super) fn names(h: &mut Hands) {
         "[button e10] Submit",
         "[button e11] Reset",
         "[button e12] Close dialog",
+        "[clickable e13]",
     ] {
         assert!(
             snap.lines().any(|l| l == line),
@@ -33,6 +34,10 @@ pub(super) fn names(h: &mut Hands) {
         snap.matches("Wrapped label").count(),
         1,
         "a wrapping label's text is the control's name, not a line of its own:\n{snap}"
+    );
+    assert!(
+        !snap.contains("Nothing found") && !snap.contains("width"),
+        "the text of a child not rendered (display: none, <style>) is no name:\n{snap}"
     );
     // Playwright's order form: every field named by its <label>, selects too.
     h.goto("playwright/evals/fill-form.html");

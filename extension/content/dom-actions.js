@@ -70,7 +70,8 @@
   // The element and its ancestors, innermost first, through shadow roots.
   function chain(el) {
     const out = [];
-    for (let e = el; e && e.nodeType === Node.ELEMENT_NODE; e = e.parentNode?.host ?? e.parentNode) out.push(e);
+    // (parentNode.host only of a shadow root: a link's `host` is its URL's.)
+    for (let e = el; e; e = e.parentElement ?? (e.parentNode?.nodeType === Node.DOCUMENT_FRAGMENT_NODE ? e.parentNode.host : null)) out.push(e);
     return out;
   }
 

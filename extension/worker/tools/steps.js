@@ -81,13 +81,20 @@ export function bidiActions(steps) {
     pointer.push(p || { type: 'pause' });
     keys.push(k || { type: 'pause' });
   };
-  const move = (at) => ({ type: 'pointerMove', x: Math.round(at.x), y: Math.round(at.y), origin: 'viewport', duration: 0 });
+  // Firefox takes a tick at a time, a few milliseconds each: a press where the pointer already
+  // is needs no move first.
+  let last = null;
+  const move = (at) => {
+    last = { type: 'pointerMove', x: Math.round(at.x), y: Math.round(at.y), origin: 'viewport', duration: 0 };
+    return last;
+  };
+  const there = (at) => last && last.x === Math.round(at.x) && last.y === Math.round(at.y);
   for (const s of steps) {
     if (s.pause !== undefined) tick({ type: 'pause', duration: Math.round(s.pause) });
     else if (s.move) tick(move(s.move));
     else if (s.down || s.up) {
       const m = s.down || s.up;
-      tick(move(m));
+      if (!there(m)) tick(move(m));
       tick({ type: s.down ? 'pointerDown' : 'pointerUp', button: BIDI_BUTTON[m.button] });
     } else if (s.key) {
       tick(null, { type: s.key === 'down' ? 'keyDown' : 'keyUp', value: s.def.modifier ? MODIFIER_VALUES[s.def.key] : s.def.value });

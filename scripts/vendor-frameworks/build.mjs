@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, '../../tests/e2e/pages/frameworks/vendor');
 // Each library's directory is made anew; the README beside them stays.
-for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad', 'react-select', 'ark', 'trix', 'editorjs']) {
+for (const d of ['react', 'mui', 'react-aria', 'rc-select', 'lexical', 'svelte', 'slate', 'vue', 'jquery', 'chartjs', 'radix', 'headlessui', 'tiptap', 'codemirror', 'quill', 'solid', 'preact', 'signature_pad', 'react-select', 'ark', 'trix', 'editorjs', 'dnd-kit']) {
   rmSync(join(out, d), { recursive: true, force: true });
 }
 const pkg = (name) => JSON.parse(readFileSync(join(here, 'node_modules', name, 'package.json')));
@@ -125,6 +125,8 @@ await bundle('react-select.js', 'react-select/react-select.min.js', { globalName
 licence('react-select', 'react-select', ['LICENSE']);
 await bundle('ark.js', 'ark/ark.min.js', { globalName: 'Ark' });
 licence('@ark-ui/react', 'ark', ['LICENSE']);
+await bundle('dnd-kit.js', 'dnd-kit/dnd-kit.min.js', { globalName: 'DndKit' });
+licence('@dnd-kit/core', 'dnd-kit', ['LICENSE']);
 await bundle('tiptap.js', 'tiptap/tiptap.min.js', { globalName: 'Tiptap', plugins: [] });
 licence('@tiptap/core', 'tiptap', ['LICENSE.md']);
 copyFileSync(join(here, 'node_modules/prosemirror-view/LICENSE'), join(out, 'tiptap/LICENSE-prosemirror'));
@@ -163,6 +165,6 @@ licence('@editorjs/editorjs', 'editorjs', ['LICENSE']);
 copy('signature_pad', ['dist/signature_pad.umd.min.js']);
 licence('signature_pad', 'signature_pad', ['LICENSE']);
 
-for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad', 'react-select', '@ark-ui/react', 'trix', '@editorjs/editorjs']) {
+for (const name of ['react', '@mui/material', 'react-aria-components', '@rc-component/select', 'lexical', 'svelte', 'slate', 'slate-react', 'vue', 'jquery', 'chart.js', 'radix-ui', '@headlessui/react', '@tiptap/core', 'codemirror', 'quill', 'solid-js', 'preact', 'htm', 'signature_pad', 'react-select', '@ark-ui/react', 'trix', '@editorjs/editorjs', '@dnd-kit/core', '@dnd-kit/sortable']) {
   console.log(`${name} ${pkg(name).version}`);
 }

@@ -9,7 +9,7 @@
   // hitAt: the innermost element at a point, through open shadow roots (dom-point.js).
   const { fail, resolve, describeShort, pointer, mouse, moveTo, focusOn, focusMoved, hitAt } = dom;
 
-  const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio });
+  const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio, hidden: document.visibilityState === 'hidden' });
 
   // What is at (x, y): an element ({element}), or a child frame ({frame: its index in
   // window.frames, x, y: the point in its viewport}).

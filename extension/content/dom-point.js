@@ -230,7 +230,8 @@
     const { at, target, covered } = await actionPoint(el, { position: args.position, force: args.force === true, enabled: args.enabled !== false, hit: args.hit !== false, verb: args.verb });
     const box = target.getBoundingClientRect();
     watchNext(el);
-    return { x: at.x, y: at.y, covered: covered === true, element: describeShort(el), box: { x: box.x, y: box.y, width: box.width, height: box.height }, devicePixelRatio: window.devicePixelRatio };
+    // `hidden`: a background tab, where the browser holds its pointer moves until it is shown.
+    return { x: at.x, y: at.y, covered: covered === true, hidden: document.visibilityState === 'hidden', element: describeShort(el), box: { x: box.x, y: box.y, width: box.width, height: box.height }, devicePixelRatio: window.devicePixelRatio };
   }
   // What followed the input since the last point: {after: [facts], navigating}, as the
   // synthetic actions put in their results (worker/tools/aftermath.js reads both).

@@ -166,7 +166,7 @@ export async function pointArgs(tabId, args, [kx, ky] = ['x', 'y']) {
   if (x < 0 || y < 0 || x >= view.width || y >= view.height) {
     throw new ToolError(Code.INVALID_ARGUMENTS, `(${x}, ${y}) is outside the viewport, which is ${view.width}×${view.height} CSS pixels (x from 0 to ${view.width - 1}, y from 0 to ${view.height - 1}); scroll, or take a new screenshot`);
   }
-  return { x, y };
+  return { x, y, hidden: view.hidden === true };
 }
 
 function clickOptions(args) {
@@ -182,7 +182,7 @@ function clickOptions(args) {
 async function pointOn(tabId, args, opts) {
   const target = args.ref ? { ref: args.ref } : { selector: args.selector };
   const p = await frames.actionPoint(tabId, { ...target, position: args.position, force: args.force === true, ...opts });
-  return { x: p.x, y: p.y, element: p.element, covered: p.covered === true };
+  return { x: p.x, y: p.y, element: p.element, covered: p.covered === true, hidden: p.hidden === true };
 }
 
 // --- results -------------------------------------------------------------------------------------
@@ -225,6 +225,10 @@ const at = (p) => `(${Math.round(p.x)}, ${Math.round(p.y)})`;
 // `force` on an element something else covers: the browser's pointer would land on the cover, so
 // the element gets synthetic events, as force asks.
 const COVERED = { instead: 'force acts on an element that something else covers, where the browser\'s pointer would land on the cover' };
+// A tab not shown (in the background): Chromium holds the browser's pointer moves there until it
+// is shown (a hover took 5 s, a drag never ended), so a move that no press follows at once is
+// made by synthetic events instead. (A click's press takes its move along.)
+const HIDDEN = { instead: 'the tab is in the background, where the browser holds pointer moves until it is shown' };
 
 export async function click(dev, tabId, args, point) {
   const opts = clickOptions(args);
@@ -241,6 +245,7 @@ export async function click(dev, tabId, args, point) {
 export async function hover(dev, tabId, args, point) {
   const p = point ?? (await pointOn(tabId, args, { hit: true, enabled: false, verb: 'pointer' }));
   if (p.covered) return COVERED;
+  if (p.hidden) return HIDDEN;
   const done = await play(dev, [{ move: p }]);
   if (done !== true) return done;
   if (point) return text(`Moved the pointer to ${at(p)}, over ${p.element ?? 'nothing'}`);
@@ -291,6 +296,7 @@ export async function pressKey(dev, tabId, args) {
 // (Input.dispatchDragEvent), as a person's would be.
 export async function drag(dev, tabId, args, { start, end, what }) {
   if (start.covered) return COVERED;
+  if (start.hidden) return HIDDEN;
   const path = (i) => ({ x: start.x + ((end.x - start.x) * i) / DRAG_STEPS, y: start.y + ((end.y - start.y) * i) / DRAG_STEPS });
   const press = [{ move: start }, { down: { ...start, button: 'left', count: 1 } }];
   let pressed = await play(dev, press);

@@ -178,6 +178,32 @@ fn the_browsers_own_input_once_granted() {
     );
     assert_eq!(seen(&mut browser, &other), ["click:b:false:0"]);
 
+    // The first tab is in the background now: Chromium holds the browser's pointer moves there
+    // until it is shown (a hover took 5 s, a drag never ended), so a hover and a drag use
+    // synthetic events, said; a click's press takes its move along, trusted.
+    assert_eq!(browser.eval(&page, "document.visibilityState"), "hidden");
+    for (tool, args) in [
+        ("browser_hover", json!({"selector": "#spot"})),
+        (
+            "browser_drag",
+            json!({"startSelector": "#b", "endSelector": "#spot"}),
+        ),
+        (
+            "browser_drag",
+            json!({"startX": 80, "startY": 40, "endX": 350, "endY": 250}),
+        ),
+    ] {
+        let r = call(&d, &tab, tool, args);
+        assert_eq!(r["structuredContent"]["input"], "synthetic", "{r}");
+        assert!(
+            text(&r).contains("as the tab is in the background"),
+            "{}",
+            text(&r)
+        );
+    }
+    trusted(&call(&d, &tab, "browser_click", json!({"selector": "#b"})));
+    seen(&mut browser, &page);
+
     // The person's Cancel on the bar: every session goes, and none comes back for a while.
     let worker = browser.worker();
     browser.eval(

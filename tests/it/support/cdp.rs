@@ -405,6 +405,35 @@ impl Browser {
         self.attach_to(target)
     }
 
+    /// Waits until the extension has loaded (its service worker is a target). `--load-extension`
+    /// loads it while the start-up tab already loads, so a page that must run the extension's
+    /// `document_start` scripts is shown after this, not given on the command line.
+    pub(crate) fn wait_for_extension(&mut self) {
+        let prefix = format!(
+            "chrome-extension://{}/",
+            crate::support::chromium::EXTENSION_ID
+        );
+        let start = Instant::now();
+        loop {
+            let targets = self.send(None, "Target.getTargets", json!({}));
+            let up = targets["targetInfos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|t| {
+                    t["type"] == "service_worker"
+                        && t["url"].as_str().is_some_and(|u| u.starts_with(&prefix))
+                });
+            if up {
+                return;
+            }
+            if start.elapsed() > BROWSER_WAIT {
+                panic!("the extension did not start in {BROWSER_WAIT:?}: {targets}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// A DevTools session on the extension's service worker (it runs while a daemon is
     /// connected).
     pub(crate) fn worker(&mut self) -> Page {

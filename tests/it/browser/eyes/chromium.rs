@@ -47,7 +47,11 @@ fn in_chromium() {
     // extension keeps those lines until one is.
     let downloads = tempfile::tempdir().unwrap();
     let start = pages.url("eyes-console.html?early");
-    let (mut browser, profile) = launch(&exe, &start, downloads.path());
+    let (mut browser, profile) = launch(&exe, "about:blank", downloads.path());
+    // Not the start-up URL itself: `--load-extension` may load the extension after that page
+    // ran its first scripts (a person's installed extension loads with the profile, first).
+    browser.wait_for_extension();
+    browser.show(&start);
     let d = daemon_in_scan_range(&[]);
     // Found by the scan, trusted once paired (issue 21).
     pair_browser(profile.path(), &d);

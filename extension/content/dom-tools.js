@@ -262,6 +262,18 @@ globalThis.browserMcpDom ??= (() => {
     return squash(name);
   }
 
+  // What a control shows, without what only decorates it (an aria-hidden chevron) or is not
+  // rendered: a button combobox's chosen option.
+  function shownText(el) {
+    let t = '';
+    for (const n of el.childNodes) {
+      if (n.nodeType === Node.TEXT_NODE) t += n.data;
+      else if (n.nodeType !== Node.ELEMENT_NODE || n.getAttribute('aria-hidden') === 'true' || !laidOut(n)) continue;
+      else t += n.querySelector('[aria-hidden="true"]') ? ` ${shownText(n)} ` : n.innerText || '';
+    }
+    return t;
+  }
+
   // Named by its author rather than by its content.
   const labelled = (el) => el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 
@@ -278,6 +290,11 @@ globalThis.browserMcpDom ??= (() => {
       d.checked = el.checked;
     } else if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && !['button', 'submit', 'reset', 'image'].includes(el.type)) {
       d.value = squash(el.type === 'password' ? '•'.repeat(el.value.length) : el.value, 200);
+    } else if (d.role === 'combobox' && labelled(el)) {
+      // A combobox that is no text field (Radix's, Ark's, MUI's trigger) shows its value as
+      // its content, which a label's name hides.
+      const shown = squash(shownText(el), 60);
+      if (shown && shown !== d.name) d.value = shown;
     } else if (el.getAttribute('aria-checked')) {
       d.checked = el.getAttribute('aria-checked') === 'true';
     } else if (el.hasAttribute('aria-valuenow') || el.hasAttribute('aria-valuetext')) {

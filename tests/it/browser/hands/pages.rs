@@ -24,6 +24,7 @@ pub(super) fn names(h: &mut Hands) {
         "[button e11] Reset",
         "[button e12] Close dialog",
         "[clickable e13]",
+        "[combobox e14] Size = \"Medium\"",
     ] {
         assert!(
             snap.lines().any(|l| l == line),

@@ -11,7 +11,7 @@
   const { fail, resolve, describeShort, visible, pointer, mouse, moveTo, dragEvent, dropPoint, center, text } = dom;
   const STEPS = 6;
   const DWELL_MS = 40;
-  const tick = () => new Promise((r) => setTimeout(r, 4));
+  const tick = () => dom.pause(4);
 
   // The element a browser would start an HTML5 drag from, pressed at `el`.
   function draggableOf(el) {
@@ -113,7 +113,7 @@
     }
     // A person rests a moment over the target, and the browser repeats dragover there (every
     // 50 ms): sortable lists ignore the moves that come right after one they acted on.
-    await new Promise((r) => setTimeout(r, DWELL_MS));
+    await dom.pause(DWELL_MS);
     const p = at(STEPS);
     const u = under(p);
     if (u !== over) {

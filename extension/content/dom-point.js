@@ -188,6 +188,15 @@
     c.port2.postMessage(0);
   });
 
+  // A wait of `ms`: a timer in a tab in view; in the background, where the browser holds a
+  // timer up to a second, message tasks until the time is up (the page's own tasks run between).
+  const pause = async (ms) => {
+    if (!document.hidden) return new Promise((resolve) => setTimeout(resolve, ms));
+    const until = performance.now() + ms;
+    do await nextTask();
+    while (performance.now() < until);
+  };
+
   // Watches what follows an action on `el`: returns a function that resolves to the facts (a
   // few words each) once the page has had its turn: where the page goes (the Navigation API,
   // where the browser has it; the worker also sees navigations and new tabs), where the focus
@@ -213,7 +222,7 @@
     };
   }
 
-  Object.assign(dom, { actionPoint, watchAfter, hitAt, within, nextTask });
+  Object.assign(dom, { actionPoint, watchAfter, hitAt, within, nextTask, pause });
 
   // The point for input the service worker makes itself (trusted input, issue 57): the same
   // checks, the frame-local point, and the element's box. args: ref or selector, position,

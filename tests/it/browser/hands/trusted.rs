@@ -26,6 +26,10 @@ for (const t of ['click', 'contextmenu', 'dblclick'])
   document.addEventListener(t, (e) => seen.push(`${t}:${e.target.id}:${e.isTrusted}:${e.button}`));
 document.addEventListener('keydown', (e) => seen.push(`keydown:${e.key}:${e.isTrusted}`));
 document.addEventListener('beforeinput', (e) => seen.push(`beforeinput:${e.inputType}:${e.isTrusted}`));
+// How long each press lasted, in the page's own time.
+window.presses = [];
+document.addEventListener('pointerdown', () => { window.downAt = performance.now(); });
+document.addEventListener('pointerup', () => presses.push(Math.round(performance.now() - downAt)));
 </script>"#;
 
 /// What the page saw since the last look.
@@ -182,6 +186,7 @@ fn the_browsers_own_input_once_granted() {
     // until it is shown (a hover took 5 s, a drag never ended), so a hover and a drag use
     // synthetic events, said; a click's press takes its move along, trusted.
     assert_eq!(browser.eval(&page, "document.visibilityState"), "hidden");
+    browser.eval(&page, "presses.splice(0)");
     for (tool, args) in [
         ("browser_hover", json!({"selector": "#spot"})),
         (
@@ -201,6 +206,14 @@ fn the_browsers_own_input_once_granted() {
             text(&r)
         );
     }
+    // A synthetic drag's steps are message tasks there, not timers the browser holds up to a
+    // second each (the two drags took 6 s each, in the page's own time).
+    let presses = browser.eval(&page, "presses.splice(0)");
+    let presses = presses.as_array().unwrap();
+    assert!(
+        presses.len() == 2 && presses.iter().all(|ms| ms.as_f64().unwrap() < 2000.0),
+        "each drag's press, in ms: {presses:?}"
+    );
     trusted(&call(&d, &tab, "browser_click", json!({"selector": "#b"})));
     seen(&mut browser, &page);
 

@@ -83,8 +83,10 @@
     const was = before?.isConnected ? before : null;
     if (was !== over) {
       const now = chain(over);
-      const left = was ? chain(was).filter((e) => !now.includes(e)) : [];
-      const stays = new Set(was ? chain(was) : []);
+      const old = was ? chain(was) : [];
+      const stays = new Set(old);
+      const kept = new Set(now);
+      const left = old.filter((e) => !kept.has(e));
       if (was) {
         pointer('pointerout', was, at, held);
         for (const e of left) pointer('pointerleave', e, at, { ...held, bubbles: false });
@@ -101,23 +103,31 @@
     mouse('mousemove', over, at, held);
     hovered = new WeakRef(over);
   }
-  Object.assign(dom, { reach, withAfter, focusOn, focusMoved, center, mouseInit, pointer, mouse, moveTo, text, dragEvent, dropPoint });
+  Object.assign(dom, { reach, withAfter, focusOn, focusMoved, center, mouseInit, pointer, mouse, moveTo, press, text, dragEvent, dropPoint });
 
   // One press of the left button on `target` at `at`: `el` is focused as the press's default
   // action, `activated` gets the click (its own activation: a link, a checkbox).
-  function press(target, at, el, activated, detail = 1) {
+  // Each button's `button` and `buttons` values.
+  const BUTTONS = { left: [0, 1], middle: [1, 4], right: [2, 2] };
+
+  // One press and release of `button` on `target` at `at`, the `detail`th of a run: `focus`
+  // takes the focus on the first; a left press ends in a click, by `activated.click()` where
+  // given (it runs the element's activation; without one, or after the first press, the
+  // event, which bubbles to whatever listens: an SVG icon's path).
+  function press(target, at, { focus = null, activated = null, button = 'left', detail = 1 } = {}) {
+    const [b, mask] = BUTTONS[button];
     // Pages often listen for pointer/mouse down rather than click.
     const focused = document.activeElement;
-    pointer('pointerdown', target, at, { buttons: 1, detail });
-    mouse('mousedown', target, at, { buttons: 1, detail });
+    pointer('pointerdown', target, at, { button: b, buttons: mask, detail });
+    mouse('mousedown', target, at, { button: b, buttons: mask, detail });
     focusMoved(focused);
-    if (detail === 1) focusOn(el);
-    pointer('pointerup', target, at, { detail });
-    mouse('mouseup', target, at, { detail });
-    // click() runs the element's activation; an element without one (an SVG icon's path) gets
-    // the event, which bubbles to whatever listens.
-    if (detail === 1 && typeof activated.click === 'function') activated.click();
-    else mouse('click', activated, at, { detail });
+    if (detail === 1 && focus) focusOn(focus);
+    if (detail === 1 && b === 2) mouse('contextmenu', target, at, { button: b, buttons: mask, detail });
+    pointer('pointerup', target, at, { button: b, detail });
+    mouse('mouseup', target, at, { button: b, detail });
+    if (b === 1) mouse('auxclick', target, at, { button: b, detail });
+    else if (b === 0 && detail === 1 && typeof activated?.click === 'function') activated.click();
+    else if (b === 0) mouse('click', activated ?? target, at, { detail });
   }
 
   async function click(args) {
@@ -133,7 +143,7 @@
     const seen = dom.watchAfter(el);
     const presses = args.doubleClick === true ? 2 : 1;
     moveTo(target, at);
-    for (let detail = 1; detail <= presses; detail++) press(target, at, el, activated, detail);
+    for (let detail = 1; detail <= presses; detail++) press(target, at, { focus: el, activated, detail });
     if (presses === 2) mouse('dblclick', target, at, { detail: 2 });
     return withAfter(text(`${presses === 2 ? 'Double-clicked' : 'Clicked'} ${what}`), await seen());
   }
@@ -221,8 +231,9 @@
       // A person clicks into an editor before typing in it, and block editors (Editor.js) learn
       // from that click which block is current.
       const hit = dom.hitAt(at.x, at.y);
-      moveTo(hit && el.contains(hit) ? hit : el, at);
-      press(hit && el.contains(hit) ? hit : el, at, el, el);
+      const pressed = hit && el.contains(hit) ? hit : el;
+      moveTo(pressed, at);
+      press(pressed, at, { focus: el, activated: el });
     } else focusOn(el);
     const seen = dom.watchAfter(el);
     if (args.slowly === true) {

@@ -83,9 +83,7 @@
     }
     for (let i = 1; i <= STEPS; i++) {
       const p = at(i);
-      const u = under(p);
-      pointer('pointermove', u, p, { buttons: 1 });
-      mouse('mousemove', u, p, { buttons: 1 });
+      moveTo(under(p), p, { buttons: 1 }); // over, out, enter and leave as it crosses elements
       await tick();
     }
     const p = at(STEPS);

@@ -7,7 +7,7 @@
   const dom = globalThis.browserMcpDom;
   if (!dom || dom.tools.point_at) return;
   // hitAt: the innermost element at a point, through open shadow roots (dom-point.js).
-  const { fail, resolve, describeShort, pointer, mouse, moveTo, focusOn, focusMoved, hitAt } = dom;
+  const { fail, resolve, describeShort, mouse, moveTo, press, focusOn, hitAt } = dom;
 
   const viewport = () => ({ width: innerWidth, height: innerHeight, devicePixelRatio, hidden: document.visibilityState === 'hidden' });
 
@@ -72,31 +72,15 @@
 
   // --- synthetic input at a point ---------------------------------------------------------------
 
-  const BUTTONS = { left: [0, 1], middle: [1, 4], right: [2, 2] };
-
   // What a press of `button` `clickCount` times at (x, y) sends, on the element there.
   function clickAt({ x, y, button = 'left', clickCount = 1 }) {
     const target = hitAt(x, y);
     if (!target) fail('ELEMENT_NOT_FOUND', `nothing at (${x}, ${y}) in this frame`);
     const at = { x, y };
-    const [b, mask] = BUTTONS[button];
+    const focus = target.closest?.('a[href], button, input, select, textarea, [tabindex], [contenteditable]');
     moveTo(target, at);
-    for (let detail = 1; detail <= clickCount; detail++) {
-      const focused = document.activeElement;
-      pointer('pointerdown', target, at, { button: b, buttons: mask, detail });
-      mouse('mousedown', target, at, { button: b, buttons: mask, detail });
-      focusMoved(focused);
-      if (detail === 1) {
-        const focusable = target.closest?.('a[href], button, input, select, textarea, [tabindex], [contenteditable]');
-        if (focusable) focusOn(focusable);
-        if (b === 2) mouse('contextmenu', target, at, { button: b, buttons: mask, detail });
-      }
-      pointer('pointerup', target, at, { button: b, detail });
-      mouse('mouseup', target, at, { button: b, detail });
-      if (b === 0) mouse('click', target, at, { detail });
-      else if (b === 1) mouse('auxclick', target, at, { button: b, detail });
-    }
-    if (b === 0 && clickCount >= 2) mouse('dblclick', target, at, { detail: 2 });
+    for (let detail = 1; detail <= clickCount; detail++) press(target, at, { focus, button, detail });
+    if (button === 'left' && clickCount >= 2) mouse('dblclick', target, at, { detail: 2 });
     return { element: describeShort(target) };
   }
 

@@ -30,6 +30,9 @@ document.addEventListener('beforeinput', (e) => seen.push(`beforeinput:${e.input
 window.presses = [];
 document.addEventListener('pointerdown', () => { window.downAt = performance.now(); });
 document.addEventListener('pointerup', () => presses.push(Math.round(performance.now() - downAt)));
+// The buttons held each time the pointer comes over the spot.
+window.overSpot = [];
+document.getElementById('spot').addEventListener('mouseover', (e) => overSpot.push(e.buttons));
 </script>"#;
 
 /// What the page saw since the last look.
@@ -186,7 +189,7 @@ fn the_browsers_own_input_once_granted() {
     // until it is shown (a hover took 5 s, a drag never ended), so a hover and a drag use
     // synthetic events, said; a click's press takes its move along, trusted.
     assert_eq!(browser.eval(&page, "document.visibilityState"), "hidden");
-    browser.eval(&page, "presses.splice(0)");
+    browser.eval(&page, "presses.splice(0) && overSpot.splice(0)");
     for (tool, args) in [
         ("browser_hover", json!({"selector": "#spot"})),
         (
@@ -213,6 +216,13 @@ fn the_browsers_own_input_once_granted() {
     assert!(
         presses.len() == 2 && presses.iter().all(|ms| ms.as_f64().unwrap() < 2000.0),
         "each drag's press, in ms: {presses:?}"
+    );
+    // Its moves cross onto the drop target as a mouse does, the button held: over it, with
+    // the enters and leaves on the way (a page's drop zone lights up on mouseover).
+    assert_eq!(
+        browser.eval(&page, "overSpot.splice(0)"),
+        json!([0, 1, 1]),
+        "the buttons held as the hover, then each drag, came over the spot"
     );
     trusted(&call(&d, &tab, "browser_click", json!({"selector": "#b"})));
     seen(&mut browser, &page);

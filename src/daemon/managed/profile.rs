@@ -217,6 +217,11 @@ user_pref("browser.tabs.warnOnClose", false);
 // The Remote Agent (trusted input, bidi.rs) leaves the preferences as they are: the browser
 // behaves as a person's would, not as an automation profile's.
 user_pref("remote.prefs.recommended", false);
+// An agent works in tabs nobody looks at: their timers keep the page's own pace (a search
+// box's debounce, a poll), not one a second as in a person's background tab.
+user_pref("dom.min_background_timeout_value", 4);
+user_pref("dom.min_background_timeout_value_without_budget_throttling", 4);
+user_pref("dom.timeout.enable_budget_timer_throttling", false);
 "#;
 
 /// The directories a Chromium that was stopped by a signal left in its profile for its
@@ -268,6 +273,12 @@ pub fn command(layout: &Layout, l: &Launch) -> io::Result<Command> {
                 // The extension's trusted input shows no "started debugging" bar: nobody
                 // watches this browser (granted_copy).
                 "--silent-debugger-extension-api",
+                // An agent works in tabs nobody looks at: their timers keep the page's own
+                // pace (a search box's debounce, a poll), not one a second as in a person's
+                // background tab, and their renderers are not put to sleep.
+                "--disable-background-timer-throttling",
+                "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows",
             ]);
         if l.headless {
             cmd.arg("--headless");

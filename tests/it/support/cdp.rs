@@ -409,24 +409,8 @@ impl Browser {
     /// loads it while the start-up tab already loads, so a page that must run the extension's
     /// `document_start` scripts is shown after this, not given on the command line.
     pub(crate) fn wait_for_extension(&mut self) {
-        let prefix = format!(
-            "chrome-extension://{}/",
-            crate::support::chromium::EXTENSION_ID
-        );
         let start = Instant::now();
-        loop {
-            let targets = self.send(None, "Target.getTargets", json!({}));
-            let up = targets["targetInfos"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|t| {
-                    t["type"] == "service_worker"
-                        && t["url"].as_str().is_some_and(|u| u.starts_with(&prefix))
-                });
-            if up {
-                return;
-            }
+        while let Err(targets) = self.worker_target() {
             if start.elapsed() > BROWSER_WAIT {
                 panic!("the extension did not start in {BROWSER_WAIT:?}: {targets}");
             }
@@ -437,12 +421,20 @@ impl Browser {
     /// A DevTools session on the extension's service worker (it runs while a daemon is
     /// connected).
     pub(crate) fn worker(&mut self) -> Page {
+        let target = self
+            .worker_target()
+            .unwrap_or_else(|targets| panic!("no service worker of the extension: {targets}"));
+        self.attach_to(target)
+    }
+
+    /// The extension's service worker's target id, or every target there is.
+    fn worker_target(&mut self) -> Result<String, Value> {
         let prefix = format!(
             "chrome-extension://{}/",
             crate::support::chromium::EXTENSION_ID
         );
         let targets = self.send(None, "Target.getTargets", json!({}));
-        let target = targets["targetInfos"]
+        targets["targetInfos"]
             .as_array()
             .into_iter()
             .flatten()
@@ -451,8 +443,7 @@ impl Browser {
                     && t["url"].as_str().is_some_and(|u| u.starts_with(&prefix))
             })
             .map(|t| t["targetId"].as_str().unwrap().to_owned())
-            .unwrap_or_else(|| panic!("no service worker of the extension: {targets}"));
-        self.attach_to(target)
+            .ok_or(targets)
     }
 
     /// A DevTools session on this target.

@@ -19,6 +19,10 @@
   // browser_handle_dialog for the next dialogs.
   let state = { until: 0, policy: 'dismiss', armed: [] };
   let during = null; // the dialogs of the DOM tool running now, to put in its result
+  // Those answered while no DOM tool ran here (a page that alerts as it loads), for the next
+  // tool's result in this frame: the worker's copy, sent at once, may come after that result.
+  const unsaid = [];
+  const MAX_UNSAID = 20;
   // What the document before this one in the tab said (sessionStorage, below), read when first
   // needed: a storage read at load would cost every page (issue 30).
   let inherited = null;
@@ -63,7 +67,8 @@
         url: location.href,
         frame: prefix || 'top',
       };
-      during?.push(dialog);
+      if (during) during.push(dialog);
+      else if (unsaid.push(dialog) > MAX_UNSAID) unsaid.shift();
       chrome.runtime.sendMessage({ type: 'dialog', dialog, usedArmed: answer.by === 'browser_handle_dialog' }).catch(() => {});
     }
     document.dispatchEvent(new CustomEvent(ANSWER, { detail: JSON.stringify(reply) }));
@@ -132,7 +137,7 @@
     },
     // Runs a DOM tool with its dialogs collected for its result.
     async around(fn) {
-      const mine = [];
+      const mine = unsaid.splice(0);
       const outer = during;
       during = mine;
       try {

@@ -20,11 +20,13 @@ const MAX_KEPT = 20; // dialogs kept per tab until a result reports them
 export const POLICIES = ['accept', 'dismiss'];
 const DEFAULT_POLICY = 'dismiss';
 
-const tabs = new Map(); // tabId -> {until, told, policy, callPolicy, armed, lent, unreported}
+const MAX_REMEMBERED = 50; // ids of dialogs reported, per tab: a copy that comes later is dropped
+
+const tabs = new Map(); // tabId -> {until, told, policy, callPolicy, armed, lent, unreported, reported}
 
 function stateOf(tabId) {
   let s = tabs.get(tabId);
-  if (!s) tabs.set(tabId, (s = { until: 0, told: 0, callPolicy: null, armed: [], lent: null, unreported: [] }));
+  if (!s) tabs.set(tabId, (s = { until: 0, told: 0, callPolicy: null, armed: [], lent: null, unreported: [], reported: [] }));
   return s;
 }
 
@@ -145,13 +147,16 @@ export function release(tabId) {
 }
 
 // The dialogs to report with a call's result: those the frame put in it, and any that opened
-// elsewhere (another frame, later) since the last report.
+// elsewhere (another frame, later) since the last report; each once, though a frame's message
+// about it and a result that carries it may come in either order.
 export function takeDialogs(tabId, inResult = []) {
   const s = tabs.get(tabId);
-  const seen = new Set(inResult.map((d) => d.id));
-  const others = s ? s.unreported.filter((d) => !seen.has(d.id)) : [];
-  if (s) s.unreported = [];
-  return [...inResult, ...others];
+  if (!s) return inResult;
+  const done = new Set(s.reported);
+  const found = [...inResult, ...s.unreported].filter((d) => !done.has(d.id) && done.add(d.id));
+  s.unreported = [];
+  s.reported = [...s.reported, ...found.map((d) => d.id)].slice(-MAX_REMEMBERED);
+  return found;
 }
 
 export function describe(d) {
@@ -185,6 +190,7 @@ function onMessage(msg, sender) {
   }
   if (msg?.type === 'dialog' && msg.dialog && typeof msg.dialog === 'object') {
     const s = stateOf(tabId);
+    if (s.reported.includes(msg.dialog.id)) return false; // a result said it already
     // The frame as the worker knows it: a frame no tool touched yet does not know its prefix.
     s.unreported.push({ ...msg.dialog, frame: sender.frameId ? `f${sender.frameId}` : 'top' });
     if (s.unreported.length > MAX_KEPT) s.unreported.shift();

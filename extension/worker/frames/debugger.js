@@ -11,6 +11,7 @@
 // every session (onDetach, canceled_by_user): what is in flight fails with Detached, and no
 // session is attached again for PAUSE_MS, in any tab.
 import { isFirefox } from '../../shared/platform.js';
+import { isManagedBrowser } from '../state/managed.js';
 
 // The drive window of dialogs.js: an agent that pauses longer has left the tab.
 export const IDLE_MS = 30_000;
@@ -45,14 +46,23 @@ export function paused() {
 }
 
 // The tab's session, attached if need be; throws when it cannot be (another debugger on the
-// tab, a page the browser keeps from extensions).
+// tab, a page the browser keeps from extensions). The first session brings Chromium's bar
+// (not in a browser the daemon launched), which takes its height from the viewport of the tab
+// in front a moment after the attach (136 ms on a busy machine): a point read before then
+// would be off by as much on a page laid out on the viewport's height (a board centred in it),
+// so that attach returns once the tab's height has changed, or after BAR_MS.
 export async function attach(tabId) {
   hear();
   let s = sessions.get(tabId);
   if (!s) {
+    const first = !isManagedBrowser() && sessions.size === 0;
     s = { ready: null, timer: null, gone: null, listeners: new Set() };
     sessions.set(tabId, s);
-    s.ready = chrome.debugger.attach({ tabId }, VERSION).catch((e) => {
+    s.ready = (async () => {
+      const before = first ? await shownHeight(tabId) : null;
+      await chrome.debugger.attach({ tabId }, VERSION);
+      if (before !== null) await heightChanged(tabId, before);
+    })().catch((e) => {
       if (sessions.get(tabId) === s) sessions.delete(tabId);
       throw e;
     });
@@ -62,6 +72,26 @@ export async function attach(tabId) {
   if (s.gone) throw s.gone;
   idle(tabId, s);
   return s;
+}
+
+const BAR_MS = 500;
+const BAR_POLL_MS = 16;
+
+// The height of the tab's page if it is in front (a tab behind is laid out anew when shown).
+async function shownHeight(tabId) {
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  return tab?.active && Number.isFinite(tab.height) ? tab.height : null;
+}
+
+async function heightChanged(tabId, before) {
+  const started = Date.now();
+  while (Date.now() - started < BAR_MS) {
+    const tab = await chrome.tabs.get(tabId).catch(() => null);
+    if (!tab || tab.height !== before) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, BAR_POLL_MS));
+  }
 }
 
 function idle(tabId, s) {

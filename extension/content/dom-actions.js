@@ -105,15 +105,13 @@
   }
   Object.assign(dom, { reach, withAfter, focusOn, focusMoved, center, mouseInit, pointer, mouse, moveTo, press, text, dragEvent, dropPoint });
 
-  // One press of the left button on `target` at `at`: `el` is focused as the press's default
-  // action, `activated` gets the click (its own activation: a link, a checkbox).
   // Each button's `button` and `buttons` values.
   const BUTTONS = { left: [0, 1], middle: [1, 4], right: [2, 2] };
 
   // One press and release of `button` on `target` at `at`, the `detail`th of a run: `focus`
-  // takes the focus on the first; a left press ends in a click, by `activated.click()` where
-  // given (it runs the element's activation; without one, or after the first press, the
-  // event, which bubbles to whatever listens: an SVG icon's path).
+  // takes the focus on the first, as the press's default action; a left press ends in a click,
+  // by `activated.click()` where given (its own activation: a link, a checkbox; without one, or
+  // after the first press, the event, which bubbles to whatever listens: an SVG icon's path).
   function press(target, at, { focus = null, activated = null, button = 'left', detail = 1 } = {}) {
     const [b, mask] = BUTTONS[button];
     // Pages often listen for pointer/mouse down rather than click.

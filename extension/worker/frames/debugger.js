@@ -74,7 +74,7 @@ export async function attach(tabId) {
   return s;
 }
 
-const BAR_MS = 500;
+const BAR_MS = 1000;
 const BAR_POLL_MS = 16;
 
 // The height of the tab's page if it is in front (a tab behind is laid out anew when shown).

@@ -9,6 +9,9 @@
 //              each top-level task's `tdur`): what the page itself spends, apart from the IPC
 //              and the worker, and much steadier than the round trip; TRACE_AFTER=MS keeps
 //              the trace MS ms past the answer, for what the call leaves the page to do;
+//              TRACE=events also sums the page's trace events by name (V8's compiles and runs,
+//              style, layout, injections; nested ones count in their parents too), medians
+//              of the pages, first call against later: where a first call's extra time goes;
 //   PROFILE=1  DevTools' sampling profile of the page around each call: the largest self times
 //              of the first and the later calls, a mean a page (STACKS=1: with three callers).
 //              "(program)" is the renderer's own work: compiling, injecting, style and layout.
@@ -35,7 +38,8 @@ const extension = resolve(process.argv[2] || join(root, 'extension'));
 const bin = process.env.BROWSER_MCP_BIN || join(root, 'target/release');
 const chromium = process.env.BROWSER_MCP_CHROMIUM || '/usr/lib/chromium/chromium';
 const pages = Number(process.env.PAGES || 5);
-const tracing = process.env.TRACE === '1';
+const tracing = process.env.TRACE === '1' || process.env.TRACE === 'events';
+const byEvent = process.env.TRACE === 'events';
 const traceAfter = Number(process.env.TRACE_AFTER) || 0;
 const profiled = process.env.PROFILE === '1';
 const stacks = process.env.STACKS === '1';
@@ -138,16 +142,28 @@ async function devtools() {
 }
 
 // The page renderers' main-thread CPU time (ms) while `fn` runs, and its result.
-async function rendererCpu(cdp, fn) {
-  const [events, result] = await traced(cdp, 'toplevel', async () => {
+async function rendererCpu(cdp, fn, into) {
+  const categories = byEvent ? 'toplevel,v8,devtools.timeline,blink,extensions' : 'toplevel';
+  const [events, result] = await traced(cdp, categories, async () => {
     const result = await fn();
     await sleep(traceAfter);
     return result;
   });
   const main = rendererMainThreads(events);
   let ms = 0;
-  for (const e of events) if (e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && main.has(`${e.pid}:${e.tid}`)) ms += (e.tdur ?? e.dur) / 1000;
+  for (const e of events) {
+    if (e.ph !== 'X' || !main.has(`${e.pid}:${e.tid}`)) continue;
+    const took = (e.tdur ?? e.dur ?? 0) / 1000;
+    if (e.name === 'ThreadControllerImpl::RunTask') ms += took;
+    else if (into) into.set(e.name, (into.get(e.name) || 0) + took);
+  }
   return [ms, result];
+}
+
+// Each name's median over the pages (a page without it counts 0).
+function eventMedians(perPage) {
+  const names = new Set(perPage.flatMap((m) => [...m.keys()]));
+  return new Map([...names].map((n) => [n, median(perPage.map((m) => m.get(n) || 0))]));
 }
 
 // Self time (ms) by function (and, with STACKS, its callers) from a sampling profile of the page.
@@ -208,6 +224,7 @@ async function run() {
     const times = { first: [], later: [] };
     const cpu = { first: [], later: [] };
     const profiles = { first: new Map(), later: new Map() };
+    const kinds = { first: [], later: [] };
     for (let i = 0; i < pages; i++) {
       const url = `${origin}${path}?${tool}-${i}`;
       const opened = afterNavigate ? `${origin}${path}?from-${tool}-${i}` : url;
@@ -237,7 +254,9 @@ async function run() {
           once = () => sampled(cdp, sessionId, inner, profiles[which]);
         }
         if (tracing) {
-          const [ms, took] = await rendererCpu(cdp, once);
+          const events = new Map();
+          kinds[which].push(events);
+          const [ms, took] = await rendererCpu(cdp, once, events);
           cpu[which].push(ms);
           times[which].push(took);
         } else times[which].push(await once());
@@ -247,6 +266,14 @@ async function run() {
     const [f, l] = [median(times.first), median(times.later)];
     console.log(`${tool}: first ${f.toFixed(1)} ms, later ${l.toFixed(1)} ms, +${(f - l).toFixed(1)} (firsts ${times.first.map((x) => x.toFixed(1)).join(' ')})`);
     if (tracing) console.log(`  page main-thread CPU: first ${median(cpu.first).toFixed(2)} ms, later ${median(cpu.later).toFixed(2)} ms (medians)`);
+    if (byEvent) {
+      console.log('  trace events, first call against later (medians, ms):');
+      const [first, later] = [eventMedians(kinds.first), eventMedians(kinds.later)];
+      const rows = [...new Set([...first.keys(), ...later.keys()])].map((n) => [n, first.get(n) || 0, later.get(n) || 0]);
+      for (const [n, f, l] of rows.sort((a, b) => b[1] - b[2] - (a[1] - a[2])).slice(0, 16)) {
+        console.log(`    ${f.toFixed(2).padStart(6)} ${l.toFixed(2).padStart(6)}  ${n}`);
+      }
+    }
     for (const which of profiled ? ['first', 'later'] : []) {
       console.log(`  profile, ${which} call (ms a page):`);
       for (const [k, ms] of [...profiles[which]].sort((a, b) => b[1] - a[1]).filter(([k]) => !k.startsWith('(idle)')).slice(0, 14)) {

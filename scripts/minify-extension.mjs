@@ -18,14 +18,16 @@ import { minify } from 'terser';
 
 const extension = fileURLToPath(new URL('../extension/', import.meta.url));
 // The DOM kit's sources, in the order its files use each other: what reading a page needs,
-// then what acting on it needs besides (worker/frames/frame-channel.js puts the second part in only
-// for a tool that needs it; a snapshot does not).
+// what acting on it needs besides, and input at a point (worker/frames/frame-channel.js puts
+// each part in only for a tool that needs it: a snapshot needs the first alone, a click by ref
+// the first two).
 const READING = [
   'vendor/dom-accessibility-api/dom-accessibility-api.js',
   'content/dom-tools.js',
   'content/dom-snapshot.js',
 ];
-const HANDS = ['content/dom-point.js', 'content/dom-actions.js', 'content/dom-hover-css.js', 'content/dom-drag.js', 'content/dom-input.js'];
+const HANDS = ['content/dom-point.js', 'content/dom-actions.js', 'content/dom-hover-css.js'];
+const POINTS = ['content/dom-drag.js', 'content/dom-input.js'];
 // Each file the browser runs (paths from extension/), from its sources, in order.
 const MADE = {
   'page/document-start.min.js': ['page/document-start.js'],
@@ -33,13 +35,14 @@ const MADE = {
   // reading part, never at load.
   'page/handlers.min.js': ['page/handlers.js'],
   // The DOM kit (worker/frames/frame-channel.js), put into a frame when a tool first needs it: the
-  // reading part and the acting part.
+  // reading part, the acting part, input at a point.
   'content/dom-kit.min.js': READING,
   'content/dom-kit-hands.min.js': HANDS,
-  // The acting part again, compiled whole (EAGER below): put in off a call's path, into a page
-  // of a tab an agent drives once the page has loaded (worker/ahead/kit-ahead.js, with the reading
-  // part) and after a snapshot's answer (worker/frames/frame-channel.js).
-  'content/dom-kit-hands-ahead.min.js': HANDS,
+  'content/dom-kit-points.min.js': POINTS,
+  // The last two again in one file, compiled whole (EAGER below): put in off a call's path, into
+  // a page of a tab an agent drives once the page has loaded (worker/ahead/kit-ahead.js, with the
+  // reading part) and after a snapshot's answer (worker/frames/frame-channel.js).
+  'content/dom-kit-hands-ahead.min.js': [...HANDS, ...POINTS],
 };
 // Files V8 compiles whole as it reads them (its `allFunctionsCalledOnLoad` hint), not function
 // by function as each is first called, which pre-parses all of a file and then parses again

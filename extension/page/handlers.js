@@ -1,4 +1,4 @@
-// The page's own world, put in with the DOM tools (worker/frames/frame-channel.js), never at
+// The page's own world, put in for a snapshot (worker/frames/frame-channel.js), never at
 // load: which elements a framework acts on for a press though no listener of their own says so
 // (issue 57). React keeps its handlers in props on its DOM nodes (`__reactProps$…`: onClick,
 // onMouseDown, onMouseEnter…) and listens on its root; Svelte 5 keeps delegated handlers on the

@@ -17,32 +17,48 @@ export const ISOLATED_SCRIPTS = [DIALOGS_SCRIPT, 'content/console-relay.js', 'co
 const frameScripts = () => [{ js: ISOLATED_SCRIPTS }, ...chrome.runtime.getManifest().content_scripts];
 
 // The DOM tools, put into a frame the first time a tool needs them and kept for that document,
-// so that a page no agent touches never pays for them (issue 30). Two parts, minified (the frame
-// parses all of a file it is given, about 0.1 ms a KB in a new renderer): what reading the page
-// needs (the accessible-name library, the shared part, the snapshot: `kit`), and what acting on
-// it needs besides (actions, hover, drag: `hands`), which a snapshot, an agent's usual first
-// call, does without. The first part is compiled whole as the frame reads it (a snapshot runs
-// nearly all of it), the second function by function as used; so a frame that needs both gets
-// two files, not one of either kind. scripts/minify-extension.mjs makes the files from the
-// sources it lists. Paths from the extension's root: Firefox reads one without its slash from
-// the calling page's.
+// so that a page no agent touches never pays for them (issue 30). In parts, minified (the frame
+// parses all of a file it is given, about 0.1 ms a KB in a new renderer), so that a first call
+// parses only what its tool uses:
+// - `kit`: what reading the page needs (the accessible-name library, the shared part, the
+//   snapshot), which every tool uses; compiled whole as the frame reads it (a snapshot runs
+//   nearly all of it);
+// - `page`: the reading part's half in the page's own world, which alone sees the handlers
+//   frameworks keep on DOM nodes (React's props, Svelte's delegated events, jQuery's
+//   delegations: issue 57); only a snapshot reads what it finds, and it does nothing until one
+//   asks (a world of its own is an injection of its own, beside the kit's);
+// - `hands`: what acting needs besides (the action point, actions, hover), compiled function
+//   by function as used;
+// - `points`: input at a point and the page's side of trusted input (drag, click_at, hover_at,
+//   point_at, input_target, viewport), which the usual actions by ref or selector do without.
+// scripts/minify-extension.mjs makes the files from the sources it lists. Paths from the
+// extension's root: Firefox reads one without its slash from the calling page's.
 const FILES = {
   kit: '/content/dom-kit.min.js',
   hands: '/content/dom-kit-hands.min.js',
+  points: '/content/dom-kit-points.min.js',
 };
-// The reading part's half in the page's own world, which alone sees the handlers frameworks
-// keep on DOM nodes (React's props, Svelte's delegated events, jQuery's delegations: issue 57).
-// It goes in with the reading part, beside it (a world of its own is an injection of its own),
-// and does nothing until a snapshot asks.
 const PAGE_WORLD = '/page/handlers.min.js';
 // The files put in off a call's path, ahead of the calls that will use them (kit-ahead.js, and
-// the acting part after a snapshot): each compiled whole as the frame reads it, so that those
-// calls find their functions compiled.
-const AHEAD = { kit: FILES.kit, hands: '/content/dom-kit-hands-ahead.min.js' };
-const BOTH = ['kit', 'hands'];
-// The DOM tools of the first part; every other one needs both.
+// the acting part after a snapshot), each compiled whole as the frame reads it, so that those
+// calls find their functions compiled: the acting part's file ahead holds `points` too.
+const AHEAD = { kit: FILES.kit, hands: '/content/dom-kit-hands-ahead.min.js', points: FILES.points };
+const ALL = ['kit', 'page', 'hands', 'points'];
+// The DOM tools of the reading part; every other one needs the acting part too.
 const READING = new Set(['snapshot']);
-const partsFor = (name) => (READING.has(name) ? ['kit'] : BOTH);
+const AT_POINTS = new Set(['drag', 'drag_at', 'viewport', 'point_at', 'input_target', 'click_at', 'hover_at']);
+// Firefox's injections do not say which document they reached, so a document's parts are not
+// noted there (below), and a snapshot after an action could not tell that the page world is
+// missing: there it goes in with the kit whatever the tool.
+const partsFor = (name) => {
+  if (READING.has(name)) return ['kit', 'page'];
+  return [...(isFirefox ? ['kit', 'page'] : ['kit']), 'hands', ...(AT_POINTS.has(name) ? ['points'] : [])];
+};
+// The files of `parts`, in the order they use each other.
+function filesFor(parts, ahead) {
+  const held = ahead && parts.includes('hands') ? parts.filter((p) => p !== 'points') : parts;
+  return held.filter((p) => p !== 'page').map((p) => (ahead ? AHEAD : FILES)[p]);
+}
 
 // The parts each frame's current document has, per tab: a DOM tool's first call on a document
 // puts them in with its isolated scripts in one injection instead of finding out by failed
@@ -70,16 +86,20 @@ function lacking(tabId, frameId, parts) {
 // call's path, each part compiled whole.
 async function prepare(tabId, frameId, parts, { ahead = false } = {}) {
   const target = { tabId, frameIds: [frameId] };
-  const kit = parts.map((p) => (ahead ? AHEAD : FILES)[p]);
   // A page world the frame will not let in (a sandboxed frame) only costs the snapshot its
   // framework handlers.
-  const page = parts.includes('kit') ? chrome.scripting.executeScript({ target, world: 'MAIN', files: [PAGE_WORLD] }).catch(() => null) : null;
-  const [[answer]] = await Promise.all([chrome.scripting.executeScript({ target, files: [...kit, '/content/has-bridge.js'] }), page]);
+  const page = parts.includes('page') ? chrome.scripting.executeScript({ target, world: 'MAIN', files: [PAGE_WORLD] }).catch(() => null) : null;
+  // The page world alone (a snapshot after an action) goes where the kit already is.
+  const files = filesFor(parts, ahead);
+  const own = files.length ? chrome.scripting.executeScript({ target, files: [...files, '/content/has-bridge.js'] }) : null;
+  const [isolated, main] = await Promise.all([own, page]);
+  const answer = isolated?.[0];
   // Firefox says in the result, not by failing, that a file did not load or threw.
   if (answer?.error) throw new proto.ToolError(proto.Code.TOOL_ERROR, `the DOM tools did not load in ${frameName(tabId, frameId)}: ${answer.error}`);
-  if (answer?.result !== true) await addFrameScripts(target);
+  if (isolated && answer?.result !== true) await addFrameScripts(target);
   // A document the injection names is one it reached (Chromium; no webNavigation.getFrame first).
-  if (!answer?.documentId) return;
+  const documentId = (answer ?? main?.[0])?.documentId;
+  if (!documentId) return;
   if (!ready.has(tabId)) ready.set(tabId, new Map());
   const frames = ready.get(tabId);
   if (!frames.has(frameId)) frames.set(frameId, new Set());
@@ -146,7 +166,7 @@ const warming = new Map(); // `${tabId}/${frameId}` -> the injection under way
 // and words what it finds.
 const WARM_WAIT_MS = 3000;
 export async function warmFrame(tabId, frameId, { ahead = false, tool, parts: only } = {}) {
-  const parts = only ?? (ahead ? BOTH : partsFor(tool));
+  const parts = only ?? (ahead ? ALL : partsFor(tool));
   if (!lacking(tabId, frameId, parts).length) return;
   const key = `${tabId}/${frameId}`;
   // One under way may bring what this call needs (a snapshot's part, before a click's).
@@ -200,10 +220,11 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   };
   let reply = await ask();
   // What the answer says is missing (Firefox, or a warm that did not land): no DOM tools at all,
-  // or, for a tool of the second part, that part.
+  // or, for an acting tool, its acting parts.
   const code = reply?.error?.code;
-  const missing = code === 'DOM_NOT_LOADED' ? parts : code === 'TOOL_NOT_FOUND' && parts.length > 1 ? ['hands'] : null;
-  if (missing) {
+  const lacks = (p) => (p === 'hands' && reply.hands === false) || (p === 'points' && reply.points === false);
+  const missing = code === 'DOM_NOT_LOADED' ? parts : code === 'TOOL_NOT_FOUND' ? parts.filter(lacks) : null;
+  if (missing?.length) {
     try {
       await prepare(tabId, frameId, missing);
     } catch (e) {
@@ -216,9 +237,9 @@ export async function domToFrame(tabId, frameId, req, { timeoutMs = 300_000 } = 
   // the acting part, that part follows the answer into the document, off the call's path (the
   // answer goes first), so that the action by ref that comes next finds it there, compiled. The
   // answer tells: Firefox's injections do not say which document they reached, so there it is
-  // the acting part alone (in Chromium, what `ready` says the document lacks of both).
+  // the acting parts alone (in Chromium, what `ready` says the document lacks of all).
   if (READING.has(req.name) && reply.hands === false) {
-    const what = isFirefox ? { ahead: true, parts: ['hands'] } : { ahead: true };
+    const what = isFirefox ? { ahead: true, parts: ['hands', 'points'] } : { ahead: true };
     setTimeout(() => warmFrame(tabId, frameId, what), 0);
   }
   return { value, document: reply.document };
@@ -241,8 +262,8 @@ async function resultOf(tabId, frameId, reply) {
 // A frame without them is not showing the document a ref came from, which had them.
 function answerIn(req) {
   const kit = globalThis.browserMcpDom;
-  // `hands`: whether the document has the acting part (dom-actions.js adds click).
-  if (kit?.answer) return kit.answer(req).then((reply) => ({ ...reply, hands: Object.hasOwn(kit.tools, 'click') }));
+  // Whether the document has the acting parts (dom-actions.js adds click, dom-drag.js drag).
+  if (kit?.answer) return kit.answer(req).then((reply) => ({ ...reply, hands: Object.hasOwn(kit.tools, 'click'), points: Object.hasOwn(kit.tools, 'drag') }));
   const missing = req.document === undefined;
   return { error: { code: missing ? 'DOM_NOT_LOADED' : 'FRAME_GONE', message: missing ? 'the DOM tools are not in this frame yet' : 'the frame shows another document' } };
 }

@@ -37,6 +37,13 @@ test('a dialog no result carried (another frame) is reported with the next resul
   assert.deepEqual(ids(takeDialogs(TAB, [alert('d')])), [], 'a frame that says it again');
 });
 
+test('a result from a tab with no dialog state yet is remembered too', () => {
+  const other = 8;
+  assert.deepEqual(ids(takeDialogs(other, [alert('e')])), ['e']);
+  listeners.message({ type: 'dialog', dialog: alert('e') }, { id: 'ours', tab: { id: other }, frameId: 0 });
+  assert.deepEqual(ids(takeDialogs(other, [])), []);
+});
+
 test('another extension\'s message is not a dialog', () => {
   listeners.message({ type: 'dialog', dialog: alert('e') }, { id: 'theirs', tab: { id: TAB }, frameId: 0 });
   assert.deepEqual(ids(takeDialogs(TAB, [])), []);

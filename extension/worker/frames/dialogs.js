@@ -150,10 +150,16 @@ export function release(tabId) {
 // elsewhere (another frame, later) since the last report; each once, though a frame's message
 // about it and a result that carries it may come in either order.
 export function takeDialogs(tabId, inResult = []) {
-  const s = tabs.get(tabId);
-  if (!s) return inResult;
+  if (!inResult.length && !tabs.has(tabId)) return [];
+  // Noted even for a tab no call has driven yet, so the frame's message after it is not news.
+  const s = stateOf(tabId);
   const done = new Set(s.reported);
-  const found = [...inResult, ...s.unreported].filter((d) => !done.has(d.id) && done.add(d.id));
+  const found = [];
+  for (const d of [...inResult, ...s.unreported]) {
+    if (done.has(d.id)) continue;
+    done.add(d.id);
+    found.push(d);
+  }
   s.unreported = [];
   s.reported = [...s.reported, ...found.map((d) => d.id)].slice(-MAX_REMEMBERED);
   return found;

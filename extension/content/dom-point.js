@@ -104,23 +104,24 @@
   // label, a cell's text, an icon's path), unless that is a control of its own inside `el`.
   const innermost = (el, hit) => (hit && hit !== el && within(el, hit) && !hit.closest('a, button, input, select, textarea, label') ? hit : el);
 
-  // One look: {at, target} when the action may go ahead, else why not ({code, message, retry}).
+  // One look: {at, target} when the action may go ahead, else why not ({code, message, retry});
+  // `what()` names the element, for a message.
   function look(el, what, opts, last) {
-    if (!el.isConnected) return { code: 'ELEMENT_NOT_FOUND', message: `${what} is gone from the page; take a new browser_snapshot` };
-    if (opts.enabled && disabled(el)) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what} is disabled`, retry: true };
+    if (!el.isConnected) return { code: 'ELEMENT_NOT_FOUND', message: `${what()} is gone from the page; take a new browser_snapshot` };
+    if (opts.enabled && disabled(el)) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what()} is disabled`, retry: true };
     const via = dom.reachable(el);
-    if (!via) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what} is not rendered (${unrendered(el)})`, retry: true };
+    if (!via) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what()} is not rendered (${unrendered(el)})`, retry: true };
     const box = scrolledTo(via, opts.align);
     if (!opts.settled && animated(via) && !same(box, last)) return { code: 'MOVING', box, retry: true };
     const at = pointIn(box, opts.position);
     if (!opts.hit) return { at, target: via, hit: via, via };
     const hit = hitAt(at.x, at.y);
-    if (!hit) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what} is outside the viewport at (${Math.round(at.x)}, ${Math.round(at.y)})` };
+    if (!hit) return { code: 'ELEMENT_NOT_INTERACTABLE', message: `${what()} is outside the viewport at (${Math.round(at.x)}, ${Math.round(at.y)})` };
     if (!within(via, hit) && !labelOf(el, hit)) {
       const by = within(hit, via) ? `its container ${hit.getAttribute('role') || hit.localName}, which takes the pointer in its stead (pointer-events)` : cover(hit, via);
       return {
         code: 'ELEMENT_COVERED',
-        message: `${what} is covered by ${by} at (${Math.round(at.x)}, ${Math.round(at.y)}): the ${opts.verb || 'action'} would land there. Act on that first (close it, or wait for it to go), or pass "force": true to act anyway`,
+        message: `${what()} is covered by ${by} at (${Math.round(at.x)}, ${Math.round(at.y)}): the ${opts.verb || 'action'} would land there. Act on that first (close it, or wait for it to go), or pass "force": true to act anyway`,
         retry: true,
       };
     }
@@ -142,9 +143,11 @@
   // (a pointer: what is at the point must be the element), verb (for the message).
   async function actionPoint(el, opts = {}) {
     const position = checkPosition(opts.position);
-    const what = describeShort(el);
+    // Named only for a message: an accessible name is the dearest part of a look.
+    let named = null;
+    const what = () => (named ??= describeShort(el));
     if (opts.force === true) {
-      if (!el.isConnected) fail('ELEMENT_NOT_FOUND', `${what} is gone from the page; take a new browser_snapshot`);
+      if (!el.isConnected) fail('ELEMENT_NOT_FOUND', `${what()} is gone from the page; take a new browser_snapshot`);
       const box = scrolledTo(el) || el.getBoundingClientRect();
       const at = pointIn(box, position);
       const hit = hitAt(at.x, at.y);

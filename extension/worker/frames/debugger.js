@@ -50,7 +50,9 @@ export function paused() {
 // (not in a browser the daemon launched), which takes its height from the viewport of the tab
 // in front a moment after the attach (136 ms on a busy machine): a point read before then
 // would be off by as much on a page laid out on the viewport's height (a board centred in it),
-// so that attach returns once the tab's height has changed, or after BAR_MS.
+// and the page's `resize` closes what the action opens (Radix's Select closes on it). So that
+// attach returns once the page itself has seen its viewport change (the tab's height changes
+// first; the page learns it a little later), or after BAR_MS.
 export async function attach(tabId) {
   hear();
   let s = sessions.get(tabId);
@@ -60,8 +62,9 @@ export async function attach(tabId) {
     sessions.set(tabId, s);
     s.ready = (async () => {
       const before = first ? await shownHeight(tabId) : null;
+      const inPage = before === null ? null : await pageHeight(tabId);
       await chrome.debugger.attach({ tabId }, VERSION);
-      if (before !== null) await heightChanged(tabId, before);
+      if (before !== null) await barShown(tabId, before, inPage);
     })().catch((e) => {
       if (sessions.get(tabId) === s) sessions.delete(tabId);
       throw e;
@@ -83,15 +86,32 @@ async function shownHeight(tabId) {
   return tab?.active && Number.isFinite(tab.height) ? tab.height : null;
 }
 
-async function heightChanged(tabId, before) {
+async function barShown(tabId, before, inPage) {
   const started = Date.now();
-  while (Date.now() - started < BAR_MS) {
+  const late = () => Date.now() - started >= BAR_MS;
+  const pause = () => new Promise((r) => setTimeout(r, BAR_POLL_MS));
+  for (;;) {
     const tab = await chrome.tabs.get(tabId).catch(() => null);
-    if (!tab || tab.height !== before) {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, BAR_POLL_MS));
+    if (!tab) return;
+    if (tab.height !== before) break;
+    if (late()) return;
+    await pause();
   }
+  // A page we cannot script (the browser's own) has no resize of ours to wait for.
+  while (inPage !== null && !late() && (await pageHeight(tabId)) === inPage) await pause();
+}
+
+// The page's viewport height as its next frame sees it: by then the browser has run its resize
+// steps, and fired `resize`, for a change it was told of (a page that draws no frame answers
+// after 100 ms). Null where we may not script.
+async function pageHeight(tabId) {
+  const frame = () => new Promise((resolve) => {
+    const height = () => resolve(globalThis.innerHeight);
+    globalThis.requestAnimationFrame(height);
+    setTimeout(height, 100);
+  });
+  const [answer] = await chrome.scripting.executeScript({ target: { tabId }, func: frame }).catch(() => []);
+  return Number.isFinite(answer?.result) ? answer.result : null;
 }
 
 function idle(tabId, s) {

@@ -1,6 +1,7 @@
 // What the scripts here share to drive a headless Chromium over DevTools (imported, not run).
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { createServer } from 'node:http';
+import { extname, join, resolve } from 'node:path';
 
 // What a script must not leave behind, also when it ends early: Ctrl-C, SIGTERM, or a reader
 // that went away (`| head`: the next write fails with EPIPE, and Node exits at once). A
@@ -78,3 +79,38 @@ export async function traced(cdp, categories, fn) {
 // The renderers' main threads in a trace ("pid:tid"): the extension's own renderer has one too.
 export const rendererMainThreads = (events) =>
   new Set(events.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+// Playwright's test pages (tests/e2e/third_party/playwright) on a loopback port: the server, and
+// the origin to put before a page's path.
+export async function playwrightPages() {
+  const site = resolve(import.meta.dirname, '../tests/e2e/third_party/playwright');
+  const server = createServer((req, res) => {
+    const file = join(site, decodeURIComponent(req.url.split('?')[0]));
+    if (!file.startsWith(site) || !existsSync(file)) {
+      res.writeHead(404);
+      return res.end();
+    }
+    res.writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'text/html' });
+    res.end(readFileSync(file));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}
+
+// A tab behind the focused one, at `url` once it has loaded: {targetId, sessionId}. Nothing of
+// an agent's prepares a page there (row 12).
+export async function openBehind(cdp, url) {
+  const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank', background: true });
+  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
+  await cdp.send('Page.enable', {}, sessionId);
+  const loaded = new Promise((r) => cdp.on('Page.loadEventFired', r));
+  await cdp.send('Page.navigate', { url }, sessionId);
+  await loaded;
+  return { targetId, sessionId };
+}

@@ -27,11 +27,11 @@
 // BROWSER_MCP_CHROMIUM or /usr/lib/chromium/chromium. TOOLS='[[tool, page, args], ...]' picks
 // the calls (pages under tests/e2e/third_party/playwright).
 import { execFileSync, spawn } from 'node:child_process';
-import { createServer, request } from 'node:http';
+import { request } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve } from 'node:path';
-import { connect, devToolsPort, owned, rendererMainThreads, traced } from './devtools.mjs';
+import { join, resolve } from 'node:path';
+import { connect, devToolsPort, median, openBehind, owned, playwrightPages, rendererMainThreads, sleep, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const extension = resolve(process.argv[2] || join(root, 'extension'));
@@ -70,24 +70,7 @@ if (typeof WebSocket !== 'function') {
   process.exit(2);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-const site = join(root, 'tests/e2e/third_party/playwright');
-const server = createServer((req, res) => {
-  const file = join(site, decodeURIComponent(req.url.split('?')[0]));
-  if (!file.startsWith(site) || !existsSync(file)) {
-    res.writeHead(404);
-    return res.end();
-  }
-  res.writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'text/html' });
-  res.end(readFileSync(file));
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
+const { server, origin } = await playwrightPages();
 
 const dir = owned(mkdtempSync(join(tmpdir(), 'first-call-cost-')));
 const socket = join(dir, 'ctl.sock');
@@ -125,19 +108,9 @@ function control(method, path, body) {
 
 async function devtools() {
   const cdp = await connect(await devToolsPort(profile));
-  let loaded = null;
-  cdp.on('Page.loadEventFired', () => loaded?.());
   // Behind the focused tab, as the bench's row 12: nothing prepares the page for a call there
   // (worker/ahead/kit-ahead.js may warm the focused tab's).
-  cdp.open = async (url) => {
-    const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank', background: true });
-    const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
-    await cdp.send('Page.enable', {}, sessionId);
-    const done = new Promise((r) => (loaded = r));
-    await cdp.send('Page.navigate', { url }, sessionId);
-    await done;
-    return { targetId, sessionId };
-  };
+  cdp.open = (url) => openBehind(cdp, url);
   return cdp;
 }
 

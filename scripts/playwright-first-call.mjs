@@ -12,11 +12,10 @@
 // BROWSER_MCP_CHROMIUM the browser, PAGES (5) and PAGE (/input/button.html, under
 // tests/e2e/third_party/playwright) what is read.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve } from 'node:path';
-import { connect, devToolsPort, owned, rendererMainThreads, traced } from './devtools.mjs';
+import { join, resolve } from 'node:path';
+import { connect, devToolsPort, median, openBehind, owned, playwrightPages, rendererMainThreads, sleep, traced } from './devtools.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const playwright = process.env.PLAYWRIGHT_MCP || join(root, 'target/playwright-mcp/node_modules/.bin/playwright-mcp');
@@ -30,31 +29,12 @@ for (const [what, file] of [['Playwright MCP', playwright], ['Chromium', chromiu
   }
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-
-const site = join(root, 'tests/e2e/third_party/playwright');
-const server = createServer((req, res) => {
-  const file = join(site, decodeURIComponent(req.url.split('?')[0]));
-  if (!file.startsWith(site) || !existsSync(file)) {
-    res.writeHead(404);
-    return res.end();
-  }
-  res.writeHead(200, { 'content-type': extname(file) === '.js' ? 'text/javascript' : 'text/html' });
-  res.end(readFileSync(file));
-});
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const origin = `http://127.0.0.1:${server.address().port}`;
+const { server, origin } = await playwrightPages();
 
 const profile = owned(mkdtempSync(join(tmpdir(), 'playwright-first-call-')));
 owned(spawn(chromium, ['--headless=new', '--no-sandbox', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'], { stdio: 'ignore' }));
 const port = await devToolsPort(profile);
 const cdp = await connect(port);
-let loaded = null;
-cdp.on('Page.loadEventFired', () => loaded?.());
 
 // Playwright MCP over stdio: one JSON-RPC request at a time.
 // In a directory of its own, which goes at exit: it writes its console logs where it runs.
@@ -97,12 +77,7 @@ const times = { first: [], later: [] };
 // One untimed page first: Playwright MCP's own first call of the tool.
 for (let i = -1; i < pages; i++) {
   const url = `${origin}${path}?playwright-${i}`;
-  const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank', background: true });
-  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
-  await cdp.send('Page.enable', {}, sessionId);
-  const done = new Promise((r) => (loaded = r));
-  await cdp.send('Page.navigate', { url }, sessionId);
-  await done;
+  const { targetId } = await openBehind(cdp, url);
   const listed = await tool('browser_tabs', { action: 'list' });
   const index = Number(new RegExp(`- (\\d+):[^\\n]*\\(${url.replace(/[.?]/g, '\\$&')}\\)`).exec(listed)?.[1]);
   if (!Number.isInteger(index)) throw new Error(`Playwright MCP does not list ${url}:\n${listed}`);
